@@ -1,0 +1,18 @@
+import 'reflect-metadata';
+import { DispatcherModule } from '@hookbase/dispatcher';
+import { KafkaModule } from '@hookbase/kafka';
+import { PersistenceModule } from '@hookbase/persistence';
+import { bootstrapService } from '@hookbase/web';
+
+void bootstrapService(
+  {
+    name: 'hookbase-dispatcher',
+    http: false,
+    imports: () => [
+      PersistenceModule.forRoot('hookbase-dispatcher'),
+      KafkaModule.forRoot('dispatcher'),
+      DispatcherModule,
+    ],
+  },
+  process.env,
+);

@@ -1,0 +1,18 @@
+import 'reflect-metadata';
+import { IngestModule } from '@hookbase/ingest';
+import { KafkaModule } from '@hookbase/kafka';
+import { PersistenceModule } from '@hookbase/persistence';
+import { bootstrapService } from '@hookbase/web';
+
+void bootstrapService(
+  {
+    name: 'hookbase-ingest',
+    http: true,
+    imports: () => [
+      PersistenceModule.forRoot('hookbase-ingest'),
+      KafkaModule.forRoot('ingest'),
+      IngestModule,
+    ],
+  },
+  process.env,
+);

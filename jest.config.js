@@ -1,0 +1,31 @@
+// Two projects: `unit` (specs beside the code, no I/O) and `integration` (test/, real Kafka,
+// PostgreSQL and HTTP started by scripts/test.mjs).
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      target: 'es2022',
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      keepClassNames: true,
+    },
+    module: { type: 'commonjs' },
+  },
+];
+const shared = {
+  transform: { '^.+\\.ts$': swc },
+  moduleNameMapper: { '^@hookbase/(.*)$': '<rootDir>/libs/$1/src' },
+  testEnvironment: 'node',
+};
+module.exports = {
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,bench}/**/*.spec.ts'] },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/global-setup.ts',
+      testTimeout: 180000,
+    },
+  ],
+};

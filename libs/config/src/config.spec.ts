@@ -1,0 +1,52 @@
+import { ConfigError, loadConfig, requireAdminToken } from './config';
+
+describe('loadConfig', () => {
+  it('has working defaults for local use', () => {
+    const config = loadConfig({});
+    expect(config.http).toEqual({ host: '127.0.0.1', port: 3000, maxPayloadBytes: 262144 });
+    expect(config.kafka.brokers).toEqual(['127.0.0.1:19092']);
+    expect(config.kafka.topicPrefix).toBe('hookbase');
+    expect(config.delivery.allowPrivateTargets).toBe(false);
+  });
+
+  it('reads and converts every kind of value', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      KAFKA_BROKERS: 'a:1,b:2',
+      HOOKBASE_ALLOW_PRIVATE_TARGETS: 'true',
+      HOOKBASE_ADMIN_TOKEN: 'x'.repeat(16),
+      HOOKBASE_RUN_MIGRATIONS: '0',
+    });
+    expect(config.http.port).toBe(8080);
+    expect(config.kafka.brokers).toEqual(['a:1', 'b:2']);
+    expect(config.delivery.allowPrivateTargets).toBe(true);
+    expect(config.database.runMigrations).toBe(false);
+    expect(requireAdminToken(config)).toBe('x'.repeat(16));
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig({ PORT: '' }).http.port).toBe(3000);
+  });
+
+  it('lists every problem at once', () => {
+    try {
+      loadConfig({
+        PORT: 'eighty',
+        KAFKA_BROKERS: 'nohost',
+        HOOKBASE_ALLOW_PRIVATE_TARGETS: 'maybe',
+      });
+      throw new Error('expected a ConfigError');
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const problems = (error as ConfigError).problems.join('\n');
+      expect(problems).toContain('PORT');
+      expect(problems).toContain('KAFKA_BROKERS');
+      expect(problems).toContain('HOOKBASE_ALLOW_PRIVATE_TARGETS');
+    }
+  });
+
+  it('refuses a short admin token and requires one for management', () => {
+    expect(() => loadConfig({ HOOKBASE_ADMIN_TOKEN: 'short' })).toThrow(ConfigError);
+    expect(() => requireAdminToken(loadConfig({}))).toThrow(/HOOKBASE_ADMIN_TOKEN/);
+  });
+});

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+
+/**
+ * Hookbase's configuration: read from the environment once, at boot, validated into one typed
+ * object. Nothing else reads process.env. Every variable is documented in the README table;
+ * keep the two in step.
+ */
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const envSchema = z.object({
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: int(0, 65535).default(3000),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .default('postgres://hookbase:hookbase@127.0.0.1:54329/hookbase'),
+  DATABASE_POOL_SIZE: int(1, 200).default(10),
+  KAFKA_BROKERS: z
+    .string()
+    .regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, 'must be host:port[,host:port...]')
+    .default('127.0.0.1:19092'),
+  HOOKBASE_KAFKA_CLIENT_ID: z.string().min(1).default('hookbase'),
+  HOOKBASE_TOPIC_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, . _ - only')
+    .default('hookbase'),
+  HOOKBASE_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  HOOKBASE_ALLOW_PRIVATE_TARGETS: bool.default(false),
+  HOOKBASE_MAX_PAYLOAD_BYTES: int(1024, 4 * 1024 * 1024).default(256 * 1024),
+  HOOKBASE_DELIVERY_TIMEOUT_MS: int(100, 300_000).default(15_000),
+  HOOKBASE_CONNECT_TIMEOUT_MS: int(100, 60_000).default(5_000),
+  HOOKBASE_ENDPOINT_CONCURRENCY: int(1, 1000).default(10),
+  HOOKBASE_DISPATCH_CONCURRENCY: int(1, 10_000).default(256),
+  HOOKBASE_RETRY_POLL_MS: int(50, 60_000).default(500),
+  HOOKBASE_HOLD_RECHECK_MS: int(100, 600_000).default(5_000),
+  HOOKBASE_RESPONSE_EXCERPT_BYTES: int(0, 65_536).default(4096),
+  HOOKBASE_API_KEY_CACHE_MS: int(0, 600_000).default(10_000),
+  HOOKBASE_RUN_MIGRATIONS: bool.default(true),
+  LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
+});
+
+export interface HookbaseConfig {
+  http: { host: string; port: number; maxPayloadBytes: number };
+  database: { url: string; poolSize: number; runMigrations: boolean };
+  kafka: { brokers: string[]; clientId: string; topicPrefix: string };
+  auth: { adminToken: string | undefined; apiKeyCacheMs: number };
+  delivery: {
+    timeoutMs: number;
+    connectTimeoutMs: number;
+    allowPrivateTargets: boolean;
+    endpointConcurrency: number;
+    dispatchConcurrency: number;
+    responseExcerptBytes: number;
+    retryPollMs: number;
+    holdRecheckMs: number;
+  };
+  logLevel: 'error' | 'warn' | 'info' | 'debug';
+}
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function loadConfig(env: Record<string, string | undefined>): HookbaseConfig {
+  // An empty variable means "unset", as in most shells' `VAR= cmd` habits.
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`),
+    );
+  }
+  const e = parsed.data;
+  return {
+    http: { host: e.HOST, port: e.PORT, maxPayloadBytes: e.HOOKBASE_MAX_PAYLOAD_BYTES },
+    database: {
+      url: e.DATABASE_URL,
+      poolSize: e.DATABASE_POOL_SIZE,
+      runMigrations: e.HOOKBASE_RUN_MIGRATIONS,
+    },
+    kafka: {
+      brokers: e.KAFKA_BROKERS.split(','),
+      clientId: e.HOOKBASE_KAFKA_CLIENT_ID,
+      topicPrefix: e.HOOKBASE_TOPIC_PREFIX,
+    },
+    auth: { adminToken: e.HOOKBASE_ADMIN_TOKEN, apiKeyCacheMs: e.HOOKBASE_API_KEY_CACHE_MS },
+    delivery: {
+      timeoutMs: e.HOOKBASE_DELIVERY_TIMEOUT_MS,
+      connectTimeoutMs: e.HOOKBASE_CONNECT_TIMEOUT_MS,
+      allowPrivateTargets: e.HOOKBASE_ALLOW_PRIVATE_TARGETS,
+      endpointConcurrency: e.HOOKBASE_ENDPOINT_CONCURRENCY,
+      dispatchConcurrency: e.HOOKBASE_DISPATCH_CONCURRENCY,
+      responseExcerptBytes: e.HOOKBASE_RESPONSE_EXCERPT_BYTES,
+      retryPollMs: e.HOOKBASE_RETRY_POLL_MS,
+      holdRecheckMs: e.HOOKBASE_HOLD_RECHECK_MS,
+    },
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+/** Services that manage organizations refuse to start without an admin token. */
+export function requireAdminToken(config: HookbaseConfig): string {
+  if (!config.auth.adminToken) {
+    throw new ConfigError(['HOOKBASE_ADMIN_TOKEN: required by the management API']);
+  }
+  return config.auth.adminToken;
+}

@@ -1,0 +1,33 @@
+import type { AttemptOutcome, EndpointKind } from '@hookbase/domain';
+
+/** One message as a destination sees it, for one attempt. */
+export interface OutboundMessage {
+  messageId: string;
+  eventId: string;
+  eventType: string;
+  payload: Record<string, unknown>;
+  attemptNumber: number;
+}
+
+/** The endpoint state read fresh before the attempt. */
+export interface DeliveryTarget {
+  endpointId: string;
+  kind: EndpointKind;
+  url: string | null;
+  config: Record<string, unknown>;
+  secrets: readonly string[];
+}
+
+export interface DeliveryReport {
+  outcome: AttemptOutcome;
+  durationMs: number;
+  responseExcerpt: string | null;
+}
+
+/** One adapter per endpoint kind; each turns what its transport saw into a typed outcome. */
+export interface DestinationAdapter {
+  readonly kind: EndpointKind;
+  deliver(message: OutboundMessage, target: DeliveryTarget): Promise<DeliveryReport>;
+}
+
+export const DESTINATION_ADAPTERS = Symbol('DESTINATION_ADAPTERS');

@@ -1,0 +1,29 @@
+import { lookup as dnsLookup, LookupAddress, LookupOptions } from 'node:dns';
+import { isPrivateAddress } from '@hookbase/domain';
+
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * A DNS lookup for outgoing connections that refuses private, loopback and link-local addresses.
+ * Checking at connect time (not only when the endpoint is saved) defeats DNS rebinding.
+ */
+export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback) {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const list = addresses as LookupAddress[];
+    const refused = list.find((entry) => isPrivateAddress(entry.address));
+    if (refused) {
+      const denied: NodeJS.ErrnoException = new Error(
+        `${hostname} resolves to ${refused.address}, a private address (HOOKBASE_ALLOW_PRIVATE_TARGETS is off)`,
+      );
+      denied.code = 'URL_NOT_ALLOWED';
+      return callback(denied, []);
+    }
+    if (options.all) return callback(null, list);
+    callback(null, list[0].address, list[0].family);
+  });
+}

@@ -1,0 +1,3 @@
+export * from './destination.adapter';
+export * from './guarded-lookup';
+export * from './http.adapter';

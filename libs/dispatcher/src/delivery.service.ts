@@ -1,0 +1,231 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import {
+  decideAfterAttempt,
+  DEFAULT_RETRY_POLICY,
+  DlqReason,
+  DlqRecord,
+  EndpointKind,
+} from '@hookbase/domain';
+import { DestinationAdapter, HttpDestinationAdapter } from '@hookbase/destinations';
+import { KafkaProducer, TOPICS, TopicNames } from '@hookbase/kafka';
+import {
+  AttemptRecord,
+  EndpointEntity,
+  EndpointRepository,
+  MessageRepository,
+} from '@hookbase/persistence';
+import { ConcurrencyLimit } from './concurrency-limit';
+
+/** A message ready for its next attempt, from the deliveries topic or the retry schedule. */
+export interface PendingDelivery {
+  messageId: string;
+  eventId: string;
+  organizationId: string;
+  endpointId: string;
+  eventType: string;
+  payload: Record<string, unknown>;
+  acceptedAt: Date;
+  attemptsMade: number;
+}
+
+/**
+ * The delivery pipeline for non-FIFO messages: read the endpoint fresh, make the attempt through
+ * the endpoint kind's adapter, decide (succeeded / retry later / dead-letter), record.
+ */
+@Injectable()
+export class DeliveryService implements OnApplicationShutdown {
+  private readonly logger = new Logger(DeliveryService.name);
+  private readonly adapters: Map<EndpointKind, DestinationAdapter>;
+  private readonly http: HttpDestinationAdapter;
+  private readonly global: ConcurrencyLimit;
+  private readonly perEndpoint = new Map<string, { limit: ConcurrencyLimit; users: number }>();
+
+  constructor(
+    @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
+    @Inject(TOPICS) private readonly topics: TopicNames,
+    private readonly endpoints: EndpointRepository,
+    private readonly messages: MessageRepository,
+    private readonly producer: KafkaProducer,
+  ) {
+    this.http = new HttpDestinationAdapter({
+      timeoutMs: config.delivery.timeoutMs,
+      connectTimeoutMs: config.delivery.connectTimeoutMs,
+      allowPrivateTargets: config.delivery.allowPrivateTargets,
+      responseExcerptBytes: config.delivery.responseExcerptBytes,
+      userAgent: 'Hookbase/0.1 (+https://github.com/hookbase/hookbase)',
+    });
+    this.adapters = new Map<EndpointKind, DestinationAdapter>([['http', this.http]]);
+    this.global = new ConcurrencyLimit(config.delivery.dispatchConcurrency);
+  }
+
+  /**
+   * Delivers a group of messages. Throws only when the management store cannot be read, before
+   * any attempt: the caller retries the group later and no attempt is used up.
+   */
+  async deliver(deliveries: readonly PendingDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    const now = new Date();
+    const endpointIds = [...new Set(deliveries.map((d) => d.endpointId))];
+    const [endpoints, secrets] = await Promise.all([
+      this.endpoints.findByIds(endpointIds),
+      this.endpoints.signingSecrets(endpointIds, now),
+    ]);
+    const byId = new Map(endpoints.map((endpoint) => [endpoint.id, endpoint]));
+
+    const cancelled: PendingDelivery[] = [];
+    const held: PendingDelivery[] = [];
+    const expired: PendingDelivery[] = [];
+    const ready: PendingDelivery[] = [];
+    for (const delivery of deliveries) {
+      const endpoint = byId.get(delivery.endpointId);
+      if (!endpoint || endpoint.deletedAt) cancelled.push(delivery);
+      else if (endpoint.status !== 'active') {
+        const maxAgeMs = (endpoint.retry ?? DEFAULT_RETRY_POLICY).maxAgeMs;
+        if (now.getTime() - delivery.acceptedAt.getTime() > maxAgeMs) expired.push(delivery);
+        else held.push(delivery);
+      } else ready.push(delivery);
+    }
+
+    await this.deadLetter(cancelled, 'endpoint_deleted', 'cancelled');
+    await this.deadLetter(expired, 'max_age', 'expired');
+    await this.messages.hold(
+      held.map((d) => d.messageId),
+      new Date(now.getTime() + this.config.delivery.holdRecheckMs),
+    );
+    await this.messages.markInFlight(ready.map((d) => d.messageId));
+    await Promise.all(
+      ready.map((delivery) =>
+        this.limited(delivery.endpointId, () =>
+          this.attempt(
+            delivery,
+            byId.get(delivery.endpointId)!,
+            secrets.get(delivery.endpointId) ?? [],
+          ),
+        ),
+      ),
+    );
+  }
+
+  private async attempt(delivery: PendingDelivery, endpoint: EndpointEntity, secrets: string[]) {
+    const adapter = this.adapters.get(endpoint.kind);
+    const attemptNumber = delivery.attemptsMade + 1;
+    const startedAt = new Date();
+    const report = adapter
+      ? await adapter.deliver(
+          {
+            messageId: delivery.messageId,
+            eventId: delivery.eventId,
+            eventType: delivery.eventType,
+            payload: delivery.payload,
+            attemptNumber,
+          },
+          {
+            endpointId: endpoint.id,
+            kind: endpoint.kind,
+            url: endpoint.url,
+            config: endpoint.config,
+            secrets,
+          },
+        )
+      : {
+          outcome: {
+            kind: 'failed' as const,
+            error: `endpoint kind ${endpoint.kind} is not supported`,
+          },
+          durationMs: 0,
+          responseExcerpt: null,
+        };
+    const decision = decideAfterAttempt({
+      outcome: report.outcome,
+      policy: endpoint.retry ?? DEFAULT_RETRY_POLICY,
+      attemptsMade: attemptNumber,
+      acceptedAt: delivery.acceptedAt,
+      now: new Date(),
+    });
+    const outcome = report.outcome;
+    const record: AttemptRecord = {
+      messageId: delivery.messageId,
+      attemptNumber,
+      startedAt,
+      durationMs: report.durationMs,
+      outcome: outcome.kind,
+      responseStatus: outcome.status ?? null,
+      responseExcerpt: report.responseExcerpt,
+      error: outcome.kind === 'succeeded' ? null : outcome.error,
+      messageStatus: decision.status,
+      nextAttemptAt: decision.status === 'awaiting_retry' ? decision.nextAttemptAt : null,
+    };
+    // The DLQ record goes out before the final status is written: a crash in between re-sends
+    // the message (at least once) rather than losing its DLQ entry.
+    if (decision.status === 'failed') {
+      await this.producer.send(this.topics.dlq, [
+        dlqMessage(
+          delivery,
+          decision.dlqReason,
+          attemptNumber,
+          record.error,
+          record.responseStatus,
+        ),
+      ]);
+    }
+    await this.messages.recordAttempts([record]);
+  }
+
+  private async deadLetter(
+    deliveries: PendingDelivery[],
+    reason: DlqReason,
+    status: 'cancelled' | 'expired',
+  ): Promise<void> {
+    if (deliveries.length === 0) return;
+    await this.producer.send(
+      this.topics.dlq,
+      deliveries.map((d) => dlqMessage(d, reason, d.attemptsMade, null, null)),
+    );
+    await this.messages.setStatus(
+      deliveries.map((d) => d.messageId),
+      status,
+    );
+  }
+
+  /** Bounded concurrency per endpoint and per process, so one busy endpoint cannot take all. */
+  private async limited<T>(endpointId: string, task: () => Promise<T>): Promise<T> {
+    let slot = this.perEndpoint.get(endpointId);
+    if (!slot) {
+      slot = { limit: new ConcurrencyLimit(this.config.delivery.endpointConcurrency), users: 0 };
+      this.perEndpoint.set(endpointId, slot);
+    }
+    slot.users++;
+    try {
+      return await slot.limit.run(() => this.global.run(task));
+    } finally {
+      if (--slot.users === 0) this.perEndpoint.delete(endpointId);
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.http.close().catch((error: Error) => this.logger.warn(error.message));
+  }
+}
+
+function dlqMessage(
+  delivery: PendingDelivery,
+  reason: DlqReason,
+  attempts: number,
+  lastError: string | null,
+  lastResponseStatus: number | null,
+) {
+  const record: DlqRecord = {
+    messageId: delivery.messageId,
+    organizationId: delivery.organizationId,
+    endpointId: delivery.endpointId,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    reason,
+    attempts,
+    lastError,
+    lastResponseStatus,
+    deadLetteredAt: new Date().toISOString(),
+  };
+  return { key: delivery.endpointId, value: JSON.stringify(record) };
+}

@@ -1,0 +1,5 @@
+export * from './concurrency-limit';
+export * from './delivery.service';
+export * from './dispatcher.consumer';
+export * from './dispatcher.module';
+export * from './retry-scheduler';

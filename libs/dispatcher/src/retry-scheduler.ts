@@ -1,0 +1,74 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import { MessageRepository } from '@hookbase/persistence';
+import { DeliveryService } from './delivery.service';
+
+const CLAIM_BATCH = 200;
+
+/**
+ * The retry path, off the partitions' critical path: messages waiting for a later attempt (or
+ * held while their endpoint is paused) live in PostgreSQL with their due time; this loop claims
+ * due ones under a lease and delivers them. A claim whose worker died is claimed again once its
+ * lease has passed, so retries survive restarts.
+ */
+@Injectable()
+export class RetryScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(RetryScheduler.name);
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
+    private readonly messages: MessageRepository,
+    private readonly delivery: DeliveryService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+
+  private get leaseMs(): number {
+    return 2 * this.config.delivery.timeoutMs + 30_000;
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let claimed = 0;
+      try {
+        const due = await this.messages.claimDue(CLAIM_BATCH, this.leaseMs);
+        claimed = due.length;
+        await this.delivery.deliver(
+          due.map((message) => ({ ...message, attemptsMade: message.attempts })),
+        );
+      } catch (error) {
+        // Claims stay leased and are taken again after the lease: nothing is lost.
+        this.logger.error(`retry pass failed: ${(error as Error).message}`);
+      }
+      if (claimed < CLAIM_BATCH) await this.pause(this.config.delivery.retryPollMs);
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}

@@ -1,0 +1,2 @@
+export * from './dlq.consumer';
+export * from './dlq.module';

@@ -1,0 +1,42 @@
+/**
+ * Every error Hookbase reports carries a code. Domain code throws these; the edge (HTTP, gRPC)
+ * maps codes to statuses once (see libs/web).
+ */
+export type ErrorCode =
+  | 'VALIDATION_FAILED'
+  | 'INVALID_JSON'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'PLAN_REQUIRED'
+  | 'NOT_FOUND'
+  | 'ROUTE_NOT_FOUND'
+  | 'ORGANIZATION_NOT_FOUND'
+  | 'ENDPOINT_NOT_FOUND'
+  | 'EVENT_NOT_FOUND'
+  | 'MESSAGE_NOT_FOUND'
+  | 'IDEMPOTENCY_CONFLICT'
+  | 'INVALID_URL'
+  | 'URL_NOT_ALLOWED'
+  | 'INVALID_SECRET'
+  | 'FIFO_NOT_SUPPORTED'
+  | 'FEATURE_NOT_AVAILABLE'
+  | 'RATE_LIMITED'
+  | 'SERVICE_UNAVAILABLE'
+  | 'INTERNAL';
+
+export class DomainError extends Error {
+  constructor(
+    public readonly code: ErrorCode,
+    message: string,
+    public readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export function isDomainError(error: unknown): error is DomainError {
+  return error instanceof DomainError;
+}

@@ -1,0 +1,35 @@
+import { randomBytes } from 'node:crypto';
+
+/** Prefixes of Hookbase ids: the kind of thing an id names is visible in the id itself. */
+export type IdPrefix = 'org' | 'key' | 'ep' | 'evt' | 'msg' | 'att' | 'dlq' | 'sec';
+
+// Crockford base32: ids sort by creation time (10 time chars, like ULID), so cursors can page
+// by id and the newest rows sit together in indexes.
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+function encodeTime(ms: number): string {
+  let out = '';
+  let value = ms;
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[value % 32] + out;
+    value = Math.floor(value / 32);
+  }
+  return out;
+}
+
+function encodeRandom(length: number): string {
+  const bytes = randomBytes(length);
+  let out = '';
+  for (let i = 0; i < length; i++) out += ALPHABET[bytes[i] % 32];
+  return out;
+}
+
+export function newId(prefix: IdPrefix, now: number = Date.now()): string {
+  return `${prefix}_${encodeTime(now)}${encodeRandom(16)}`;
+}
+
+const ID_PATTERN = /^[a-z]{2,3}_[0-9a-z]{26}$/;
+
+export function isId(prefix: IdPrefix, value: unknown): value is string {
+  return typeof value === 'string' && value.startsWith(`${prefix}_`) && ID_PATTERN.test(value);
+}

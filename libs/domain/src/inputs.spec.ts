@@ -1,0 +1,61 @@
+import { DomainError } from './errors';
+import { newId } from './ids';
+import { createEndpointSchema, parseInput, publishEventSchema } from './inputs';
+
+function validationIssues(run: () => unknown) {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(DomainError);
+    expect((error as DomainError).code).toBe('VALIDATION_FAILED');
+    return (error as DomainError).details as { issues: { path: string }[] };
+  }
+  throw new Error('expected a validation error');
+}
+
+describe('publishEventSchema', () => {
+  it('accepts a minimal event', () => {
+    expect(
+      parseInput(publishEventSchema, { eventType: 'order.created', payload: { id: 1 } }),
+    ).toEqual({ eventType: 'order.created', payload: { id: 1 } });
+  });
+
+  it('accepts endpoint ids and an idempotency key', () => {
+    const ep = newId('ep');
+    const input = { eventType: 'a', payload: {}, idempotencyKey: 'k-1', endpointIds: [ep] };
+    expect(parseInput(publishEventSchema, input)).toEqual(input);
+  });
+
+  it.each([
+    [{ payload: {} }, 'eventType'],
+    [{ eventType: 'a' }, 'payload'],
+    [{ eventType: 42, payload: {} }, 'eventType'],
+    [{ eventType: 'has space', payload: {} }, 'eventType'],
+    [{ eventType: 'x'.repeat(257), payload: {} }, 'eventType'],
+    [{ eventType: 'a', payload: [1, 2] }, 'payload'],
+    [{ eventType: 'a', payload: 'text' }, 'payload'],
+    [{ eventType: 'a', payload: {}, idempotencyKey: '' }, 'idempotencyKey'],
+    [{ eventType: 'a', payload: {}, endpointIds: ['nope'] }, 'endpointIds.0'],
+    [{ eventType: 'a', payload: {}, extra: true }, '(body)'],
+  ])('rejects %j at %s', (input, path) => {
+    const details = validationIssues(() => parseInput(publishEventSchema, input));
+    expect(details.issues.map((issue) => issue.path)).toContain(path);
+  });
+
+  it('rejects a body that is not an object', () => {
+    for (const body of [null, undefined, 'x', 3, []]) {
+      validationIssues(() => parseInput(publishEventSchema, body));
+    }
+  });
+});
+
+describe('createEndpointSchema', () => {
+  it('defaults the kind to http', () => {
+    expect(parseInput(createEndpointSchema, { url: 'https://example.com/hook' }).kind).toBe('http');
+  });
+
+  it('rejects unknown kinds and statuses', () => {
+    validationIssues(() => parseInput(createEndpointSchema, { kind: 'ftp' }));
+    validationIssues(() => parseInput(createEndpointSchema, { status: 'deleted' }));
+  });
+});

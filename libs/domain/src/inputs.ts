@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { DomainError } from './errors';
+import { ENDPOINT_KINDS, ENDPOINT_STATUSES, PLANS } from './model';
+
+/**
+ * What clients may send, as schemas. Unknown fields are rejected so that a typo never passes
+ * silently. `parseInput` turns a failure into one VALIDATION_FAILED error listing every problem.
+ */
+
+export const EVENT_TYPE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:\-/]*$/;
+const eventType = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(EVENT_TYPE_PATTERN, 'letters, digits and _ . : - / only');
+const prefixedId = (prefix: string) =>
+  z
+    .string()
+    .regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be an id starting with ${prefix}_`);
+
+export const publishEventSchema = z.strictObject({
+  eventType,
+  payload: z.record(z.string(), z.unknown()),
+  idempotencyKey: z.string().min(1).max(256).optional(),
+  endpointIds: z.array(prefixedId('ep')).min(1).max(100).optional(),
+});
+export type PublishEventInput = z.infer<typeof publishEventSchema>;
+
+export const createOrganizationSchema = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  plan: z.enum(PLANS).default('free'),
+});
+export type CreateOrganizationInput = z.infer<typeof createOrganizationSchema>;
+
+export const updateOrganizationSchema = z.strictObject({
+  name: z.string().trim().min(1).max(200).optional(),
+  plan: z.enum(PLANS).optional(),
+});
+export type UpdateOrganizationInput = z.infer<typeof updateOrganizationSchema>;
+
+const endpointFields = {
+  url: z.string().max(2048).optional(),
+  description: z.string().max(500).optional(),
+  config: z.record(z.string(), z.unknown()).optional(),
+  eventTypes: z.array(eventType).max(200).optional(),
+  status: z.enum(ENDPOINT_STATUSES).optional(),
+  fifoEnabled: z.boolean().optional(),
+  retry: z.unknown().optional(),
+  rateLimitPerSecond: z.number().int().min(1).max(100_000).nullable().optional(),
+};
+
+export const createEndpointSchema = z.strictObject({
+  kind: z.enum(ENDPOINT_KINDS).default('http'),
+  ...endpointFields,
+  secret: z.string().optional(),
+});
+export type CreateEndpointInput = z.infer<typeof createEndpointSchema>;
+
+export const updateEndpointSchema = z.strictObject(endpointFields);
+export type UpdateEndpointInput = z.infer<typeof updateEndpointSchema>;
+
+export const rotateSecretSchema = z.strictObject({
+  overlapSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 24 * 3600)
+    .default(24 * 3600),
+});
+
+export const listQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(250).default(50),
+  cursor: z.string().max(200).optional(),
+});
+
+export interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issues: ValidationIssue[] = result.error.issues.map((issue) => ({
+    path: issue.path.map(String).join('.') || '(body)',
+    message: issue.message,
+  }));
+  const summary = issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
+  throw new DomainError('VALIDATION_FAILED', `Invalid request: ${summary}`, { issues });
+}

@@ -1,0 +1,84 @@
+import { newId } from './ids';
+import { deliveryRecordSchema, dlqRecordSchema, eventEnvelopeSchema, parseRecord } from './records';
+
+const delivery = () => ({
+  messageId: newId('msg'),
+  eventId: newId('evt'),
+  organizationId: newId('org'),
+  endpointId: newId('ep'),
+  eventType: 'order.created',
+  payload: { id: 1 },
+  acceptedAt: new Date().toISOString(),
+});
+
+describe('parseRecord', () => {
+  it('accepts a well-formed delivery record', () => {
+    const record = delivery();
+    expect(parseRecord(deliveryRecordSchema, Buffer.from(JSON.stringify(record)))).toEqual({
+      ok: true,
+      record,
+    });
+  });
+
+  it.each([
+    [null, 'empty record'],
+    [Buffer.from('{'), 'not JSON'],
+    [Buffer.from('[]'), '(record)'],
+    [Buffer.from(JSON.stringify({ ...delivery(), messageId: null })), 'messageId'],
+    [Buffer.from(JSON.stringify({ ...delivery(), payload: [] })), 'payload'],
+  ])('passes over %s with a reason', (value, reason) => {
+    const result = parseRecord(deliveryRecordSchema, value);
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.reason).toContain(reason);
+  });
+
+  it('checks DLQ records, reason included', () => {
+    const record = {
+      messageId: newId('msg'),
+      organizationId: newId('org'),
+      endpointId: newId('ep'),
+      eventId: newId('evt'),
+      eventType: 'a',
+      reason: 'max_attempts',
+      attempts: 5,
+      lastError: 'HTTP 503',
+      lastResponseStatus: 503,
+      deadLetteredAt: new Date().toISOString(),
+    };
+    expect(parseRecord(dlqRecordSchema, Buffer.from(JSON.stringify(record))).ok).toBe(true);
+    const bad = { ...record, reason: 'bored', organizationId: null };
+    const result = parseRecord(dlqRecordSchema, Buffer.from(JSON.stringify(bad)));
+    expect(!result.ok && result.reason).toMatch(/reason.*organizationId|organizationId.*reason/s);
+  });
+});
+
+describe('eventEnvelopeSchema', () => {
+  const envelope = () => ({
+    id: newId('evt'),
+    organizationId: newId('org'),
+    eventType: 'order.created',
+    payload: { id: 1 },
+    acceptedAt: new Date().toISOString(),
+  });
+
+  it('accepts what ingest writes', () => {
+    const value = envelope();
+    expect(parseRecord(eventEnvelopeSchema, Buffer.from(JSON.stringify(value)))).toEqual({
+      ok: true,
+      record: value,
+    });
+  });
+
+  it.each([
+    [{ id: 'x' }, 'id'],
+    [{ payload: 3 }, 'payload'],
+    [{ acceptedAt: 'yesterday' }, 'acceptedAt'],
+    [{ eventType: '' }, 'eventType'],
+  ])('refuses %j', (change, path) => {
+    const result = parseRecord(
+      eventEnvelopeSchema,
+      Buffer.from(JSON.stringify({ ...envelope(), ...change })),
+    );
+    expect(!result.ok && result.reason).toContain(path);
+  });
+});

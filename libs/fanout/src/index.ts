@@ -1,0 +1,2 @@
+export * from './fanout.consumer';
+export * from './fanout.module';

@@ -1,0 +1,2 @@
+export * from './ingest.module';
+export * from './publish-event.use-case';

@@ -1,0 +1,156 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  DomainError,
+  EventEnvelope,
+  eventFingerprint,
+  newId,
+  PublishEventInput,
+} from '@hookbase/domain';
+import { KafkaProducer, TOPICS, TopicNames } from '@hookbase/kafka';
+import { IdempotencyRepository, IdempotencyRecord } from '@hookbase/persistence';
+
+export interface PublishedEvent {
+  id: string;
+  eventType: string;
+  acceptedAt: string;
+  duplicate: boolean;
+}
+
+/**
+ * Accepts one event: answers only once Kafka has it (acks=all), so "accepted" means stored. An
+ * idempotency key is reserved in PostgreSQL first; a repeat returns the original event.
+ */
+@Injectable()
+export class PublishEvent {
+  private readonly logger = new Logger(PublishEvent.name);
+
+  constructor(
+    private readonly producer: KafkaProducer,
+    private readonly idempotency: IdempotencyRepository,
+    @Inject(TOPICS) private readonly topics: TopicNames,
+  ) {}
+
+  async execute(organizationId: string, input: PublishEventInput): Promise<PublishedEvent> {
+    const now = new Date();
+    const envelope: EventEnvelope = {
+      id: newId('evt', now.getTime()),
+      organizationId,
+      eventType: input.eventType,
+      payload: input.payload,
+      acceptedAt: now.toISOString(),
+      ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
+      ...(input.endpointIds ? { endpointIds: input.endpointIds } : {}),
+    };
+    if (!input.idempotencyKey) {
+      await this.produce(envelope);
+      return published(envelope, false);
+    }
+
+    const fingerprint = eventFingerprint(input.eventType, input.payload);
+    const reservation = await this.unavailableOnError(() =>
+      this.idempotency.reserve({
+        organizationId,
+        key: input.idempotencyKey!,
+        eventId: envelope.id,
+        eventType: input.eventType,
+        fingerprint,
+        payload: input.payload,
+        endpointIds: input.endpointIds ?? null,
+        now,
+      }),
+    );
+    if (reservation.kind === 'existing') {
+      return this.repeat(organizationId, input.idempotencyKey, fingerprint, reservation.record);
+    }
+    try {
+      await this.produce(envelope);
+    } catch (error) {
+      await this.idempotency
+        .release(organizationId, input.idempotencyKey, envelope.id)
+        .catch((releaseError: Error) =>
+          // The reservation stays unaccepted; a repeat with the same key will complete it.
+          this.logger.warn(`could not release idempotency key: ${releaseError.message}`),
+        );
+      throw error;
+    }
+    await this.unavailableOnError(() =>
+      this.idempotency.markAccepted(organizationId, input.idempotencyKey!, now),
+    );
+    return published(envelope, false);
+  }
+
+  /** A publish with a key already used: the same event again, or a conflict. */
+  private async repeat(
+    organizationId: string,
+    key: string,
+    fingerprint: string,
+    record: IdempotencyRecord,
+  ): Promise<PublishedEvent> {
+    if (record.fingerprint !== fingerprint) {
+      throw new DomainError(
+        'IDEMPOTENCY_CONFLICT',
+        'This idempotency key was used for an event with another type or payload',
+        { eventId: record.eventId },
+      );
+    }
+    if (record.acceptedAt) {
+      return {
+        id: record.eventId,
+        eventType: record.eventType,
+        acceptedAt: record.acceptedAt.toISOString(),
+        duplicate: true,
+      };
+    }
+    // The first publish was interrupted before Kafka acknowledged (or is still under way):
+    // send the same event again. Downstream deduplicates by event id, so at most a duplicate.
+    const acceptedAt = record.createdAt;
+    await this.produce({
+      id: record.eventId,
+      organizationId,
+      eventType: record.eventType,
+      payload: record.payload,
+      acceptedAt: acceptedAt.toISOString(),
+      idempotencyKey: key,
+      ...(record.endpointIds ? { endpointIds: record.endpointIds } : {}),
+    });
+    await this.unavailableOnError(() =>
+      this.idempotency.markAccepted(organizationId, key, acceptedAt),
+    );
+    return {
+      id: record.eventId,
+      eventType: record.eventType,
+      acceptedAt: acceptedAt.toISOString(),
+      duplicate: true,
+    };
+  }
+
+  private async produce(envelope: EventEnvelope): Promise<void> {
+    await this.unavailableOnError(() =>
+      this.producer.publish(this.topics.events, {
+        key: envelope.organizationId,
+        value: JSON.stringify(envelope),
+      }),
+    );
+  }
+
+  private async unavailableOnError<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof DomainError) throw error;
+      this.logger.error(`event not accepted: ${(error as Error).message}`);
+      throw new DomainError('SERVICE_UNAVAILABLE', 'Event not accepted; retry shortly', {
+        retryAfterSeconds: 1,
+      });
+    }
+  }
+}
+
+function published(envelope: EventEnvelope, duplicate: boolean): PublishedEvent {
+  return {
+    id: envelope.id,
+    eventType: envelope.eventType,
+    acceptedAt: envelope.acceptedAt,
+    duplicate,
+  };
+}

@@ -1,0 +1,3 @@
+export * from './batch-consumer';
+export * from './kafka.module';
+export * from './topics';

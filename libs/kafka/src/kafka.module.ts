@@ -1,0 +1,197 @@
+import {
+  DynamicModule,
+  Global,
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { Kafka, logLevel, Producer, Message, CompressionTypes } from 'kafkajs';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import { topicNames, TopicNames, topicSpecs } from './topics';
+
+export const KAFKA = Symbol('KAFKA');
+export const TOPICS = Symbol('TOPICS');
+
+const LEVELS = {
+  error: logLevel.ERROR,
+  warn: logLevel.WARN,
+  info: logLevel.WARN,
+  debug: logLevel.INFO,
+};
+
+export function createKafka(config: HookbaseConfig, clientSuffix: string): Kafka {
+  const logger = new Logger('kafkajs');
+  return new Kafka({
+    clientId: `${config.kafka.clientId}-${clientSuffix}`,
+    brokers: config.kafka.brokers,
+    logLevel: LEVELS[config.logLevel],
+    logCreator: () => (entry) => {
+      const { message, ...rest } = entry.log;
+      const text = `${message} ${JSON.stringify(rest)}`;
+      if (entry.level <= logLevel.ERROR) logger.error(text);
+      else if (entry.level === logLevel.WARN) logger.warn(text);
+      else logger.log(text);
+    },
+    retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 5000 },
+  });
+}
+
+/** Creates the installation's topics when missing; safe to call from every service at boot. */
+export async function ensureTopics(kafka: Kafka, prefix: string): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing = topicSpecs(prefix).filter((spec) => !existing.has(spec.name));
+    if (missing.length === 0) return;
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: missing.map((spec) => ({
+        topic: spec.name,
+        numPartitions: spec.partitions,
+        replicationFactor: -1,
+        configEntries: Object.entries(spec.config).map(([name, value]) => ({ name, value })),
+      })),
+    });
+  } catch (error) {
+    // Another service created them between our list and create.
+    if (!/already exists/i.test((error as Error).message)) throw error;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+interface PublishQueue {
+  pending: { message: Message; resolve: () => void; reject: (error: unknown) => void }[];
+  flushing: boolean;
+}
+
+// A group is one produce request: bounded in count and bytes so that it stays well under the
+// broker's per-batch limit (message.max.bytes, 1 MiB by default).
+const MAX_GROUP_RECORDS = 1000;
+const MAX_GROUP_BYTES = 512 * 1024;
+
+function groupSize(messages: readonly Message[]): number {
+  let bytes = 0;
+  let count = 0;
+  for (const message of messages) {
+    bytes += (message.value?.length ?? 0) + (message.key?.length ?? 0);
+    if (count > 0 && (bytes > MAX_GROUP_BYTES || count >= MAX_GROUP_RECORDS)) break;
+    count++;
+  }
+  return count;
+}
+
+/**
+ * The one producer of a process: idempotent, `acks=all`, so a send resolves only once the record
+ * is durably in the log and a retried send is not written twice.
+ */
+@Injectable()
+export class KafkaProducer implements OnApplicationShutdown {
+  private producer: Producer | undefined;
+  private connecting: Promise<Producer> | undefined;
+  private readonly queues = new Map<string, PublishQueue>();
+
+  constructor(@Inject(KAFKA) private readonly kafka: Kafka) {}
+
+  private connect(): Promise<Producer> {
+    if (this.producer) return Promise.resolve(this.producer);
+    this.connecting ??= (async () => {
+      const producer = this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+      });
+      await producer.connect();
+      this.producer = producer;
+      return producer;
+    })().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  /** Sends records in order, in produce requests of bounded size; resolves once all are acked. */
+  async send(topic: string, messages: Message[]): Promise<void> {
+    const producer = await this.connect();
+    for (let start = 0; start < messages.length;) {
+      const size = groupSize(messages.slice(start, start + MAX_GROUP_RECORDS));
+      const chunk = messages.slice(start, start + size);
+      await producer.send({ topic, messages: chunk, acks: -1, compression: CompressionTypes.None });
+      start += size;
+    }
+  }
+
+  /**
+   * Sends one record, grouped with others sent meanwhile: while a send is in flight, new records
+   * queue and go together in the next send. No timer, so an idle producer adds no latency, and a
+   * busy one turns many small sends into few large ones. Resolves once the broker acknowledged.
+   */
+  publish(topic: string, message: Message): Promise<void> {
+    let queue = this.queues.get(topic);
+    if (!queue) {
+      queue = { pending: [], flushing: false };
+      this.queues.set(topic, queue);
+    }
+    const entry = { message, resolve: () => {}, reject: (_: unknown) => {} };
+    const done = new Promise<void>((resolve, reject) => {
+      entry.resolve = resolve;
+      entry.reject = reject;
+    });
+    queue.pending.push(entry);
+    if (!queue.flushing) void this.flush(topic, queue);
+    return done;
+  }
+
+  private async flush(topic: string, queue: PublishQueue): Promise<void> {
+    queue.flushing = true;
+    try {
+      while (queue.pending.length > 0) {
+        const group = queue.pending.splice(0, MAX_GROUP_RECORDS);
+        try {
+          await this.send(
+            topic,
+            group.map((entry) => entry.message),
+          );
+          group.forEach((entry) => entry.resolve());
+        } catch (error) {
+          group.forEach((entry) => entry.reject(error));
+        }
+      }
+    } finally {
+      queue.flushing = false;
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.producer?.disconnect().catch(() => undefined);
+  }
+}
+
+@Global()
+@Module({})
+export class KafkaModule {
+  static forRoot(clientSuffix: string): DynamicModule {
+    return {
+      module: KafkaModule,
+      providers: [
+        {
+          provide: KAFKA,
+          useFactory: async (config: HookbaseConfig) => {
+            const kafka = createKafka(config, clientSuffix);
+            await ensureTopics(kafka, config.kafka.topicPrefix);
+            return kafka;
+          },
+          inject: [HOOKBASE_CONFIG],
+        },
+        {
+          provide: TOPICS,
+          useFactory: (config: HookbaseConfig): TopicNames => topicNames(config.kafka.topicPrefix),
+          inject: [HOOKBASE_CONFIG],
+        },
+        KafkaProducer,
+      ],
+      exports: [KAFKA, TOPICS, KafkaProducer],
+    };
+  }
+}

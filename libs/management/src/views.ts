@@ -1,0 +1,95 @@
+import type {
+  AttemptEntity,
+  DlqEntryEntity,
+  EndpointEntity,
+  EventEntity,
+  MessageEntity,
+  OrganizationEntity,
+} from '@hookbase/persistence';
+
+/** How stored rows are shown through the API. Secrets never appear here. */
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+export function organizationView(organization: OrganizationEntity) {
+  return {
+    id: organization.id,
+    name: organization.name,
+    plan: organization.plan,
+    createdAt: iso(organization.createdAt),
+  };
+}
+
+export function endpointView(endpoint: EndpointEntity) {
+  return {
+    id: endpoint.id,
+    kind: endpoint.kind,
+    url: endpoint.url,
+    description: endpoint.description,
+    config: endpoint.config,
+    eventTypes: endpoint.eventTypes,
+    status: endpoint.status,
+    fifoEnabled: endpoint.fifoEnabled,
+    retry: endpoint.retry,
+    rateLimitPerSecond: endpoint.rateLimitPerSecond,
+    createdAt: iso(endpoint.createdAt),
+    updatedAt: iso(endpoint.updatedAt),
+  };
+}
+
+export function messageView(message: MessageEntity) {
+  return {
+    id: message.id,
+    eventId: message.eventId,
+    endpointId: message.endpointId,
+    eventType: message.eventType,
+    status: message.status,
+    attempts: message.attempts,
+    maxAttempts: message.maxAttempts,
+    nextAttemptAt: message.status === 'awaiting_retry' ? iso(message.nextAttemptAt) : null,
+    lastResponseStatus: message.lastResponseStatus,
+    lastError: message.lastError,
+    createdAt: iso(message.createdAt),
+    updatedAt: iso(message.updatedAt),
+    finishedAt: iso(message.finishedAt),
+  };
+}
+
+export function attemptView(attempt: AttemptEntity) {
+  return {
+    id: attempt.id,
+    attempt: attempt.attemptNumber,
+    startedAt: iso(attempt.startedAt),
+    durationMs: attempt.durationMs,
+    outcome: attempt.outcome,
+    responseStatus: attempt.responseStatus,
+    responseExcerpt: attempt.responseExcerpt,
+    error: attempt.error,
+  };
+}
+
+export function eventView(event: EventEntity, messages: MessageEntity[]) {
+  return {
+    id: event.id,
+    eventType: event.eventType,
+    payload: event.payload,
+    idempotencyKey: event.idempotencyKey,
+    acceptedAt: iso(event.acceptedAt),
+    messages: messages.map(messageView),
+  };
+}
+
+export function dlqEntryView(entry: DlqEntryEntity) {
+  return {
+    id: entry.id,
+    messageId: entry.messageId,
+    endpointId: entry.endpointId,
+    eventId: entry.eventId,
+    eventType: entry.eventType,
+    reason: entry.reason,
+    attempts: entry.attempts,
+    lastError: entry.lastError,
+    lastResponseStatus: entry.lastResponseStatus,
+    createdAt: iso(entry.createdAt),
+  };
+}

@@ -1,0 +1,14 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/** An accepted event, written by the fan-out together with its recipients (its messages). */
+@Entity('events')
+@Index('idx_events_organization', ['organizationId', 'id'])
+export class EventEntity {
+  @PrimaryColumn('text') id!: string;
+  @Column({ name: 'organization_id', type: 'text' }) organizationId!: string;
+  @Column({ name: 'event_type', type: 'text' }) eventType!: string;
+  @Column({ type: 'jsonb' }) payload!: Record<string, unknown>;
+  @Column({ name: 'idempotency_key', type: 'text', nullable: true }) idempotencyKey!: string | null;
+  @Column({ name: 'accepted_at', type: 'timestamptz' }) acceptedAt!: Date;
+  @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
+}

@@ -1,0 +1,33 @@
+import { ApiKeyEntity } from './api-key.entity';
+import { AttemptEntity } from './attempt.entity';
+import { DlqEntryEntity } from './dlq-entry.entity';
+import { EndpointSecretEntity } from './endpoint-secret.entity';
+import { EndpointEntity } from './endpoint.entity';
+import { EventEntity } from './event.entity';
+import { IdempotencyKeyEntity } from './idempotency-key.entity';
+import { MessageEntity } from './message.entity';
+import { OrganizationEntity } from './organization.entity';
+
+export {
+  ApiKeyEntity,
+  AttemptEntity,
+  DlqEntryEntity,
+  EndpointEntity,
+  EndpointSecretEntity,
+  EventEntity,
+  IdempotencyKeyEntity,
+  MessageEntity,
+  OrganizationEntity,
+};
+
+export const ENTITIES = [
+  OrganizationEntity,
+  ApiKeyEntity,
+  EndpointEntity,
+  EndpointSecretEntity,
+  IdempotencyKeyEntity,
+  EventEntity,
+  MessageEntity,
+  AttemptEntity,
+  DlqEntryEntity,
+];

@@ -1,0 +1,26 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import type { MessageStatus } from '@hookbase/domain';
+
+/** One event for one endpoint: the unit that is delivered, retried and dead-lettered. */
+@Entity('messages')
+@Index('uq_messages_event_endpoint', ['eventId', 'endpointId'], { unique: true })
+@Index('idx_messages_organization', ['organizationId', 'id'])
+@Index('idx_messages_endpoint', ['endpointId', 'id'])
+export class MessageEntity {
+  @PrimaryColumn('text') id!: string;
+  @Column({ name: 'organization_id', type: 'text' }) organizationId!: string;
+  @Column({ name: 'event_id', type: 'text' }) eventId!: string;
+  @Column({ name: 'endpoint_id', type: 'text' }) endpointId!: string;
+  @Column({ name: 'event_type', type: 'text' }) eventType!: string;
+  @Column('text') status!: MessageStatus;
+  @Column({ type: 'integer', default: 0 }) attempts!: number;
+  @Column({ name: 'max_attempts', type: 'integer' }) maxAttempts!: number;
+  @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
+  nextAttemptAt!: Date | null;
+  @Column({ name: 'last_response_status', type: 'integer', nullable: true })
+  lastResponseStatus!: number | null;
+  @Column({ name: 'last_error', type: 'text', nullable: true }) lastError!: string | null;
+  @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
+  @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt!: Date;
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true }) finishedAt!: Date | null;
+}

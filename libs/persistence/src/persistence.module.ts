@@ -1,0 +1,76 @@
+import {
+  DynamicModule,
+  Global,
+  Inject,
+  Logger,
+  Module,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import { createDataSource, runMigrations } from './data-source';
+import { ApiKeyRepository } from './repositories/api-key.repository';
+import { DlqRepository } from './repositories/dlq.repository';
+import { EndpointRepository } from './repositories/endpoint.repository';
+import { EventRepository } from './repositories/event.repository';
+import { IdempotencyRepository } from './repositories/idempotency.repository';
+import { MessageRepository } from './repositories/message.repository';
+import { OrganizationRepository } from './repositories/organization.repository';
+
+const REPOSITORIES = [
+  ApiKeyRepository,
+  DlqRepository,
+  EndpointRepository,
+  EventRepository,
+  IdempotencyRepository,
+  MessageRepository,
+  OrganizationRepository,
+];
+
+const logger = new Logger('Persistence');
+
+/** Connects with patience at boot: PostgreSQL may still be starting beside us. */
+async function connect(config: HookbaseConfig, name: string): Promise<DataSource> {
+  const deadline = Date.now() + 60_000;
+  for (let attempt = 1; ; attempt++) {
+    const dataSource = createDataSource({ ...config.database, applicationName: name });
+    try {
+      await dataSource.initialize();
+      if (config.database.runMigrations) {
+        const applied = await runMigrations(dataSource);
+        if (applied > 0) logger.log(`applied ${applied} migration(s)`);
+      }
+      return dataSource;
+    } catch (error) {
+      if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
+      if (Date.now() > deadline) throw error;
+      logger.warn(`PostgreSQL not ready (attempt ${attempt}): ${(error as Error).message}`);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(500 * attempt, 5000)));
+    }
+  }
+}
+
+@Global()
+@Module({})
+export class PersistenceModule implements OnApplicationShutdown {
+  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+
+  static forRoot(applicationName = 'hookbase'): DynamicModule {
+    return {
+      module: PersistenceModule,
+      providers: [
+        {
+          provide: DataSource,
+          useFactory: (config: HookbaseConfig) => connect(config, applicationName),
+          inject: [HOOKBASE_CONFIG],
+        },
+        ...REPOSITORIES,
+      ],
+      exports: [DataSource, ...REPOSITORIES],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+  }
+}

@@ -1,0 +1,135 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, In, IsNull, LessThan, MoreThan } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { newId } from '@hookbase/domain';
+import { EndpointEntity, EndpointSecretEntity } from '../entities';
+import { Page, toPage } from './page';
+
+export type NewEndpoint = Omit<EndpointEntity, 'id' | 'createdAt' | 'updatedAt' | 'deletedAt'>;
+
+@Injectable()
+export class EndpointRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private get repo() {
+    return this.dataSource.getRepository(EndpointEntity);
+  }
+
+  async create(input: NewEndpoint, secret: string | null): Promise<EndpointEntity> {
+    const now = new Date();
+    const endpoint = this.repo.create({
+      ...input,
+      id: newId('ep'),
+      createdAt: now,
+      updatedAt: now,
+      deletedAt: null,
+    });
+    await this.dataSource.transaction(async (tx) => {
+      await tx
+        .getRepository(EndpointEntity)
+        .insert(endpoint as QueryDeepPartialEntity<EndpointEntity>);
+      if (secret) {
+        await tx.getRepository(EndpointSecretEntity).insert({
+          id: newId('sec'),
+          endpointId: endpoint.id,
+          secret,
+          createdAt: now,
+          expiresAt: null,
+        });
+      }
+    });
+    return endpoint;
+  }
+
+  async list(
+    organizationId: string,
+    options: { limit: number; cursor?: string },
+  ): Promise<Page<EndpointEntity>> {
+    const rows = await this.repo.find({
+      where: {
+        organizationId,
+        deletedAt: IsNull(),
+        ...(options.cursor ? { id: MoreThan(options.cursor) } : {}),
+      },
+      order: { id: 'ASC' },
+      take: options.limit + 1,
+    });
+    return toPage(rows, options.limit);
+  }
+
+  findLive(organizationId: string, id: string): Promise<EndpointEntity | null> {
+    return this.repo.findOneBy({ organizationId, id, deletedAt: IsNull() });
+  }
+
+  /** Endpoints by id, deleted ones included: the dispatcher must see a deletion. */
+  findByIds(ids: readonly string[]): Promise<EndpointEntity[]> {
+    return ids.length === 0 ? Promise.resolve([]) : this.repo.findBy({ id: In([...ids]) });
+  }
+
+  /** Every live endpoint of these organizations, for recipient resolution. */
+  findLiveByOrganizations(organizationIds: readonly string[]): Promise<EndpointEntity[]> {
+    return this.repo.findBy({ organizationId: In([...organizationIds]), deletedAt: IsNull() });
+  }
+
+  async save(endpoint: EndpointEntity): Promise<EndpointEntity> {
+    endpoint.updatedAt = new Date();
+    return this.repo.save(endpoint);
+  }
+
+  /** Marks the endpoint deleted and clears its secrets in one transaction. */
+  async softDelete(endpoint: EndpointEntity): Promise<void> {
+    const now = new Date();
+    await this.dataSource.transaction(async (tx) => {
+      await tx
+        .getRepository(EndpointEntity)
+        .update(endpoint.id, { deletedAt: now, updatedAt: now });
+      await tx.getRepository(EndpointSecretEntity).delete({ endpointId: endpoint.id });
+    });
+  }
+
+  /** The newest secret that has not been retired. */
+  async currentSecret(endpointId: string): Promise<string | null> {
+    const row = await this.dataSource.getRepository(EndpointSecretEntity).findOne({
+      where: { endpointId, expiresAt: IsNull() },
+      order: { createdAt: 'DESC' },
+    });
+    return row?.secret ?? null;
+  }
+
+  /** Secrets that sign now, per endpoint: the current one and any still in a rotation overlap. */
+  async signingSecrets(endpointIds: readonly string[], now: Date): Promise<Map<string, string[]>> {
+    const secrets = new Map<string, string[]>();
+    if (endpointIds.length === 0) return secrets;
+    const rows = await this.dataSource.getRepository(EndpointSecretEntity).find({
+      where: [
+        { endpointId: In([...endpointIds]), expiresAt: IsNull() },
+        { endpointId: In([...endpointIds]), expiresAt: MoreThan(now) },
+      ],
+      order: { createdAt: 'DESC' },
+    });
+    for (const row of rows) {
+      secrets.set(row.endpointId, [...(secrets.get(row.endpointId) ?? []), row.secret]);
+    }
+    return secrets;
+  }
+
+  /** Starts a rotation: the new secret signs from now, the old ones until the overlap ends. */
+  async rotateSecret(endpointId: string, secret: string, overlapSeconds: number): Promise<void> {
+    const now = new Date();
+    await this.dataSource.transaction(async (tx) => {
+      const secrets = tx.getRepository(EndpointSecretEntity);
+      await secrets.delete({ endpointId, expiresAt: LessThan(now) });
+      await secrets.update(
+        { endpointId, expiresAt: IsNull() },
+        { expiresAt: new Date(now.getTime() + overlapSeconds * 1000) },
+      );
+      await secrets.insert({
+        id: newId('sec'),
+        endpointId,
+        secret,
+        createdAt: now,
+        expiresAt: null,
+      });
+    });
+  }
+}

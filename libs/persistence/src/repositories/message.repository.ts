@@ -1,0 +1,221 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { MessageStatus, newId } from '@hookbase/domain';
+import { AttemptEntity, MessageEntity } from '../entities';
+import { Page, toPage } from './page';
+
+export interface DeliveryState {
+  status: MessageStatus;
+  attempts: number;
+  maxAttempts: number;
+  /** Set while the retry schedule owns the message: its next attempt, or its claim's lease end. */
+  nextAttemptAt: Date | null;
+}
+
+/** A message claimed from the retry schedule, with what is needed to send it. */
+export interface ClaimedMessage {
+  messageId: string;
+  eventId: string;
+  organizationId: string;
+  endpointId: string;
+  eventType: string;
+  payload: Record<string, unknown>;
+  acceptedAt: Date;
+  attempts: number;
+}
+
+/** What one attempt changed: the attempt row and the message's new state. */
+export interface AttemptRecord {
+  messageId: string;
+  attemptNumber: number;
+  startedAt: Date;
+  durationMs: number;
+  outcome: 'succeeded' | 'retry' | 'failed';
+  responseStatus: number | null;
+  responseExcerpt: string | null;
+  error: string | null;
+  messageStatus: MessageStatus;
+  nextAttemptAt: Date | null;
+}
+
+export interface MessageFilter {
+  endpointId?: string;
+  status?: MessageStatus;
+  eventType?: string;
+}
+
+@Injectable()
+export class MessageRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async deliveryStates(messageIds: readonly string[]): Promise<Map<string, DeliveryState>> {
+    const states = new Map<string, DeliveryState>();
+    if (messageIds.length === 0) return states;
+    const rows: {
+      id: string;
+      status: MessageStatus;
+      attempts: number;
+      max_attempts: number;
+      next_attempt_at: Date | null;
+    }[] = await this.dataSource.query(
+      'SELECT id, status, attempts, max_attempts, next_attempt_at FROM messages WHERE id = ANY($1)',
+      [messageIds],
+    );
+    for (const row of rows) {
+      states.set(row.id, {
+        status: row.status,
+        attempts: row.attempts,
+        maxAttempts: row.max_attempts,
+        nextAttemptAt: row.next_attempt_at,
+      });
+    }
+    return states;
+  }
+
+  async markInFlight(messageIds: readonly string[]): Promise<void> {
+    if (messageIds.length === 0) return;
+    await this.dataSource.query(
+      `UPDATE messages SET status = 'in_flight', next_attempt_at = NULL, updated_at = now()
+        WHERE id = ANY($1)`,
+      [messageIds],
+    );
+  }
+
+  /** Records attempts and the state they leave their messages in, in one transaction. */
+  async recordAttempts(records: readonly AttemptRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    await this.dataSource.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO attempts (id, message_id, attempt_number, started_at, duration_ms, outcome,
+                               response_status, response_excerpt, error)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[],
+                              $6::text[], $7::int[], $8::text[], $9::text[])`,
+        [
+          records.map(() => newId('att')),
+          records.map((r) => r.messageId),
+          records.map((r) => r.attemptNumber),
+          records.map((r) => r.startedAt),
+          records.map((r) => Math.round(r.durationMs)),
+          records.map((r) => r.outcome),
+          records.map((r) => r.responseStatus),
+          records.map((r) => r.responseExcerpt),
+          records.map((r) => r.error),
+        ],
+      );
+      await tx.query(
+        `UPDATE messages AS m
+            SET status = u.status, attempts = u.attempts, next_attempt_at = u.next_attempt_at,
+                last_response_status = u.response_status, last_error = u.error, updated_at = now(),
+                finished_at = CASE WHEN u.status IN ('succeeded', 'failed') THEN now() ELSE NULL END
+           FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[], $6::text[])
+                AS u(id, status, attempts, next_attempt_at, response_status, error)
+          WHERE m.id = u.id`,
+        [
+          records.map((r) => r.messageId),
+          records.map((r) => r.messageStatus),
+          records.map((r) => r.attemptNumber),
+          records.map((r) => r.nextAttemptAt),
+          records.map((r) => r.responseStatus),
+          records.map((r) => r.error),
+        ],
+      );
+    });
+  }
+
+  /**
+   * Claims due messages of the retry schedule (and claims whose lease ran out: their worker died)
+   * for one attempt each. SKIP LOCKED lets several dispatchers claim side by side.
+   */
+  async claimDue(limit: number, leaseMs: number): Promise<ClaimedMessage[]> {
+    // TypeORM answers an UPDATE with [rows, affected count].
+    const [rows]: [
+      {
+        id: string;
+        event_id: string;
+        organization_id: string;
+        endpoint_id: string;
+        event_type: string;
+        attempts: number;
+        payload: Record<string, unknown>;
+        accepted_at: Date;
+      }[],
+      number,
+    ] = await this.dataSource.query(
+      `WITH due AS (
+         SELECT id FROM messages
+          WHERE status IN ('awaiting_retry', 'in_flight') AND next_attempt_at IS NOT NULL
+            AND next_attempt_at <= now()
+          ORDER BY next_attempt_at
+          LIMIT $1
+          FOR UPDATE SKIP LOCKED)
+       UPDATE messages m
+          SET status = 'in_flight', next_attempt_at = now() + make_interval(secs => $2::float8 / 1000),
+              updated_at = now()
+         FROM due, events e
+        WHERE m.id = due.id AND e.id = m.event_id
+       RETURNING m.id, m.event_id, m.organization_id, m.endpoint_id, m.event_type, m.attempts,
+                 e.payload, e.accepted_at`,
+      [limit, leaseMs],
+    );
+    return rows.map((row) => ({
+      messageId: row.id,
+      eventId: row.event_id,
+      organizationId: row.organization_id,
+      endpointId: row.endpoint_id,
+      eventType: row.event_type,
+      payload: row.payload,
+      acceptedAt: row.accepted_at,
+      attempts: row.attempts,
+    }));
+  }
+
+  /** Puts messages (back) on the retry schedule without using an attempt: a hold. */
+  async hold(messageIds: readonly string[], until: Date): Promise<void> {
+    if (messageIds.length === 0) return;
+    await this.dataSource.query(
+      `UPDATE messages SET status = 'awaiting_retry', next_attempt_at = $2, updated_at = now()
+        WHERE id = ANY($1)`,
+      [messageIds, until],
+    );
+  }
+
+  async setStatus(messageIds: readonly string[], status: MessageStatus): Promise<void> {
+    if (messageIds.length === 0) return;
+    await this.dataSource.query(
+      `UPDATE messages SET status = $2, updated_at = now(), next_attempt_at = NULL,
+              finished_at = CASE WHEN $2 IN ('succeeded', 'failed', 'cancelled', 'skipped', 'expired')
+                                 THEN now() ELSE finished_at END
+        WHERE id = ANY($1)`,
+      [messageIds, status],
+    );
+  }
+
+  /** The message log, newest first. */
+  async list(
+    organizationId: string,
+    filter: MessageFilter,
+    options: { limit: number; cursor?: string },
+  ): Promise<Page<MessageEntity>> {
+    const query = this.dataSource
+      .getRepository(MessageEntity)
+      .createQueryBuilder('m')
+      .where('m.organization_id = :organizationId', { organizationId })
+      .orderBy('m.id', 'DESC')
+      .take(options.limit + 1);
+    if (filter.endpointId) query.andWhere('m.endpoint_id = :endpointId', filter);
+    if (filter.status) query.andWhere('m.status = :status', filter);
+    if (filter.eventType) query.andWhere('m.event_type = :eventType', filter);
+    if (options.cursor) query.andWhere('m.id < :cursor', { cursor: options.cursor });
+    return toPage(await query.getMany(), options.limit);
+  }
+
+  find(organizationId: string, id: string): Promise<MessageEntity | null> {
+    return this.dataSource.getRepository(MessageEntity).findOneBy({ organizationId, id });
+  }
+
+  attemptsOf(messageId: string): Promise<AttemptEntity[]> {
+    return this.dataSource
+      .getRepository(AttemptEntity)
+      .find({ where: { messageId }, order: { attemptNumber: 'ASC', startedAt: 'ASC' } });
+  }
+}

@@ -1,0 +1,5 @@
+export * from './api-client';
+export * from './poll-until';
+export * from './stack';
+export * from './test-database';
+export * from './test-receiver';

@@ -1,0 +1,154 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { createTestDatabase } from './test-database';
+
+const ROOT = join(__dirname, '..', '..', '..');
+
+export interface TestEnvironment {
+  databaseUrl: string;
+  kafkaBrokers: string;
+}
+
+/** What scripts/test.mjs hands to the test processes: the infrastructure it started. */
+export function testEnvironment(): TestEnvironment {
+  const databaseUrl = process.env.HOOKBASE_TEST_DATABASE_URL;
+  const kafkaBrokers = process.env.HOOKBASE_TEST_KAFKA_BROKERS;
+  if (!databaseUrl || !kafkaBrokers) {
+    // Never skip: a missing service is a failure, with what to do about it.
+    throw new Error(
+      'Integration tests need PostgreSQL and Kafka: run them with `npm test` (it starts both).',
+    );
+  }
+  return { databaseUrl, kafkaBrokers };
+}
+
+/** One Hookbase process (built from dist/) with its own database and topic prefix. */
+export class HookbaseProcess {
+  private output: string[] = [];
+  private exited: Promise<number | null>;
+
+  constructor(
+    private readonly child: ChildProcess,
+    readonly env: Record<string, string>,
+  ) {
+    const collect = (chunk: Buffer) => {
+      this.output.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      if (this.output.length > 2000) this.output.splice(0, this.output.length - 2000);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  logs(lines = 80): string {
+    return this.output.slice(-lines).join('\n');
+  }
+
+  async waitForLine(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      for (const line of this.output) {
+        const match = pattern.exec(line);
+        if (match) return match;
+      }
+      if (this.child.exitCode !== null) {
+        throw new Error(
+          `process exited (${this.child.exitCode}) before ${pattern}:\n${this.logs()}`,
+        );
+      }
+      if (Date.now() > deadline)
+        throw new Error(`no ${pattern} within ${timeoutMs} ms:\n${this.logs()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  /** Stops gracefully (SIGTERM), or kills when it does not stop in time. */
+  async stop(timeoutMs = 15_000): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  async kill(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+export interface RunningStack {
+  url: string;
+  adminToken: string;
+  topicPrefix: string;
+  databaseUrl: string;
+  process: HookbaseProcess;
+  /** Starts another process on the same database and topics (same env, its own port). */
+  startAnother(overrides?: Record<string, string>): Promise<HookbaseProcess>;
+  stop(): Promise<void>;
+}
+
+export async function spawnHookbase(
+  app: 'standalone' | 'ingest' | 'fanout' | 'dispatcher' | 'dlq-handler' | 'api',
+  env: Record<string, string>,
+): Promise<{ process: HookbaseProcess; url?: string }> {
+  const entry = join(ROOT, 'dist', 'apps', app, 'src', 'main.js');
+  const child = spawn(process.execPath, ['--enable-source-maps', entry], {
+    env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const hookbase = new HookbaseProcess(child, env);
+  if (app === 'standalone' || app === 'ingest' || app === 'api') {
+    const [, url] = await hookbase.waitForLine(/listening on (http:\/\/\S+)/, 60_000);
+    return { process: hookbase, url };
+  }
+  await hookbase.waitForLine(/\bstarted\b/, 60_000);
+  return { process: hookbase };
+}
+
+/**
+ * Starts Hookbase as users run it (the standalone process), against a fresh database cloned from
+ * the migrated template and topics under a prefix of its own, so test files never share state.
+ */
+export async function startStack(overrides: Record<string, string> = {}): Promise<RunningStack> {
+  const { databaseUrl, kafkaBrokers } = testEnvironment();
+  const database = await createTestDatabase(databaseUrl);
+  const adminToken = randomBytes(24).toString('hex');
+  const topicPrefix = `test-${randomBytes(4).toString('hex')}`;
+  const env: Record<string, string> = {
+    DATABASE_URL: database.url,
+    KAFKA_BROKERS: kafkaBrokers,
+    HOOKBASE_TOPIC_PREFIX: topicPrefix,
+    HOOKBASE_ADMIN_TOKEN: adminToken,
+    HOOKBASE_ALLOW_PRIVATE_TARGETS: 'true',
+    HOOKBASE_RUN_MIGRATIONS: 'true',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    ...overrides,
+  };
+  const processes: HookbaseProcess[] = [];
+  const first = await spawnHookbase('standalone', env);
+  processes.push(first.process);
+  return {
+    url: first.url!,
+    adminToken,
+    topicPrefix,
+    databaseUrl: database.url,
+    process: first.process,
+    async startAnother(more = {}) {
+      const next = await spawnHookbase('standalone', { ...env, ...more });
+      processes.push(next.process);
+      return next.process;
+    },
+    async stop() {
+      await Promise.all(processes.map((p) => p.stop()));
+      await database.drop();
+    },
+  };
+}

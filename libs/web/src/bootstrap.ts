@@ -1,0 +1,56 @@
+import { DynamicModule, INestApplicationContext, Logger, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ConfigError, ConfigModule, HookbaseConfig, loadConfig } from '@hookbase/config';
+import { createHttpApp, listen, nestLogLevels } from './http-app';
+import { WebModule } from './web.module';
+
+export interface ServiceDefinition {
+  /** Name used in logs and as PostgreSQL application_name. */
+  name: string;
+  /** Serves HTTP (ingest, api, standalone) or only consumes Kafka (fanout, dispatcher, dlq). */
+  http: boolean;
+  /** Checks beyond the schema that this service needs (e.g. an admin token). */
+  checkConfig?: (config: HookbaseConfig) => void;
+  imports: (config: HookbaseConfig) => DynamicModule['imports'];
+}
+
+@Module({})
+class ServiceRoot {}
+
+/**
+ * Starts one service: configuration read and validated once (a bad value stops the process with
+ * every problem listed), then the Nest application built from the service's modules.
+ */
+export async function bootstrapService(
+  definition: ServiceDefinition,
+  env: Record<string, string | undefined>,
+): Promise<{ app: INestApplicationContext; url?: string; config: HookbaseConfig }> {
+  const logger = new Logger(definition.name);
+  let config: HookbaseConfig;
+  try {
+    config = loadConfig(env);
+    definition.checkConfig?.(config);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      logger.error(error.message);
+      process.exit(78); // EX_CONFIG
+    }
+    throw error;
+  }
+  const root: DynamicModule = {
+    module: ServiceRoot,
+    imports: [ConfigModule.forRoot(config), ...(definition.imports(config) ?? [])],
+  };
+  if (definition.http) {
+    root.imports!.push(WebModule);
+    const app = await createHttpApp(root, config);
+    const url = await listen(app, config);
+    logger.log(`listening on ${url}`);
+    return { app, url, config };
+  }
+  const app = await NestFactory.createApplicationContext(root, { logger: nestLogLevels(config) });
+  app.enableShutdownHooks();
+  await app.init();
+  logger.log('started');
+  return { app, config };
+}

@@ -1,0 +1,66 @@
+import { DynamicModule, INestApplication, LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DomainError } from '@hookbase/domain';
+import { HookbaseConfig } from '@hookbase/config';
+import { HttpExceptionFilter } from './http-exception.filter';
+
+const NEST_LOG_LEVELS: Record<HookbaseConfig['logLevel'], LogLevel[]> = {
+  error: ['fatal', 'error'],
+  warn: ['fatal', 'error', 'warn'],
+  info: ['fatal', 'error', 'warn', 'log'],
+  debug: ['fatal', 'error', 'warn', 'log', 'debug'],
+};
+
+export function nestLogLevels(config: HookbaseConfig): LogLevel[] {
+  return NEST_LOG_LEVELS[config.logLevel];
+}
+
+/** A Nest application on Fastify, with Hookbase's body limit and error mapping. */
+export async function createHttpApp(
+  module: DynamicModule,
+  config: HookbaseConfig,
+): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.http.maxPayloadBytes,
+    logger: false,
+    trustProxy: false,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
+    logger: nestLogLevels(config),
+    bufferLogs: false,
+  });
+  app.useGlobalFilters(new HttpExceptionFilter());
+  acceptOnlyJson(app, config.http.maxPayloadBytes);
+  app.enableShutdownHooks();
+  return app;
+}
+
+export async function listen(app: INestApplication, config: HookbaseConfig): Promise<string> {
+  await app.listen(config.http.port, config.http.host);
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : config.http.port;
+  return `http://${config.http.host}:${port}`;
+}
+
+/**
+ * JSON is the only body this API takes: other content types get 415 from Fastify. Parse errors
+ * are raised as INVALID_JSON domain errors, because Nest turns Fastify's own parser errors into
+ * uncoded HTTP exceptions.
+ */
+function acceptOnlyJson(app: NestFastifyApplication, bodyLimit: number): void {
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.removeAllContentTypeParsers();
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  app.useBodyParser('application/json', { bodyLimit }, (request, body, done) => {
+    // Fastify's parser reads a Buffer as well as a string (it is JSON.parse underneath).
+    parseJson(
+      request as never,
+      body as unknown as string,
+      (error: Error | null, value?: unknown) => {
+        if (error) done(new DomainError('INVALID_JSON', 'Body is not valid JSON'), undefined);
+        else done(null, value);
+      },
+    );
+  });
+}

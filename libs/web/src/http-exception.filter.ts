@@ -1,0 +1,15 @@
+import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { toHttpError } from './error-mapping';
+
+@Catch()
+export class HttpExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HttpExceptionFilter');
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const mapped = toHttpError(error);
+    if (mapped.unexpected) this.logger.error(error instanceof Error ? error.stack : String(error));
+    void reply.status(mapped.status).send(mapped.body);
+  }
+}

@@ -1,0 +1,12 @@
+import { Global, Module } from '@nestjs/common';
+import { AdminGuard, ApiKeyGuard } from './auth.guards';
+import { AuthService } from './auth.service';
+import { HealthController } from './health.controller';
+
+@Global()
+@Module({
+  controllers: [HealthController],
+  providers: [AuthService, ApiKeyGuard, AdminGuard],
+  exports: [AuthService, ApiKeyGuard, AdminGuard],
+})
+export class WebModule {}

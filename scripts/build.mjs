@@ -1,0 +1,61 @@
+// Compiles apps/ and libs/ to dist/ with swc (decorator metadata on, path aliases rewritten to
+// relative requires). Type checking is separate: `npm run typecheck`.
+import { transformFile } from '@swc/core';
+import { copyFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const outDir = join(root, 'dist');
+const { compilerOptions } = JSON.parse(readFileSync(join(root, 'tsconfig.base.json'), 'utf8'));
+
+async function* sources(dir) {
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* sources(path);
+    else if (entry.name.endsWith('.ts') && !/\.(spec|test)\.ts$/.test(entry.name)) yield path;
+    else if (entry.name.endsWith('.json') && dir.includes('/src')) yield path;
+  }
+}
+
+export async function build() {
+  await rm(outDir, { recursive: true, force: true });
+  const files = [];
+  for (const top of ['apps', 'libs']) {
+    for await (const file of sources(join(root, top))) files.push(file);
+  }
+  await Promise.all(
+    files.map(async (file) => {
+      if (file.endsWith('.json')) {
+        const target = join(outDir, relative(root, file));
+        await mkdir(dirname(target), { recursive: true });
+        await copyFile(file, target);
+        return;
+      }
+      const out = join(outDir, relative(root, file)).replace(/\.ts$/, '.js');
+      const result = await transformFile(file, {
+        sourceMaps: true,
+        module: { type: 'commonjs' },
+        jsc: {
+          target: 'es2022',
+          baseUrl: root,
+          paths: compilerOptions.paths,
+          parser: { syntax: 'typescript', decorators: true },
+          transform: { legacyDecorator: true, decoratorMetadata: true },
+          keepClassNames: true,
+        },
+      });
+      await mkdir(dirname(out), { recursive: true });
+      await writeFile(out, result.code + `\n//# sourceMappingURL=${out.split('/').pop()}.map\n`);
+      await writeFile(`${out}.map`, result.map ?? '{}');
+    }),
+  );
+  return files.length;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const started = Date.now();
+  const count = await build();
+  console.log(`built ${count} files into dist/ in ${Date.now() - started} ms`);
+}

@@ -1,0 +1,71 @@
+// `npm test`: the whole suite on a fresh machine. Starts (or reuses) Kafka and PostgreSQL, builds,
+// runs the type check, ESLint and Prettier, then Jest's unit and integration projects. Extra
+// arguments go to Jest (e.g. `npm test -- test/e2e/delivery.test.ts`).
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from './build.mjs';
+import { ensureInfra, stopStartedInfra } from './infra.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+const jestArgs = process.argv.slice(2);
+// No Nx daemon or cloud: one-shot commands on a machine that may be brand new.
+process.env.NX_DAEMON = 'false';
+process.env.NX_NO_CLOUD = 'true';
+
+function run(command, args, env = process.env) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: root, stdio: 'inherit', env });
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+async function step(name, command, args, env) {
+  const started = Date.now();
+  console.log(`\n▶ ${name}`);
+  const code = await run(command, args, env);
+  console.log(
+    `${code === 0 ? '✔' : '✘'} ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+  );
+  return code;
+}
+
+async function main() {
+  const log = (line) => console.log(`  ${line}`);
+  console.log('▶ infrastructure');
+  const infra = await ensureInfra({ log });
+  let code = 1;
+  try {
+    const started = Date.now();
+    const files = await build();
+    console.log(`✔ build: ${files} files (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    if (jestArgs.length === 0) {
+      for (const [name, command, args] of [
+        ['type check', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']],
+        // The module-boundary rule reads Nx's project graph, which `nx show projects` computes.
+        ['Nx project graph', bin('nx'), ['show', 'projects']],
+        ['ESLint', bin('eslint'), ['.']],
+        ['Prettier', bin('prettier'), ['--check', '.', '--log-level', 'warn']],
+      ]) {
+        if ((await step(name, command, args)) !== 0) return 1;
+      }
+    }
+    code = await step('Jest (unit + integration)', bin('jest'), ['--ci', ...jestArgs], {
+      ...process.env,
+      HOOKBASE_TEST_DATABASE_URL: infra.databaseUrl,
+      HOOKBASE_TEST_KAFKA_BROKERS: infra.kafkaBrokers,
+    });
+    return code;
+  } finally {
+    await stopStartedInfra(infra, { log });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    console.error(`\n✘ ${error.message}`);
+    process.exit(1);
+  },
+);
