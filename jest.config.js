@@ -1,3 +1,5 @@
+const { compilerOptions } = require('./tsconfig.base.json');
+
 // Two projects: `unit` (specs beside the code, no I/O) and `integration` (test/, real Kafka,
 // PostgreSQL and HTTP started by scripts/test.mjs).
 const swc = [
@@ -5,6 +7,9 @@ const swc = [
   {
     jsc: {
       target: 'es2022',
+      // Path aliases are rewritten at transform time, so they also work in globalSetup.
+      baseUrl: __dirname,
+      paths: compilerOptions.paths,
       parser: { syntax: 'typescript', decorators: true },
       transform: { legacyDecorator: true, decoratorMetadata: true },
       keepClassNames: true,

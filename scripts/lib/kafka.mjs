@@ -17,7 +17,7 @@ import {
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
-import { isAlive, isPortOpen, tail, waitFor, withLock } from './wait.mjs';
+import { isAlive, isPortOpen, lastLines, run, tail, waitFor, withLock } from './wait.mjs';
 
 const { Kafka, logLevel } = kafkajs;
 
@@ -94,7 +94,13 @@ function probeKafka(brokers) {
  * coordinator itself (the first call also makes the broker create __consumer_offsets).
  */
 function probeGroupCoordinator(brokers) {
-  return withAdmin(brokers, (client) => client.describeGroups([PROBE_GROUP])).then(() => true);
+  return withAdmin(brokers, async (client) => {
+    // kafkajs looks the coordinator up through brokers known from metadata, which a fresh admin
+    // client has not fetched yet ("No brokers in the broker pool"): listTopics fetches it.
+    await client.listTopics();
+    await client.describeGroups([PROBE_GROUP]);
+    return true;
+  });
 }
 
 async function waitUntilReady(brokers, { timeoutMs = READY_TIMEOUT_MS, stop } = {}) {
@@ -247,21 +253,6 @@ async function ensureJars(log) {
   renameSync(staging, libsDir);
   writeFileSync(libsMarker, `${JSON.stringify({ pom: pomDigest(), jars }, null, 2)}\n`);
   log(`fetched ${jars.length} jars`);
-}
-
-function run(command, args, options) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, output }));
-  });
-}
-
-function lastLines(text, count) {
-  return text.trimEnd().split('\n').slice(-count).join('\n');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
-// Small helpers shared by the infrastructure scripts: polling with a deadline, a TCP probe, and a
-// cross-process lock so two `npm start` / `npm test` runs do not start the same server twice.
+// Small helpers shared by the infrastructure scripts (scripts/lib/kafka.mjs, postgres.mjs):
+// polling with a deadline, a TCP probe, a cross-process lock so two `npm start` / `npm test` runs
+// do not start the same server twice, and running a command with its output captured.
+import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname } from 'node:path';
@@ -107,4 +109,21 @@ export function tail(file, lines = 30) {
   } catch {
     return '';
   }
+}
+
+/** Runs a command to completion, capturing stdout and stderr together (for error messages). */
+export function run(command, args, options = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, output }));
+  });
+}
+
+/** The last `count` lines of a string. */
+export function lastLines(text, count = 20) {
+  return text.trimEnd().split('\n').slice(-count).join('\n');
 }

@@ -18,7 +18,8 @@ const envSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .default('postgres://hookbase:hookbase@127.0.0.1:54329/hookbase'),
-  DATABASE_POOL_SIZE: int(1, 200).default(10),
+  // At least 2: migrations hold an advisory lock on one connection while running on another.
+  DATABASE_POOL_SIZE: int(2, 200).default(10),
   KAFKA_BROKERS: z
     .string()
     .regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, 'must be host:port[,host:port...]')

@@ -7,7 +7,7 @@ import {
   DestinationAdapter,
   OutboundMessage,
 } from './destination.adapter';
-import { guardedLookup } from './guarded-lookup';
+import { createGuardedLookup, Resolver } from './guarded-lookup';
 
 export interface HttpAdapterOptions {
   timeoutMs: number;
@@ -15,6 +15,8 @@ export interface HttpAdapterOptions {
   allowPrivateTargets: boolean;
   responseExcerptBytes: number;
   userAgent: string;
+  /** Name resolution for connections; the system's by default (a seam for tests). */
+  resolver?: Resolver;
 }
 
 /**
@@ -29,7 +31,7 @@ export class HttpDestinationAdapter implements DestinationAdapter {
     this.agent = new Agent({
       connect: {
         timeout: options.connectTimeoutMs,
-        ...(options.allowPrivateTargets ? {} : { lookup: guardedLookup }),
+        ...(options.allowPrivateTargets ? {} : { lookup: createGuardedLookup(options.resolver) }),
       },
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
@@ -49,15 +51,23 @@ export class HttpDestinationAdapter implements DestinationAdapter {
       return { outcome: { kind: 'failed', error: reason }, durationMs: 0, responseExcerpt: null };
     }
     const body = JSON.stringify(message.payload);
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': this.options.userAgent,
-      ...webhookHeaders({
+    let signature: ReturnType<typeof webhookHeaders>;
+    try {
+      // A fresh timestamp and signature on every attempt, with every secret that signs now.
+      signature = webhookHeaders({
         messageId: message.messageId,
         timestampSeconds: Math.floor(Date.now() / 1000),
         body,
         secrets: target.secrets,
-      }),
+      });
+    } catch (error) {
+      const reason = `cannot sign: ${error instanceof Error ? error.message : String(error)}`;
+      return { outcome: { kind: 'failed', error: reason }, durationMs: 0, responseExcerpt: null };
+    }
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': this.options.userAgent,
+      ...signature,
       'hookbase-event-type': message.eventType,
       'hookbase-attempt': String(message.attemptNumber),
     };
@@ -80,10 +90,7 @@ export class HttpDestinationAdapter implements DestinationAdapter {
       };
     } catch (error) {
       result = transportFailure(error);
-      if (
-        result.type === 'network' &&
-        (error as NodeJS.ErrnoException).code === 'URL_NOT_ALLOWED'
-      ) {
+      if (result.type === 'network' && errorCode(error) === 'URL_NOT_ALLOWED') {
         return {
           outcome: { kind: 'failed', error: result.message },
           durationMs: elapsed(),
@@ -122,13 +129,21 @@ async function readExcerpt(
   return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
 }
 
+interface TransportError {
+  name?: string;
+  code?: string;
+  message?: string;
+  cause?: { code?: string; message?: string };
+}
+
+/** undici reports connection errors either directly or as the cause of its own error. */
+function errorCode(error: unknown): string | undefined {
+  const err = error as TransportError;
+  return err.code ?? err.cause?.code;
+}
+
 function transportFailure(error: unknown): AttemptResult {
-  const err = error as {
-    name?: string;
-    code?: string;
-    message?: string;
-    cause?: { code?: string; message?: string };
-  };
+  const err = error as TransportError;
   const timeouts = ['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'];
   if (
     err.name === 'TimeoutError' ||
@@ -137,7 +152,7 @@ function transportFailure(error: unknown): AttemptResult {
   ) {
     return { type: 'timeout' };
   }
-  const code = err.code ?? err.cause?.code;
+  const code = errorCode(error);
   const message = err.cause?.message ?? err.message ?? String(error);
   return {
     type: 'network',

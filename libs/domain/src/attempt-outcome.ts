@@ -37,12 +37,7 @@ export function classifyAttempt(result: AttemptResult, now: Date): AttemptOutcom
 }
 
 type StatusClass =
-  | 'informational'
-  | 'successful'
-  | 'redirection'
-  | 'client_error'
-  | 'server_error'
-  | 'invalid';
+  'informational' | 'successful' | 'redirection' | 'client_error' | 'server_error' | 'invalid';
 
 const STATUS_CLASSES = [
   'informational',
@@ -126,12 +121,18 @@ const MONTH = '(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)';
 const TIME = '(\\d{2}):(\\d{2}):(\\d{2})';
 // The three forms RFC 9110 §5.6.7 obliges a recipient to accept. Matched exactly, not with
 // Date.parse, which also takes local-time and free-form dates and so depends on the machine.
-const IMF_FIXDATE = new RegExp(`^(?:mon|tue|wed|thu|fri|sat|sun), (\\d{2}) ${MONTH} (\\d{4}) ${TIME} gmt$`, 'i');
+const IMF_FIXDATE = new RegExp(
+  `^(?:mon|tue|wed|thu|fri|sat|sun), (\\d{2}) ${MONTH} (\\d{4}) ${TIME} gmt$`,
+  'i',
+);
 const RFC850_DATE = new RegExp(
   `^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday), (\\d{2})-${MONTH}-(\\d{2}) ${TIME} gmt$`,
   'i',
 );
-const ASCTIME_DATE = new RegExp(`^(?:mon|tue|wed|thu|fri|sat|sun) ${MONTH} ([ \\d]\\d) ${TIME} (\\d{4})$`, 'i');
+const ASCTIME_DATE = new RegExp(
+  `^(?:mon|tue|wed|thu|fri|sat|sun) ${MONTH} ([ \\d]\\d) ${TIME} (\\d{4})$`,
+  'i',
+);
 
 /** An HTTP-date as epoch milliseconds, or undefined when it is not one. */
 function parseHttpDate(text: string, now: Date): number | undefined {
@@ -143,10 +144,12 @@ function parseHttpDate(text: string, now: Date): number | undefined {
   match = RFC850_DATE.exec(text);
   if (match) {
     const [, day, month, yy, hour, minute, second] = match;
-    // Two-digit years: the most recent such year that is not more than 50 years ahead.
+    // A two-digit year is the one within 50 years of now; RFC 9110 reads a year more than 50
+    // years ahead as the century before.
     const thisYear = now.getUTCFullYear();
     let year = thisYear - (thisYear % 100) + Number(yy);
     if (year > thisYear + 50) year -= 100;
+    else if (year <= thisYear - 50) year += 100;
     return utc(year, month, Number(day), hour, minute, second);
   }
   match = ASCTIME_DATE.exec(text);

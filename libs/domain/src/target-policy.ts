@@ -1,109 +1,139 @@
 import { isIP } from 'node:net';
 import { DomainError } from './errors';
 
-/** IPv4 ranges that are not the public internet: [network, prefix length]. */
-const PRIVATE_V4: ReadonlyArray<readonly [string, number]> = [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8],
+/**
+ * Refusing delivery targets that point into the installation's own network (SSRF). Here: the
+ * rules on addresses and on a URL as written. Host names are resolved and their addresses checked
+ * with `isPrivateAddress` when saved and again at every connection (against DNS rebinding).
+ */
+
+type Ipv4Range = readonly [network: string, prefixLength: number];
+
+/** IPv4 ranges that are not the public internet (RFC 6890 and friends). */
+const PRIVATE_IPV4_RANGES: readonly Ipv4Range[] = [
+  ['0.0.0.0', 8], // "this network"; 0.0.0.0 reaches the local host
+  ['10.0.0.0', 8], // private
   ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, cloud metadata
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local, where cloud metadata services listen
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.168.0.0', 16], // private
   ['198.18.0.0', 15], // benchmarking
   ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
+  ['240.0.0.0', 4], // reserved, 255.255.255.255 (broadcast) included
 ];
 
-function v4ToInt(ip: string): number {
-  return ip.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
+function ipv4ToNumber(ip: string): number {
+  return ip.split('.').reduce((value, octet) => value * 256 + Number(octet), 0);
 }
 
-function inV4Range(ip: string, [network, bits]: readonly [string, number]): boolean {
-  const size = 2 ** (32 - bits);
-  return Math.floor(v4ToInt(ip) / size) === Math.floor(v4ToInt(network) / size);
+function isPrivateIpv4(value: number): boolean {
+  return PRIVATE_IPV4_RANGES.some(([network, prefixLength]) => {
+    const size = 2 ** (32 - prefixLength);
+    return Math.floor(value / size) === Math.floor(ipv4ToNumber(network) / size);
+  });
 }
 
-/** The eight 16-bit groups of an IPv6 address (with an embedded IPv4 tail expanded). */
-function v6Groups(ip: string): number[] {
-  let text = ip.toLowerCase().split('%')[0];
-  const v4Tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (v4Tail) {
-    const n = v4ToInt(v4Tail[1]);
-    text =
-      text.slice(0, -v4Tail[1].length) + `${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
+/** The eight 16-bit groups of a syntactically valid IPv6 address, a dotted IPv4 tail included. */
+function ipv6Groups(ip: string): number[] {
+  let text = ip;
+  const dotted = /:(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    const value = ipv4ToNumber(dotted[1]);
+    const tail = `${Math.floor(value / 0x10000).toString(16)}:${(value % 0x10000).toString(16)}`;
+    text = text.slice(0, dotted.index + 1) + tail;
   }
-  const [head, tail] = text.split('::');
-  const parse = (part: string | undefined) =>
-    part ? part.split(':').map((g) => parseInt(g, 16)) : [];
-  const left = parse(head);
-  const right = parse(tail);
-  const zeros = tail === undefined ? [] : Array(8 - left.length - right.length).fill(0);
-  return [...left, ...zeros, ...right];
+  const [head, rest] = text.split('::');
+  const groups = (part: string | undefined) =>
+    part ? part.split(':').map((group) => parseInt(group, 16)) : [];
+  const left = groups(head);
+  const right = groups(rest);
+  const gap = rest === undefined ? 0 : 8 - left.length - right.length;
+  return [...left, ...Array<number>(gap).fill(0), ...right];
 }
 
-function embeddedV4(groups: number[]): string {
-  return [groups[6] >> 8, groups[6] & 0xff, groups[7] >> 8, groups[7] & 0xff].join('.');
+function isPrivateIpv6(groups: number[]): boolean {
+  const zeros = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
+  const embeddedIpv4 = groups[6] * 0x10000 + groups[7];
+  // ::/96: the unspecified :: and loopback ::1, and the deprecated IPv4-compatible ::a.b.c.d,
+  // where no legitimate receiver lives.
+  if (zeros(0, 6)) return true;
+  if (zeros(0, 5) && groups[5] === 0xffff) return isPrivateIpv4(embeddedIpv4); // ::ffff:a.b.c.d
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) {
+    return isPrivateIpv4(embeddedIpv4); // NAT64 64:ff9b::a.b.c.d reaches a.b.c.d
+  }
+  const first = groups[0];
+  return (
+    (first & 0xfe00) === 0xfc00 || // unique local fc00::/7
+    (first & 0xffc0) === 0xfe80 || // link-local fe80::/10
+    (first & 0xffc0) === 0xfec0 || // site-local fec0::/10 (deprecated, private by definition)
+    (first & 0xff00) === 0xff00 // multicast ff00::/8
+  );
 }
 
 /**
- * Whether an IP address is private, loopback, link-local, multicast or otherwise not a public
- * internet host: a delivery target there could reach this installation's own network.
+ * Whether an IP address is loopback, private, link-local, multicast or otherwise not a public
+ * internet host. Throws VALIDATION_FAILED for anything that is not an IP address.
  */
 export function isPrivateAddress(ip: string): boolean {
-  const version = isIP(ip.split('%')[0]);
-  if (version === 4) return PRIVATE_V4.some((range) => inV4Range(ip, range));
-  if (version !== 6) throw new DomainError('VALIDATION_FAILED', `${ip} is not an IP address`);
-  const g = v6Groups(ip);
-  const allZeroUntil = (n: number) => g.slice(0, n).every((x) => x === 0);
-  if (allZeroUntil(8)) return true; // ::
-  if (allZeroUntil(7) && g[7] === 1) return true; // ::1
-  if (allZeroUntil(5) && g[5] === 0xffff) return isPrivateAddress(embeddedV4(g)); // ::ffff:a.b.c.d
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) {
-    return isPrivateAddress(embeddedV4(g)); // NAT64 64:ff9b::/96
+  const address = ip.split('%')[0]; // a zone (fe80::1%eth0) only says which interface
+  switch (isIP(address)) {
+    case 4:
+      return isPrivateIpv4(ipv4ToNumber(address));
+    case 6:
+      return isPrivateIpv6(ipv6Groups(address));
+    default:
+      throw new DomainError('VALIDATION_FAILED', `${JSON.stringify(ip)} is not an IP address`);
   }
-  if ((g[0] & 0xfe00) === 0xfc00) return true; // unique local fc00::/7
-  if ((g[0] & 0xffc0) === 0xfe80) return true; // link-local fe80::/10
-  if ((g[0] & 0xff00) === 0xff00) return true; // multicast ff00::/8
-  return false;
 }
 
-const MAX_URL_LENGTH = 2048;
+export const MAX_TARGET_URL_LENGTH = 2048;
 
 /**
- * Parses and checks a delivery URL: http(s), no credentials, a host, and, unless private targets
- * are allowed, not an IP literal or localhost name that points inside. Host names are resolved
- * and checked again at connection time by the HTTP adapter.
+ * Parses and checks a delivery URL: http or https, no credentials, a host, at most 2048
+ * characters; and, unless private targets are allowed, a host that is neither a private IP
+ * literal nor a localhost name. Returns the URL as WHATWG normalises it (`http://0x7f000001/`
+ * becomes `http://127.0.0.1/`), which is what gets checked, stored and connected to.
  */
 export function checkTargetUrl(raw: string, options: { allowPrivate: boolean }): URL {
-  if (raw.length > MAX_URL_LENGTH) {
-    throw new DomainError('INVALID_URL', `URL is longer than ${MAX_URL_LENGTH} characters`);
+  if (raw.length > MAX_TARGET_URL_LENGTH) {
+    throw new DomainError('INVALID_URL', `URL is longer than ${MAX_TARGET_URL_LENGTH} characters`);
   }
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new DomainError('INVALID_URL', `Not a valid URL: ${raw.slice(0, 200)}`);
+    // Not echoed: an unparseable URL may still carry a password.
+    throw new DomainError('INVALID_URL', 'Not a valid absolute URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new DomainError('INVALID_URL', `URL scheme must be http or https, not ${url.protocol}`);
   }
-  if (url.username || url.password) {
+  if (url.username !== '' || url.password !== '') {
     throw new DomainError('INVALID_URL', 'URL must not carry credentials (user:password@)');
   }
-  if (!url.hostname) throw new DomainError('INVALID_URL', 'URL has no host');
-  if (options.allowPrivate) return url;
-  const host = url.hostname
-    .replace(/^\[|\]$/g, '')
-    .replace(/\.$/, '')
-    .toLowerCase();
-  const localName = host === 'localhost' || host.endsWith('.localhost');
-  if (localName || (isIP(host) !== 0 && isPrivateAddress(host))) {
+  if (url.hostname === '') throw new DomainError('INVALID_URL', 'URL has no host');
+  if (url.href.length > MAX_TARGET_URL_LENGTH) {
+    throw new DomainError(
+      'INVALID_URL',
+      `URL is longer than ${MAX_TARGET_URL_LENGTH} characters once normalised`,
+    );
+  }
+  if (!options.allowPrivate && isPrivateHost(url.hostname)) {
     throw new DomainError(
       'URL_NOT_ALLOWED',
       `${url.hostname} is a private, loopback or link-local address; set HOOKBASE_ALLOW_PRIVATE_TARGETS=true to allow it`,
+      { host: url.hostname },
     );
   }
   return url;
+}
+
+/** A normalised URL host that points inside without asking DNS. */
+function isPrivateHost(hostname: string): boolean {
+  const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname.replace(/\.+$/, '');
+  if (isIP(host) !== 0) return isPrivateAddress(host);
+  // RFC 6761: localhost and every name under it are loopback, whatever DNS says.
+  return host === 'localhost' || host.endsWith('.localhost');
 }

@@ -28,7 +28,7 @@ export async function prepareTemplateDatabase(baseUrl: string): Promise<void> {
   });
   const dataSource = createDataSource({
     url: withDatabase(baseUrl, TEMPLATE_DATABASE),
-    poolSize: 1,
+    poolSize: 2,
   });
   await dataSource.initialize();
   try {

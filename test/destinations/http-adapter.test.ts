@@ -1,0 +1,147 @@
+import { HttpDestinationAdapter } from '@hookbase/destinations';
+import { generateSecret } from '@hookbase/signing';
+import { TestReceiver } from '@hookbase/testing';
+
+/** The HTTP adapter against a real receiver on loopback: what each transport situation becomes. */
+describe('HttpDestinationAdapter', () => {
+  const receiver = new TestReceiver();
+  let url: string;
+  const secret = generateSecret();
+  const adapter = (
+    overrides: Partial<ConstructorParameters<typeof HttpDestinationAdapter>[0]> = {},
+  ) =>
+    new HttpDestinationAdapter({
+      timeoutMs: 1_000,
+      connectTimeoutMs: 1_000,
+      allowPrivateTargets: true,
+      responseExcerptBytes: 16,
+      userAgent: 'Hookbase/test',
+      ...overrides,
+    });
+  const message = {
+    messageId: 'msg_1',
+    eventId: 'evt_1',
+    eventType: 'a.b',
+    payload: { n: 1 },
+    attemptNumber: 3,
+  };
+  const target = (path = '/hook', secrets = [secret]) => ({
+    endpointId: 'ep_1',
+    kind: 'http' as const,
+    url: `${url}${path}`,
+    config: {},
+    secrets,
+  });
+
+  beforeAll(async () => {
+    url = await receiver.start();
+  });
+  afterAll(() => receiver.stop());
+
+  it('posts the payload with Standard Webhooks and Hookbase headers', async () => {
+    receiver.respondWith(() => ({ status: 202, body: 'accepted' }));
+    const http = adapter();
+    const report = await http.deliver(message, target());
+    await http.close();
+    expect(report.outcome).toEqual({ kind: 'succeeded', status: 202 });
+    expect(report.responseExcerpt).toBe('accepted');
+    const request = receiver.requests.at(-1)!;
+    expect(JSON.parse(request.body)).toEqual({ n: 1 });
+    expect(request.headers).toMatchObject({
+      'content-type': 'application/json',
+      'user-agent': 'Hookbase/test',
+      'webhook-id': 'msg_1',
+      'hookbase-event-type': 'a.b',
+      'hookbase-attempt': '3',
+    });
+    expect(request.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/=]+$/);
+  });
+
+  it('never follows a redirect', async () => {
+    receiver.respondWith((request) =>
+      request.path === '/moved'
+        ? { status: 302, headers: { location: `${url}/hook` } }
+        : { status: 200 },
+    );
+    const before = receiver.requests.length;
+    const http = adapter();
+    const report = await http.deliver(message, target('/moved'));
+    await http.close();
+    expect(report.outcome).toMatchObject({ kind: 'failed', status: 302 });
+    expect(receiver.requests.length - before).toBe(1);
+  });
+
+  it('retries a receiver that is too slow, as a timeout', async () => {
+    receiver.respondWith(() => ({ status: 200, delayMs: 1_500 }));
+    const http = adapter({ timeoutMs: 300 });
+    const report = await http.deliver(message, target());
+    await http.close();
+    expect(report.outcome).toEqual({ kind: 'retry', error: 'timeout' });
+  });
+
+  it('retries a dropped connection as a network error', async () => {
+    receiver.respondWith(() => ({ drop: true }));
+    const http = adapter();
+    const report = await http.deliver(message, target());
+    await http.close();
+    expect(report.outcome).toMatchObject({
+      kind: 'retry',
+      error: expect.stringMatching(/^network: /),
+    });
+  });
+
+  it('carries Retry-After and keeps only a bounded excerpt of the response', async () => {
+    receiver.respondWith(() => ({
+      status: 429,
+      headers: { 'retry-after': '7' },
+      body: 'x'.repeat(1000),
+    }));
+    const http = adapter();
+    const report = await http.deliver(message, target());
+    await http.close();
+    expect(report.outcome).toEqual({
+      kind: 'retry',
+      status: 429,
+      error: 'HTTP 429',
+      retryAfterMs: 7000,
+    });
+    expect(report.responseExcerpt).toBe('x'.repeat(16));
+  });
+
+  it('refuses private targets at connection time, names included, when they are not allowed', async () => {
+    const before = receiver.requests.length;
+    // A resolver that answers like a rebinding attacker's DNS: a public-looking name, inside.
+    const http = adapter({
+      allowPrivateTargets: false,
+      resolver: (_hostname, _options, callback) =>
+        callback(null, [{ address: '127.0.0.1', family: 4 }]),
+    });
+    const port = new URL(url).port;
+    // A literal is refused by the URL rule; a name that resolves inside, by the guarded lookup.
+    const literal = await http.deliver(message, {
+      ...target(),
+      url: `http://127.0.0.1:${port}/hook`,
+    });
+    const named = await http.deliver(message, {
+      ...target(),
+      url: `http://hooks.example.com:${port}/hook`,
+    });
+    await http.close();
+    expect(literal.outcome).toMatchObject({ kind: 'failed' });
+    expect(named.outcome).toMatchObject({
+      kind: 'failed',
+      error: expect.stringMatching(/private address/),
+    });
+    expect(receiver.requests.length).toBe(before);
+  });
+
+  it('fails an endpoint with no signing secret instead of sending it unsigned', async () => {
+    const http = adapter();
+    const report = await http.deliver(message, target('/hook', []));
+    await http.close();
+    expect(report.outcome).toMatchObject({
+      kind: 'failed',
+      error: expect.stringMatching(/cannot sign/),
+    });
+  });
+});
