@@ -59,9 +59,9 @@ function topicPrefix() {
   return process.env.HOOKBASE_TOPIC_PREFIX || 'hookbase';
 }
 
-/** An admin client that fails fast: the callers poll, so kafkajs' own retries only add delay. */
-function admin(brokers) {
-  const kafka = new Kafka({
+/** A client that fails fast: the callers poll, so kafkajs' own retries only add delay. */
+function kafkaClient(brokers) {
+  return new Kafka({
     clientId: 'hookbase-infra',
     brokers: brokers.split(',').map((broker) => broker.trim()),
     logLevel: logLevel.NOTHING,
@@ -69,16 +69,19 @@ function admin(brokers) {
     requestTimeout: 5000,
     retry: { retries: 0 },
   });
-  return kafka.admin();
+}
+
+function admin(brokers) {
+  return kafkaClient(brokers).admin();
 }
 
 async function withAdmin(brokers, fn) {
-  const client = admin(brokers);
+  const adminClient = admin(brokers);
   try {
-    await client.connect();
-    return await fn(client);
+    await adminClient.connect();
+    return await fn(adminClient);
   } finally {
-    await client.disconnect().catch(() => {});
+    await adminClient.disconnect().catch(() => {});
   }
 }
 
@@ -103,6 +106,26 @@ function probeGroupCoordinator(brokers) {
   });
 }
 
+/**
+ * An idempotent producer's first call (InitProducerId) fails with "coordinator is loading" until
+ * the broker has fetched its first block of producer ids from the controller. Connecting one
+ * (kafkajs runs InitProducerId on connect) proves the services' producers will not hit that.
+ */
+async function probeProducerIds(brokers) {
+  // kafkajs refuses an idempotent producer without retries; one quick retry is enough here.
+  const producer = kafkaClient(brokers).producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 500 },
+  });
+  try {
+    await producer.connect();
+    return true;
+  } finally {
+    await producer.disconnect().catch(() => {});
+  }
+}
+
 async function waitUntilReady(brokers, { timeoutMs = READY_TIMEOUT_MS, stop } = {}) {
   const deadline = Date.now() + timeoutMs;
   await waitFor(() => probeKafka(brokers), {
@@ -111,10 +134,17 @@ async function waitUntilReady(brokers, { timeoutMs = READY_TIMEOUT_MS, stop } = 
     what: `Kafka at ${brokers}`,
     stop,
   });
+  const rest = () => Math.max(deadline - Date.now(), 5000);
   await waitFor(() => probeGroupCoordinator(brokers), {
-    timeoutMs: Math.max(deadline - Date.now(), 5000),
+    timeoutMs: rest(),
     intervalMs: 250,
     what: `the group coordinator of Kafka at ${brokers}`,
+    stop,
+  });
+  await waitFor(() => probeProducerIds(brokers), {
+    timeoutMs: rest(),
+    intervalMs: 250,
+    what: `idempotent producers to be accepted by Kafka at ${brokers}`,
     stop,
   });
 }
@@ -416,7 +446,8 @@ async function startBroker(port, log) {
   try {
     await waitUntilReady(localBrokers(), { stop });
   } catch (error) {
-    if (!exit) await stopKafka();
+    if (exit) rmSync(pidFile, { force: true });
+    else await stopKafka();
     throw new Error(`${error.message}\n${brokerLogs()}`);
   }
 }
@@ -432,7 +463,9 @@ export async function ensureKafka({ log = () => {} } = {}) {
   const external = process.env.KAFKA_BROKERS;
   if (external) {
     log(`KAFKA_BROKERS is set: waiting for ${external} (nothing is started)`);
-    await waitUntilReady(external, { timeoutMs: 60_000 });
+    await waitUntilReady(external, { timeoutMs: 60_000 }).catch((error) => {
+      throw new Error(`KAFKA_BROKERS=${external} is not usable: ${error.message}`);
+    });
     return { brokers: external, startedByUs: false };
   }
   const port = brokerPort();
@@ -442,15 +475,34 @@ export async function ensureKafka({ log = () => {} } = {}) {
   return { brokers, startedByUs };
 }
 
+/** The PLAINTEXT port in server.properties, i.e. the port the running broker was started with. */
+function configuredPort() {
+  try {
+    const match = /^listeners=PLAINTEXT:\/\/[^:]+:(\d+)/m.exec(readFileSync(propsFile, 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function reuseOrStart(port, log) {
   const brokers = `127.0.0.1:${port}`;
   const pid = findBrokerPid();
+  const runningPort = pid ? configuredPort() : undefined;
+  if (pid && runningPort !== undefined && runningPort !== port) {
+    // One data directory, one broker: a second one on another port would fight over its lock.
+    throw new Error(
+      `this checkout's Kafka broker is running on port ${runningPort} (pid ${pid}), not ` +
+        `KAFKA_PORT=${port}. Run \`node scripts/infra.mjs down\` first to move it.`,
+    );
+  }
   if (await isPortOpen(port)) {
     // Something listens: reuse it if it is Kafka (ours or not). A broker still booting (ours,
     // started by an earlier run that gave up) gets the full timeout.
     try {
       await waitUntilReady(brokers, { timeoutMs: pid ? READY_TIMEOUT_MS : 15_000 });
     } catch (error) {
+      if (pid) throw new Error(`our Kafka broker (pid ${pid}) is not ready: ${error.message}`);
       throw new Error(
         `port ${port} is in use but does not answer as a Kafka broker (${error.message}). ` +
           'Stop that program or set KAFKA_PORT to a free port.',

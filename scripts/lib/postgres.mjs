@@ -306,31 +306,26 @@ async function startCluster(port, log) {
   const bin = findServerBin() ?? (await installServer(log));
   const home = prepareHome(log);
   await initCluster(bin, home, log);
+  if (await clusterRunning(bin, home)) {
+    // Running, yet nothing answers on our port: it was started with another PGPORT_HOOKBASE, and
+    // whoever uses it there would break if we moved it.
+    throw new Error(
+      `this checkout's PostgreSQL cluster is running on port ${postmasterPort(home) ?? '?'}, not ` +
+        `PGPORT_HOOKBASE=${port}. Run \`node scripts/infra.mjs down\` first to move it.`,
+    );
+  }
   writeSettings(home, port);
-  // Running but not on our port: it was started with another PGPORT_HOOKBASE; restart it on this one.
-  const action = (await clusterRunning(bin, home)) ? 'restart' : 'start';
-  log(`${action === 'start' ? 'starting' : 'restarting'} PostgreSQL (logs in ${logFileOf(home)})`);
+  log(`starting PostgreSQL (logs in ${logFileOf(home)})`);
   const { code, output } = await runAsOwner(
     home,
     join(bin, 'pg_ctl'),
-    [
-      '-D',
-      dataDirOf(home),
-      '-l',
-      logFileOf(home),
-      '-w',
-      '-t',
-      String(START_TIMEOUT_S),
-      '-m',
-      'fast',
-      action,
-    ],
+    ['-D', dataDirOf(home), '-l', logFileOf(home), '-w', '-t', String(START_TIMEOUT_S), 'start'],
     // Its own process group: a Ctrl-C in the terminal that ran us must not reach the server.
     { detached: true },
   );
   if (code !== 0) {
     throw new Error(
-      `pg_ctl ${action} failed (exit ${code}):\n${lastLines(output, 10)}\n` +
+      `pg_ctl start failed (exit ${code}):\n${lastLines(output, 10)}\n` +
         `--- ${logFileOf(home)} (last lines) ---\n${tail(logFileOf(home), 25)}`,
     );
   }
@@ -436,12 +431,16 @@ export async function postgresStatus() {
   }
 }
 
-/** The postmaster's pid from postmaster.pid (first line), if the file is there and readable. */
-function postmasterPid(home) {
+/** Line `index` of postmaster.pid as a number (0: pid, 3: port), if the server left the file. */
+function postmasterField(home, index) {
   try {
-    const pid = Number.parseInt(readFileSync(join(dataDirOf(home), 'postmaster.pid'), 'utf8'), 10);
-    return Number.isInteger(pid) ? pid : undefined;
+    const lines = readFileSync(join(dataDirOf(home), 'postmaster.pid'), 'utf8').split('\n');
+    const value = Number.parseInt(lines[index], 10);
+    return Number.isInteger(value) ? value : undefined;
   } catch {
     return undefined;
   }
 }
+
+const postmasterPid = (home) => postmasterField(home, 0);
+const postmasterPort = (home) => postmasterField(home, 3);
