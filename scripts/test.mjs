@@ -2,6 +2,7 @@
 // runs the type check, ESLint and Prettier, then Jest's unit and integration projects. Extra
 // arguments go to Jest (e.g. `npm test -- test/e2e/delivery.test.ts`).
 import { spawn } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from './build.mjs';
@@ -31,6 +32,20 @@ async function step(name, command, args, env) {
   return code;
 }
 
+/** One plain closing line that any reader of the log can count. */
+function summarize(file) {
+  try {
+    const { numPassedTests, numFailedTests, numPendingTests } = JSON.parse(
+      readFileSync(file, 'utf8'),
+    );
+    console.log(
+      `\ntests: ${numPassedTests} passed, ${numFailedTests} failed, ${numPendingTests} skipped`,
+    );
+  } catch {
+    console.log('\ntests: no results (Jest did not finish)');
+  }
+}
+
 async function main() {
   const log = (line) => console.log(`  ${line}`);
   console.log('▶ infrastructure');
@@ -51,11 +66,19 @@ async function main() {
         if ((await step(name, command, args)) !== 0) return 1;
       }
     }
-    code = await step('Jest (unit + integration)', bin('jest'), ['--ci', ...jestArgs], {
-      ...process.env,
-      HOOKBASE_TEST_DATABASE_URL: infra.databaseUrl,
-      HOOKBASE_TEST_KAFKA_BROKERS: infra.kafkaBrokers,
-    });
+    const results = join(root, '.data', 'jest-results.json');
+    rmSync(results, { force: true });
+    code = await step(
+      'Jest (unit + integration)',
+      bin('jest'),
+      ['--ci', '--json', `--outputFile=${results}`, ...jestArgs],
+      {
+        ...process.env,
+        HOOKBASE_TEST_DATABASE_URL: infra.databaseUrl,
+        HOOKBASE_TEST_KAFKA_BROKERS: infra.kafkaBrokers,
+      },
+    );
+    summarize(results);
     return code;
   } finally {
     await stopStartedInfra(infra, { log });
