@@ -70,7 +70,9 @@ async function main() {
   let announced = false;
   child.stdout.on('data', (chunk) => {
     process.stdout.write(chunk);
-    const match = !announced && /listening on (http:\/\/\S+)/.exec(chunk.toString());
+    // The log may be coloured: read the address from the text without its escape codes.
+    const text = chunk.toString().replace(/\x1b\[[0-9;]*m/g, '');
+    const match = !announced && /listening on (http:\/\/\S+)/.exec(text);
     if (match) {
       announced = true;
       console.log(banner(match[1], token, generated, infra));
