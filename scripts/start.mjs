@@ -9,6 +9,7 @@ import { build } from './build.mjs';
 import { ensureInfra } from './infra.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
 
 /** Keeps one admin token per checkout, so it stays the same across restarts. */
 function adminToken() {
@@ -71,7 +72,7 @@ async function main() {
   child.stdout.on('data', (chunk) => {
     process.stdout.write(chunk);
     // The log may be coloured: read the address from the text without its escape codes.
-    const text = chunk.toString().replace(/\x1b\[[0-9;]*m/g, '');
+    const text = chunk.toString().replace(ANSI_COLOUR, '');
     const match = !announced && /listening on (http:\/\/\S+)/.exec(text);
     if (match) {
       announced = true;
