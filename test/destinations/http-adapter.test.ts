@@ -20,6 +20,7 @@ describe('HttpDestinationAdapter', () => {
     });
   const message = {
     messageId: 'msg_1',
+    webhookId: 'msg_1',
     eventId: 'evt_1',
     eventType: 'a.b',
     payload: { n: 1 },

@@ -3,6 +3,8 @@ import type { AttemptOutcome, EndpointKind } from '@hookbase/domain';
 /** One message as a destination sees it, for one attempt. */
 export interface OutboundMessage {
   messageId: string;
+  /** Stable across retries and replays: receivers deduplicate by it. */
+  webhookId: string;
   eventId: string;
   eventType: string;
   payload: Record<string, unknown>;

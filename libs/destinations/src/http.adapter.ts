@@ -55,7 +55,7 @@ export class HttpDestinationAdapter implements DestinationAdapter {
     try {
       // A fresh timestamp and signature on every attempt, with every secret that signs now.
       signature = webhookHeaders({
-        messageId: message.messageId,
+        messageId: message.webhookId,
         timestampSeconds: Math.floor(Date.now() / 1000),
         body,
         secrets: target.secrets,

@@ -20,6 +20,7 @@ import { ConcurrencyLimit } from './concurrency-limit';
 /** A message ready for its next attempt, from the deliveries topic or the retry schedule. */
 export interface PendingDelivery {
   messageId: string;
+  webhookId: string;
   eventId: string;
   organizationId: string;
   endpointId: string;
@@ -115,6 +116,7 @@ export class DeliveryService implements OnApplicationShutdown {
       ? await adapter.deliver(
           {
             messageId: delivery.messageId,
+            webhookId: delivery.webhookId,
             eventId: delivery.eventId,
             eventType: delivery.eventType,
             payload: delivery.payload,

@@ -78,6 +78,7 @@ export class DispatcherConsumer implements OnApplicationBootstrap, OnApplication
       seen.add(record.messageId);
       pending.push({
         messageId: record.messageId,
+        webhookId: record.messageId,
         eventId: record.eventId,
         organizationId: record.organizationId,
         endpointId: record.endpointId,

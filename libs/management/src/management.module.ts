@@ -3,10 +3,12 @@ import { EndpointSettingsService } from './endpoint-settings.service';
 import { EndpointsController } from './endpoints.controller';
 import { LogController } from './log.controller';
 import { OrganizationsController } from './organizations.controller';
+import { ReplayController } from './replay.controller';
+import { ReplayService } from './replay.service';
 
 /** The management API: organizations and keys, endpoints, the message log and the DLQ. */
 @Module({
-  controllers: [OrganizationsController, EndpointsController, LogController],
-  providers: [EndpointSettingsService],
+  controllers: [OrganizationsController, EndpointsController, LogController, ReplayController],
+  providers: [EndpointSettingsService, ReplayService],
 })
 export class ManagementModule {}

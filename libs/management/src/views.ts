@@ -52,6 +52,7 @@ export function messageView(message: MessageEntity) {
     createdAt: iso(message.createdAt),
     updatedAt: iso(message.updatedAt),
     finishedAt: iso(message.finishedAt),
+    replayOf: message.replayOf,
   };
 }
 
@@ -91,5 +92,7 @@ export function dlqEntryView(entry: DlqEntryEntity) {
     lastError: entry.lastError,
     lastResponseStatus: entry.lastResponseStatus,
     createdAt: iso(entry.createdAt),
+    retriedAt: iso(entry.retriedAt),
+    retryMessageId: entry.retryMessageId,
   };
 }

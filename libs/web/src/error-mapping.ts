@@ -22,6 +22,7 @@ export function httpStatusFor(code: ErrorCode): number {
     case 'ENDPOINT_NOT_FOUND':
     case 'EVENT_NOT_FOUND':
     case 'MESSAGE_NOT_FOUND':
+    case 'DLQ_ENTRY_NOT_FOUND':
       return 404;
     case 'IDEMPOTENCY_CONFLICT':
       return 409;

@@ -17,4 +17,6 @@ export class DlqEntryEntity {
   @Column({ name: 'last_response_status', type: 'integer', nullable: true })
   lastResponseStatus!: number | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
+  @Column({ name: 'retried_at', type: 'timestamptz', nullable: true }) retriedAt!: Date | null;
+  @Column({ name: 'retry_message_id', type: 'text', nullable: true }) retryMessageId!: string | null;
 }

@@ -3,7 +3,10 @@ import type { MessageStatus } from '@hookbase/domain';
 
 /** One event for one endpoint: the unit that is delivered, retried and dead-lettered. */
 @Entity('messages')
-@Index('uq_messages_event_endpoint', ['eventId', 'endpointId'], { unique: true })
+@Index('uq_messages_event_endpoint', ['eventId', 'endpointId'], {
+  unique: true,
+  where: 'replay_of IS NULL',
+})
 @Index('idx_messages_organization', ['organizationId', 'id'])
 @Index('idx_messages_endpoint', ['endpointId', 'id'])
 export class MessageEntity {
@@ -23,4 +26,6 @@ export class MessageEntity {
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt!: Date;
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true }) finishedAt!: Date | null;
+  /** Set on a copy made by a replay or DLQ retry: the message it copies (and whose webhook-id it keeps). */
+  @Column({ name: 'replay_of', type: 'text', nullable: true }) replayOf!: string | null;
 }

@@ -1,3 +1,4 @@
 import { InitialSchema1764460800000 } from './1764460800000-initial-schema';
+import { MessageReplays1764547200000 } from './1764547200000-message-replays';
 
-export const MIGRATIONS = [InitialSchema1764460800000];
+export const MIGRATIONS = [InitialSchema1764460800000, MessageReplays1764547200000];

@@ -33,6 +33,16 @@ export class DlqRepository {
     );
   }
 
+  find(organizationId: string, id: string): Promise<DlqEntryEntity | null> {
+    return this.dataSource.getRepository(DlqEntryEntity).findOneBy({ organizationId, id });
+  }
+
+  async markRetried(id: string, retryMessageId: string): Promise<void> {
+    await this.dataSource
+      .getRepository(DlqEntryEntity)
+      .update(id, { retriedAt: new Date(), retryMessageId });
+  }
+
   async list(
     organizationId: string,
     filter: { endpointId?: string; reason?: DlqReason },

@@ -2,13 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import {
   DEFAULT_RETRY_POLICY,
+  EndpointStatus,
   EventEnvelope,
   matchRecipients,
   maxAttempts,
   newId,
+  RecipientCandidate,
   RetryPolicy,
 } from '@hookbase/domain';
-import { EndpointEntity, EventEntity, MessageEntity } from '../entities';
+import { EventEntity, MessageEntity } from '../entities';
 
 export interface RecordedMessage {
   messageId: string;
@@ -32,7 +34,8 @@ export class EventRepository {
       if (fresh.length > 0) await this.insertMessages(tx, fresh);
       const eventIds = [...new Set(envelopes.map((envelope) => envelope.id))];
       const rows: { id: string; event_id: string; endpoint_id: string }[] = await tx.query(
-        'SELECT id, event_id, endpoint_id FROM messages WHERE event_id = ANY($1) ORDER BY id',
+        `SELECT id, event_id, endpoint_id FROM messages
+          WHERE event_id = ANY($1) AND replay_of IS NULL ORDER BY id`,
         [eventIds],
       );
       const byEvent = new Map<string, RecordedMessage[]>(eventIds.map((id) => [id, []]));
@@ -73,72 +76,52 @@ export class EventRepository {
 
   private async insertMessages(tx: EntityManager, events: readonly EventEnvelope[]) {
     const organizationIds = [...new Set(events.map((event) => event.organizationId))];
-    const endpoints = await tx.getRepository(EndpointEntity).query(
+    const rows: {
+      id: string;
+      organization_id: string;
+      status: EndpointStatus;
+      event_types: string[];
+      retry: RetryPolicy | null;
+    }[] = await tx.query(
       `SELECT id, organization_id, status, event_types, retry FROM endpoints
         WHERE organization_id = ANY($1) AND deleted_at IS NULL AND status <> 'disabled'`,
       [organizationIds],
     );
-    type Row = {
-      id: string;
-      organization_id: string;
-      status: EndpointEntity['status'];
-      event_types: string[];
-      retry: RetryPolicy;
-    };
-    const byOrganization = new Map<string, ReturnType<typeof candidate>[]>();
-    const candidate = (row: Row) => ({
-      id: row.id,
-      status: row.status,
-      eventTypes: row.event_types,
-      deleted: false,
-      maxAttempts: maxAttempts(row.retry ?? DEFAULT_RETRY_POLICY),
-    });
-    for (const row of endpoints as Row[]) {
-      byOrganization.set(row.organization_id, [
-        ...(byOrganization.get(row.organization_id) ?? []),
-        candidate(row),
-      ]);
+    const byOrganization = new Map<string, (RecipientCandidate & { maxAttempts: number })[]>();
+    for (const row of rows) {
+      const candidates = byOrganization.get(row.organization_id) ?? [];
+      candidates.push({
+        id: row.id,
+        status: row.status,
+        eventTypes: row.event_types,
+        deleted: false,
+        maxAttempts: maxAttempts(row.retry ?? DEFAULT_RETRY_POLICY),
+      });
+      byOrganization.set(row.organization_id, candidates);
     }
-    const messages: MessageEntity[] = [];
-    const now = new Date();
-    for (const event of events) {
-      const recipients = matchRecipients(byOrganization.get(event.organizationId) ?? [], event);
-      for (const endpoint of recipients) {
-        messages.push({
-          id: newId('msg'),
-          organizationId: event.organizationId,
-          eventId: event.id,
-          endpointId: endpoint.id,
-          eventType: event.eventType,
-          status: 'pending',
-          attempts: 0,
-          maxAttempts: endpoint.maxAttempts,
-          nextAttemptAt: null,
-          lastResponseStatus: null,
-          lastError: null,
-          createdAt: now,
-          updatedAt: now,
-          finishedAt: null,
-        });
-      }
-    }
+    const messages = events.flatMap((event) =>
+      matchRecipients(byOrganization.get(event.organizationId) ?? [], event).map((endpoint) => ({
+        id: newId('msg'),
+        event,
+        endpoint,
+      })),
+    );
     if (messages.length === 0) return;
     await tx.query(
       `INSERT INTO messages (id, organization_id, event_id, endpoint_id, event_type, status, attempts,
                              max_attempts, created_at, updated_at)
        SELECT m.id, m.organization_id, m.event_id, m.endpoint_id, m.event_type, 'pending', 0,
-              m.max_attempts, $7, $7
+              m.max_attempts, now(), now()
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[])
               AS m(id, organization_id, event_id, endpoint_id, event_type, max_attempts)
-       ON CONFLICT (event_id, endpoint_id) DO NOTHING`,
+       ON CONFLICT (event_id, endpoint_id) WHERE replay_of IS NULL DO NOTHING`,
       [
         messages.map((m) => m.id),
-        messages.map((m) => m.organizationId),
-        messages.map((m) => m.eventId),
-        messages.map((m) => m.endpointId),
-        messages.map((m) => m.eventType),
-        messages.map((m) => m.maxAttempts),
-        now,
+        messages.map((m) => m.event.organizationId),
+        messages.map((m) => m.event.id),
+        messages.map((m) => m.endpoint.id),
+        messages.map((m) => m.event.eventType),
+        messages.map((m) => m.endpoint.maxAttempts),
       ],
     );
   }
@@ -147,6 +130,7 @@ export class EventRepository {
     return this.dataSource.getRepository(EventEntity).findOneBy({ organizationId, id });
   }
 
+  /** An event's messages, copies made by replays included. */
   messagesOfEvent(eventId: string): Promise<MessageEntity[]> {
     return this.dataSource
       .getRepository(MessageEntity)

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, In } from 'typeorm';
 import { MessageStatus, newId } from '@hookbase/domain';
 import { AttemptEntity, MessageEntity } from '../entities';
 import { Page, toPage } from './page';
@@ -15,6 +15,8 @@ export interface DeliveryState {
 /** A message claimed from the retry schedule, with what is needed to send it. */
 export interface ClaimedMessage {
   messageId: string;
+  /** The original message's id: what receivers see as webhook-id, copies included. */
+  webhookId: string;
   eventId: string;
   organizationId: string;
   endpointId: string;
@@ -131,6 +133,7 @@ export class MessageRepository {
     const [rows]: [
       {
         id: string;
+        webhook_id: string;
         event_id: string;
         organization_id: string;
         endpoint_id: string;
@@ -153,12 +156,15 @@ export class MessageRepository {
               updated_at = now()
          FROM due, events e
         WHERE m.id = due.id AND e.id = m.event_id
-       RETURNING m.id, m.event_id, m.organization_id, m.endpoint_id, m.event_type, m.attempts,
-                 e.payload, e.accepted_at`,
+       RETURNING m.id, COALESCE(m.replay_of, m.id) AS webhook_id, m.event_id, m.organization_id,
+                 m.endpoint_id, m.event_type, m.attempts, e.payload,
+                 -- A copy's age (for maxAgeMs) counts from when it was made.
+                 CASE WHEN m.replay_of IS NULL THEN e.accepted_at ELSE m.created_at END AS accepted_at`,
       [limit, leaseMs],
     );
     return rows.map((row) => ({
       messageId: row.id,
+      webhookId: row.webhook_id,
       eventId: row.event_id,
       organizationId: row.organization_id,
       endpointId: row.endpoint_id,
@@ -167,6 +173,40 @@ export class MessageRepository {
       acceptedAt: row.accepted_at,
       attempts: row.attempts,
     }));
+  }
+
+  /**
+   * Copies messages for a replay or DLQ retry: new rows, due at once on the retry schedule (outside
+   * any FIFO lane), with a fresh attempt budget from the endpoint's current policy. Copies of
+   * copies point at the original, whose id stays the webhook-id.
+   */
+  async createCopies(organizationId: string, originalIds: readonly string[]): Promise<MessageEntity[]> {
+    if (originalIds.length === 0) return [];
+    const copies = originalIds.map((id) => ({ original: id, copy: newId('msg') }));
+    await this.dataSource.query(
+      `INSERT INTO messages (id, organization_id, event_id, endpoint_id, event_type, status, attempts,
+                             max_attempts, next_attempt_at, created_at, updated_at, replay_of)
+       SELECT c.copy_id, m.organization_id, m.event_id, m.endpoint_id, m.event_type, 'awaiting_retry', 0,
+              jsonb_array_length(e.retry -> 'delaysMs'), now(), now(), now(), COALESCE(m.replay_of, m.id)
+         FROM unnest($2::text[], $3::text[]) AS c(original_id, copy_id)
+         JOIN messages m ON m.id = c.original_id AND m.organization_id = $1
+         JOIN endpoints e ON e.id = m.endpoint_id AND e.deleted_at IS NULL`,
+      [organizationId, copies.map((c) => c.original), copies.map((c) => c.copy)],
+    );
+    return this.dataSource
+      .getRepository(MessageEntity)
+      .find({ where: { id: In(copies.map((c) => c.copy)) }, order: { id: 'ASC' } });
+  }
+
+  /** Failed messages of an endpoint (originals and copies), oldest first, for replay-failed. */
+  async failedOfEndpoint(endpointId: string, since: Date | undefined, limit: number): Promise<string[]> {
+    const rows: { id: string }[] = await this.dataSource.query(
+      `SELECT id FROM messages
+        WHERE endpoint_id = $1 AND status = 'failed' AND ($2::timestamptz IS NULL OR created_at >= $2)
+        ORDER BY id LIMIT $3`,
+      [endpointId, since ?? null, limit],
+    );
+    return rows.map((row) => row.id);
   }
 
   /** Puts messages (back) on the retry schedule without using an attempt: a hold. */
