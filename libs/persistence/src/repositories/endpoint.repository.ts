@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, In, IsNull, LessThan, MoreThan } from 'typeorm';
+import { DataSource, In, IsNull, MoreThan } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { newId } from '@hookbase/domain';
 import { EndpointEntity, EndpointSecretEntity } from '../entities';
@@ -113,23 +113,26 @@ export class EndpointRepository {
     return secrets;
   }
 
-  /** Starts a rotation: the new secret signs from now, the old ones until the overlap ends. */
+  /**
+   * Starts a rotation: the new secret signs from now; every older one signs until the overlap
+   * ends at the latest (a rotation with no overlap, after a leak, retires them all at once).
+   */
   async rotateSecret(endpointId: string, secret: string, overlapSeconds: number): Promise<void> {
     const now = new Date();
+    const retireAt = new Date(now.getTime() + overlapSeconds * 1000);
     await this.dataSource.transaction(async (tx) => {
-      const secrets = tx.getRepository(EndpointSecretEntity);
-      await secrets.delete({ endpointId, expiresAt: LessThan(now) });
-      await secrets.update(
-        { endpointId, expiresAt: IsNull() },
-        { expiresAt: new Date(now.getTime() + overlapSeconds * 1000) },
-      );
-      await secrets.insert({
-        id: newId('sec'),
+      await tx.query('DELETE FROM endpoint_secrets WHERE endpoint_id = $1 AND expires_at <= $2', [
         endpointId,
-        secret,
-        createdAt: now,
-        expiresAt: null,
-      });
+        now,
+      ]);
+      await tx.query(
+        `UPDATE endpoint_secrets SET expires_at = LEAST(COALESCE(expires_at, $2), $2)
+          WHERE endpoint_id = $1`,
+        [endpointId, retireAt],
+      );
+      await tx
+        .getRepository(EndpointSecretEntity)
+        .insert({ id: newId('sec'), endpointId, secret, createdAt: now, expiresAt: null });
     });
   }
 }
