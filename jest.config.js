@@ -30,7 +30,7 @@ module.exports = {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
       globalSetup: '<rootDir>/test/global-setup.ts',
-      testTimeout: 180000,
+      setupFilesAfterEnv: ['<rootDir>/test/setup-timeout.ts'],
     },
   ],
 };

@@ -25,6 +25,8 @@ const envSchema = z.object({
     .regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, 'must be host:port[,host:port...]')
     .default('127.0.0.1:19092'),
   HOOKBASE_KAFKA_CLIENT_ID: z.string().min(1).default('hookbase'),
+  // How soon a crashed consumer's partitions move to another (broker minimum: 6000).
+  HOOKBASE_KAFKA_SESSION_TIMEOUT_MS: int(6_000, 300_000).default(30_000),
   HOOKBASE_TOPIC_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, . _ - only')
@@ -47,7 +49,7 @@ const envSchema = z.object({
 export interface HookbaseConfig {
   http: { host: string; port: number; maxPayloadBytes: number };
   database: { url: string; poolSize: number; runMigrations: boolean };
-  kafka: { brokers: string[]; clientId: string; topicPrefix: string };
+  kafka: { brokers: string[]; clientId: string; topicPrefix: string; sessionTimeoutMs: number };
   auth: { adminToken: string | undefined; apiKeyCacheMs: number };
   delivery: {
     timeoutMs: number;
@@ -92,6 +94,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       brokers: e.KAFKA_BROKERS.split(','),
       clientId: e.HOOKBASE_KAFKA_CLIENT_ID,
       topicPrefix: e.HOOKBASE_TOPIC_PREFIX,
+      sessionTimeoutMs: e.HOOKBASE_KAFKA_SESSION_TIMEOUT_MS,
     },
     auth: { adminToken: e.HOOKBASE_ADMIN_TOKEN, apiKeyCacheMs: e.HOOKBASE_API_KEY_CACHE_MS },
     delivery: {

@@ -40,6 +40,7 @@ export class DispatcherConsumer implements OnApplicationBootstrap, OnApplication
       kafka,
       {
         groupId: consumerGroup(config.kafka.topicPrefix, 'dispatcher'),
+        sessionTimeoutMs: config.kafka.sessionTimeoutMs,
         topic: topics.deliveries,
         partitionsConsumedConcurrently: 12,
       },

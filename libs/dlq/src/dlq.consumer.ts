@@ -32,7 +32,11 @@ export class DlqConsumer implements OnApplicationBootstrap, OnApplicationShutdow
   ) {
     this.consumer = new BatchConsumer(
       kafka,
-      { groupId: consumerGroup(config.kafka.topicPrefix, 'dlq-handler'), topic: topics.dlq },
+      {
+        groupId: consumerGroup(config.kafka.topicPrefix, 'dlq-handler'),
+        sessionTimeoutMs: config.kafka.sessionTimeoutMs,
+        topic: topics.dlq,
+      },
       (records) => this.record(records),
     );
   }

@@ -41,6 +41,7 @@ export class FanoutConsumer implements OnApplicationBootstrap, OnApplicationShut
       kafka,
       {
         groupId: consumerGroup(config.kafka.topicPrefix, 'fanout'),
+        sessionTimeoutMs: config.kafka.sessionTimeoutMs,
         topic: topics.events,
         partitionsConsumedConcurrently: 3,
       },

@@ -21,6 +21,7 @@ export type BatchHandler = (records: ConsumedRecord[], context: BatchContext) =>
 
 export interface BatchConsumerOptions {
   groupId: string;
+  sessionTimeoutMs: number;
   topic: string;
   partitionsConsumedConcurrently?: number;
   maxBytesPerPartition?: number;
@@ -48,8 +49,8 @@ export class BatchConsumer {
     const consumer = this.kafka.consumer({
       groupId: this.options.groupId,
       allowAutoTopicCreation: false,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
+      sessionTimeout: this.options.sessionTimeoutMs,
+      heartbeatInterval: Math.max(500, Math.floor(this.options.sessionTimeoutMs / 10)),
       maxBytesPerPartition: this.options.maxBytesPerPartition ?? 1024 * 1024,
       maxWaitTimeInMs: 100,
     });

@@ -39,7 +39,8 @@ export class ReplayService {
     const entry = await this.dlq.find(organizationId, dlqId);
     if (!entry) throw new DomainError('DLQ_ENTRY_NOT_FOUND', 'DLQ entry not found');
     const message = await this.messages.find(organizationId, entry.messageId);
-    if (!message) throw new DomainError('MESSAGE_NOT_FOUND', 'The message of this entry was pruned');
+    if (!message)
+      throw new DomainError('MESSAGE_NOT_FOUND', 'The message of this entry was pruned');
     const copy = await this.copyOne(organizationId, message);
     await this.dlq.markRetried(entry.id, copy.id);
     return copy;

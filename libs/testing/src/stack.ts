@@ -90,7 +90,9 @@ export interface RunningStack {
   databaseUrl: string;
   process: HookbaseProcess;
   /** Starts another process on the same database and topics (same env, its own port). */
-  startAnother(overrides?: Record<string, string>): Promise<HookbaseProcess>;
+  startAnother(
+    overrides?: Record<string, string>,
+  ): Promise<{ process: HookbaseProcess; url: string }>;
   stop(): Promise<void>;
 }
 
@@ -144,7 +146,7 @@ export async function startStack(overrides: Record<string, string> = {}): Promis
     async startAnother(more = {}) {
       const next = await spawnHookbase('standalone', { ...env, ...more });
       processes.push(next.process);
-      return next.process;
+      return { process: next.process, url: next.url! };
     },
     async stop() {
       await Promise.all(processes.map((p) => p.stop()));

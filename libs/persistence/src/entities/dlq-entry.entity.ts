@@ -18,5 +18,6 @@ export class DlqEntryEntity {
   lastResponseStatus!: number | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'retried_at', type: 'timestamptz', nullable: true }) retriedAt!: Date | null;
-  @Column({ name: 'retry_message_id', type: 'text', nullable: true }) retryMessageId!: string | null;
+  @Column({ name: 'retry_message_id', type: 'text', nullable: true }) retryMessageId!:
+    string | null;
 }

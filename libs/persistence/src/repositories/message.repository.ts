@@ -180,7 +180,10 @@ export class MessageRepository {
    * any FIFO lane), with a fresh attempt budget from the endpoint's current policy. Copies of
    * copies point at the original, whose id stays the webhook-id.
    */
-  async createCopies(organizationId: string, originalIds: readonly string[]): Promise<MessageEntity[]> {
+  async createCopies(
+    organizationId: string,
+    originalIds: readonly string[],
+  ): Promise<MessageEntity[]> {
     if (originalIds.length === 0) return [];
     const copies = originalIds.map((id) => ({ original: id, copy: newId('msg') }));
     await this.dataSource.query(
@@ -199,7 +202,11 @@ export class MessageRepository {
   }
 
   /** Failed messages of an endpoint (originals and copies), oldest first, for replay-failed. */
-  async failedOfEndpoint(endpointId: string, since: Date | undefined, limit: number): Promise<string[]> {
+  async failedOfEndpoint(
+    endpointId: string,
+    since: Date | undefined,
+    limit: number,
+  ): Promise<string[]> {
     const rows: { id: string }[] = await this.dataSource.query(
       `SELECT id FROM messages
         WHERE endpoint_id = $1 AND status = 'failed' AND ($2::timestamptz IS NULL OR created_at >= $2)
