@@ -38,6 +38,8 @@ const envSchema = z.object({
   HOOKBASE_CONNECT_TIMEOUT_MS: int(100, 60_000).default(5_000),
   HOOKBASE_ENDPOINT_CONCURRENCY: int(1, 1000).default(10),
   HOOKBASE_DISPATCH_CONCURRENCY: int(1, 10_000).default(256),
+  HOOKBASE_CIRCUIT_FAILURE_THRESHOLD: int(1, 1000).default(10),
+  HOOKBASE_CIRCUIT_COOLDOWN_MS: int(1_000, 3_600_000).default(30_000),
   HOOKBASE_RETRY_POLL_MS: int(50, 60_000).default(500),
   HOOKBASE_HOLD_RECHECK_MS: int(100, 600_000).default(5_000),
   HOOKBASE_RESPONSE_EXCERPT_BYTES: int(0, 65_536).default(4096),
@@ -60,6 +62,7 @@ export interface HookbaseConfig {
     responseExcerptBytes: number;
     retryPollMs: number;
     holdRecheckMs: number;
+    circuit: { failureThreshold: number; cooldownMs: number };
   };
   logLevel: 'error' | 'warn' | 'info' | 'debug';
 }
@@ -106,6 +109,10 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       responseExcerptBytes: e.HOOKBASE_RESPONSE_EXCERPT_BYTES,
       retryPollMs: e.HOOKBASE_RETRY_POLL_MS,
       holdRecheckMs: e.HOOKBASE_HOLD_RECHECK_MS,
+      circuit: {
+        failureThreshold: e.HOOKBASE_CIRCUIT_FAILURE_THRESHOLD,
+        cooldownMs: e.HOOKBASE_CIRCUIT_COOLDOWN_MS,
+      },
     },
     logLevel: e.LOG_LEVEL,
   };

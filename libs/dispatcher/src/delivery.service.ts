@@ -1,11 +1,18 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import {
+  circuitAfterAttempt,
+  circuitGate,
+  CircuitPolicy,
+  CircuitState,
+  CLOSED,
   decideAfterAttempt,
   DEFAULT_RETRY_POLICY,
   DlqReason,
   DlqRecord,
   EndpointKind,
+  takeToken,
+  TokenBucket,
 } from '@hookbase/domain';
 import { DestinationAdapter, HttpDestinationAdapter } from '@hookbase/destinations';
 import { KafkaProducer, TOPICS, TopicNames } from '@hookbase/kafka';
@@ -17,10 +24,15 @@ import {
 } from '@hookbase/persistence';
 import { ConcurrencyLimit } from './concurrency-limit';
 
+/** Rate-limit waits up to this long happen in line; longer ones hold the message instead. */
+const MAX_INLINE_RATE_WAIT_MS = 1_000;
+
 /** A message ready for its next attempt, from the deliveries topic or the retry schedule. */
 export interface PendingDelivery {
   messageId: string;
   webhookId: string;
+  /** `new`: first seen on the deliveries topic; `scheduled`: a retry, hold or replay copy. */
+  source: 'new' | 'scheduled';
   eventId: string;
   organizationId: string;
   endpointId: string;
@@ -41,6 +53,10 @@ export class DeliveryService implements OnApplicationShutdown {
   private readonly http: HttpDestinationAdapter;
   private readonly global: ConcurrencyLimit;
   private readonly perEndpoint = new Map<string, { limit: ConcurrencyLimit; users: number }>();
+  // Owned by this dispatcher: the endpoints keyed to its partitions (and what its retry loop claims).
+  private readonly circuits = new Map<string, CircuitState>();
+  private readonly buckets = new Map<string, TokenBucket>();
+  private readonly circuitPolicy: CircuitPolicy;
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
@@ -58,6 +74,7 @@ export class DeliveryService implements OnApplicationShutdown {
     });
     this.adapters = new Map<EndpointKind, DestinationAdapter>([['http', this.http]]);
     this.global = new ConcurrencyLimit(config.delivery.dispatchConcurrency);
+    this.circuitPolicy = config.delivery.circuit;
   }
 
   /**
@@ -98,7 +115,7 @@ export class DeliveryService implements OnApplicationShutdown {
     await Promise.all(
       ready.map((delivery) =>
         this.limited(delivery.endpointId, () =>
-          this.attempt(
+          this.sendOne(
             delivery,
             byId.get(delivery.endpointId)!,
             secrets.get(delivery.endpointId) ?? [],
@@ -108,7 +125,70 @@ export class DeliveryService implements OnApplicationShutdown {
     );
   }
 
-  private async attempt(delivery: PendingDelivery, endpoint: EndpointEntity, secrets: string[]) {
+  /**
+   * One message through the endpoint's rate limit and circuit breaker, then the attempt. A message
+   * that may not go now is held on the retry schedule without using an attempt; a new message
+   * meeting an open circuit is skipped into the DLQ (circuit_open).
+   */
+  private async sendOne(delivery: PendingDelivery, endpoint: EndpointEntity, secrets: string[]) {
+    const token = await this.waitForToken(endpoint);
+    if (token !== true) return this.messages.hold([delivery.messageId], token);
+    const gate = circuitGate(this.circuitOf(endpoint.id), Date.now(), this.circuitPolicy);
+    this.setCircuit(endpoint.id, gate.next);
+    if (!gate.allowed) {
+      if (delivery.source === 'new') return this.deadLetter([delivery], 'circuit_open', 'skipped');
+      return this.messages.hold([delivery.messageId], new Date(gate.retryAt));
+    }
+    const outcome = await this.attempt(delivery, endpoint, secrets);
+    const result =
+      outcome === 'succeeded' ? 'success' : outcome === 'retry' ? 'failure' : 'neutral';
+    const next = circuitAfterAttempt(
+      this.circuitOf(endpoint.id),
+      result,
+      Date.now(),
+      this.circuitPolicy,
+    );
+    if (next.state === 'open' && this.circuitOf(endpoint.id).state !== 'open') {
+      this.logger.warn(
+        `circuit opened for endpoint ${endpoint.id} after ${next.consecutiveFailures} failures`,
+      );
+    }
+    this.setCircuit(endpoint.id, next);
+  }
+
+  private circuitOf(endpointId: string): CircuitState {
+    return this.circuits.get(endpointId) ?? CLOSED;
+  }
+
+  private setCircuit(endpointId: string, state: CircuitState): void {
+    // Healthy endpoints keep no entry, so the map grows only with troubled ones.
+    if (state.state === 'closed' && state.consecutiveFailures === 0)
+      this.circuits.delete(endpointId);
+    else this.circuits.set(endpointId, state);
+  }
+
+  /**
+   * Waits for the endpoint's rate limit to allow an attempt. Short waits happen here; a longer one
+   * returns the time to hold the message until, so the partition is not held up meanwhile.
+   */
+  private async waitForToken(endpoint: EndpointEntity): Promise<true | Date> {
+    const rate = endpoint.rateLimitPerSecond;
+    if (!rate) return true;
+    for (;;) {
+      const now = Date.now();
+      const grant = takeToken(this.buckets.get(endpoint.id), rate, now);
+      this.buckets.set(endpoint.id, grant.bucket);
+      if (grant.granted) return true;
+      if (grant.waitMs > MAX_INLINE_RATE_WAIT_MS) return new Date(now + grant.waitMs);
+      await new Promise((resolve) => setTimeout(resolve, grant.waitMs));
+    }
+  }
+
+  private async attempt(
+    delivery: PendingDelivery,
+    endpoint: EndpointEntity,
+    secrets: string[],
+  ): Promise<'succeeded' | 'retry' | 'failed'> {
     const adapter = this.adapters.get(endpoint.kind);
     const attemptNumber = delivery.attemptsMade + 1;
     const startedAt = new Date();
@@ -172,12 +252,13 @@ export class DeliveryService implements OnApplicationShutdown {
       ]);
     }
     await this.messages.recordAttempts([record]);
+    return outcome.kind;
   }
 
   private async deadLetter(
     deliveries: PendingDelivery[],
     reason: DlqReason,
-    status: 'cancelled' | 'expired',
+    status: 'cancelled' | 'expired' | 'skipped',
   ): Promise<void> {
     if (deliveries.length === 0) return;
     await this.producer.send(

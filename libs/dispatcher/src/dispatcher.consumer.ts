@@ -80,6 +80,7 @@ export class DispatcherConsumer implements OnApplicationBootstrap, OnApplication
       pending.push({
         messageId: record.messageId,
         webhookId: record.messageId,
+        source: 'new',
         eventId: record.eventId,
         organizationId: record.organizationId,
         endpointId: record.endpointId,

@@ -52,7 +52,11 @@ export class RetryScheduler implements OnApplicationBootstrap, OnApplicationShut
         const due = await this.messages.claimDue(CLAIM_BATCH, this.leaseMs);
         claimed = due.length;
         await this.delivery.deliver(
-          due.map((message) => ({ ...message, attemptsMade: message.attempts })),
+          due.map((message) => ({
+            ...message,
+            attemptsMade: message.attempts,
+            source: 'scheduled' as const,
+          })),
         );
       } catch (error) {
         // Claims stay leased and are taken again after the lease: nothing is lost.

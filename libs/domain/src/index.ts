@@ -1,5 +1,6 @@
 export * from './attempt-outcome';
 export * from './canonical-json';
+export * from './circuit-breaker';
 export * from './delivery-decision';
 export * from './errors';
 export * from './fifo-gating';
@@ -7,6 +8,7 @@ export * from './ids';
 export * from './inputs';
 export * from './model';
 export * from './recipients';
+export * from './rate-limit';
 export * from './records';
 export * from './retry-policy';
 export * from './target-policy';

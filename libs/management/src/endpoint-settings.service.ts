@@ -90,20 +90,14 @@ export class EndpointSettingsService {
   }
 
   /**
-   * FIFO lanes and rate limits come with later work (issues 5 and 4); until they run, turning
-   * them on is refused rather than stored and silently ignored.
+   * FIFO lanes come with later work (issue 5); until they run, turning FIFO on is refused rather
+   * than stored and silently ignored.
    */
   private refuseUnavailable(input: UpdateEndpointInput): void {
     if (input.fifoEnabled === true) {
       throw new DomainError(
         'FEATURE_NOT_AVAILABLE',
         'FIFO ordering is not available in this build yet',
-      );
-    }
-    if (input.rateLimitPerSecond !== undefined && input.rateLimitPerSecond !== null) {
-      throw new DomainError(
-        'FEATURE_NOT_AVAILABLE',
-        'rateLimitPerSecond is not available in this build yet',
       );
     }
   }
