@@ -40,6 +40,12 @@ const envSchema = z.object({
   HOOKBASE_DISPATCH_CONCURRENCY: int(1, 10_000).default(256),
   HOOKBASE_CIRCUIT_FAILURE_THRESHOLD: int(1, 1000).default(10),
   HOOKBASE_CIRCUIT_COOLDOWN_MS: int(1_000, 3_600_000).default(30_000),
+  // Days of message log per plan (fractions allowed); finished messages, their attempts, events,
+  // DLQ entries and idempotency keys older than this are pruned.
+  HOOKBASE_RETENTION_DAYS_FREE: z.coerce.number().positive().max(3650).default(7),
+  HOOKBASE_RETENTION_DAYS_PRO: z.coerce.number().positive().max(3650).default(30),
+  HOOKBASE_RETENTION_DAYS_BUSINESS: z.coerce.number().positive().max(3650).default(90),
+  HOOKBASE_RETENTION_INTERVAL_MS: int(500, 86_400_000).default(3_600_000),
   HOOKBASE_RETRY_POLL_MS: int(50, 60_000).default(500),
   HOOKBASE_HOLD_RECHECK_MS: int(100, 600_000).default(5_000),
   HOOKBASE_RESPONSE_EXCERPT_BYTES: int(0, 65_536).default(4096),
@@ -64,6 +70,7 @@ export interface HookbaseConfig {
     holdRecheckMs: number;
     circuit: { failureThreshold: number; cooldownMs: number };
   };
+  retention: { days: Record<'free' | 'pro' | 'business', number>; intervalMs: number };
   logLevel: 'error' | 'warn' | 'info' | 'debug';
 }
 
@@ -113,6 +120,14 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
         failureThreshold: e.HOOKBASE_CIRCUIT_FAILURE_THRESHOLD,
         cooldownMs: e.HOOKBASE_CIRCUIT_COOLDOWN_MS,
       },
+    },
+    retention: {
+      days: {
+        free: e.HOOKBASE_RETENTION_DAYS_FREE,
+        pro: e.HOOKBASE_RETENTION_DAYS_PRO,
+        business: e.HOOKBASE_RETENTION_DAYS_BUSINESS,
+      },
+      intervalMs: e.HOOKBASE_RETENTION_INTERVAL_MS,
     },
     logLevel: e.LOG_LEVEL,
   };

@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
 import { DeliveryService } from './delivery.service';
 import { DispatcherConsumer } from './dispatcher.consumer';
+import { RetentionService } from './retention.service';
 import { RetryScheduler } from './retry-scheduler';
 
-/** Sends messages to their endpoints, schedules retries, dead-letters what cannot succeed. */
-@Module({ providers: [DeliveryService, DispatcherConsumer, RetryScheduler] })
+/** Sends messages to their endpoints, schedules retries, dead-letters what cannot succeed, prunes. */
+@Module({ providers: [DeliveryService, DispatcherConsumer, RetryScheduler, RetentionService] })
 export class DispatcherModule {}

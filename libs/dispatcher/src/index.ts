@@ -2,4 +2,5 @@ export * from './concurrency-limit';
 export * from './delivery.service';
 export * from './dispatcher.consumer';
 export * from './dispatcher.module';
+export * from './retention.service';
 export * from './retry-scheduler';

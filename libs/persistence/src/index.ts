@@ -9,3 +9,4 @@ export * from './repositories/idempotency.repository';
 export * from './repositories/message.repository';
 export * from './repositories/organization.repository';
 export * from './repositories/page';
+export * from './repositories/retention.repository';

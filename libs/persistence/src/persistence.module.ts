@@ -16,6 +16,7 @@ import { EventRepository } from './repositories/event.repository';
 import { IdempotencyRepository } from './repositories/idempotency.repository';
 import { MessageRepository } from './repositories/message.repository';
 import { OrganizationRepository } from './repositories/organization.repository';
+import { RetentionRepository } from './repositories/retention.repository';
 
 const REPOSITORIES = [
   ApiKeyRepository,
@@ -25,6 +26,7 @@ const REPOSITORIES = [
   IdempotencyRepository,
   MessageRepository,
   OrganizationRepository,
+  RetentionRepository,
 ];
 
 const logger = new Logger('Persistence');

@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { Plan } from '@hookbase/domain';
+
+export interface PruneCounts {
+  messages: number;
+  attempts: number;
+  events: number;
+  dlqEntries: number;
+  idempotencyKeys: number;
+}
+
+// One pruner at a time across every process sharing the database.
+const RETENTION_LOCK = 7_246_802;
+
+/**
+ * Removes what each organization's plan no longer keeps. Only finished messages are pruned: one
+ * still waiting stays until it finishes (its endpoint's maxAgeMs bounds that). An event goes once
+ * none of its messages remain, and its idempotency key with it ("reserved until pruned").
+ */
+@Injectable()
+export class RetentionRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async prune(days: Record<Plan, number>): Promise<PruneCounts | null> {
+    return this.dataSource.transaction(async (tx) => {
+      const [{ locked }]: { locked: boolean }[] = await tx.query(
+        'SELECT pg_try_advisory_xact_lock($1) AS locked',
+        [RETENTION_LOCK],
+      );
+      if (!locked) return null;
+      const cutoffs = `
+        cutoff AS (
+          SELECT id, now() - make_interval(secs => 86400 * CASE plan
+            WHEN 'free' THEN $1::float8 WHEN 'pro' THEN $2::float8 ELSE $3::float8 END) AS before
+            FROM organizations)`;
+      const params = [days.free, days.pro, days.business];
+      const count = async (deletion: string): Promise<number> => {
+        const rows: { n: number }[] = await tx.query(
+          `WITH ${cutoffs}, gone AS (${deletion} RETURNING 1) SELECT count(*)::int AS n FROM gone`,
+          params,
+        );
+        return rows[0].n;
+      };
+      const attempts = await count(`
+        DELETE FROM attempts a USING messages m, cutoff c
+         WHERE a.message_id = m.id AND m.organization_id = c.id AND m.finished_at < c.before`);
+      const messages = await count(`
+        DELETE FROM messages m USING cutoff c
+         WHERE m.organization_id = c.id AND m.finished_at < c.before`);
+      const dlqEntries = await count(`
+        DELETE FROM dlq_entries d USING cutoff c
+         WHERE d.organization_id = c.id AND d.created_at < c.before`);
+      const events = await count(`
+        DELETE FROM events e USING cutoff c
+         WHERE e.organization_id = c.id AND e.accepted_at < c.before
+           AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.event_id = e.id)`);
+      const idempotencyKeys = await count(`
+        DELETE FROM idempotency_keys k USING cutoff c
+         WHERE k.organization_id = c.id AND k.created_at < c.before
+           AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)`);
+      return { messages, attempts, events, dlqEntries, idempotencyKeys };
+    });
+  }
+}

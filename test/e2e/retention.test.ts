@@ -1,0 +1,84 @@
+import { createTenant, pollUntil, RunningStack, startStack, TestReceiver } from '@hookbase/testing';
+
+/** Retention per plan: finished work is pruned after the plan's period, unfinished work is kept. */
+describe('retention', () => {
+  let stack: RunningStack;
+  const receiver = new TestReceiver();
+  let receiverUrl: string;
+
+  beforeAll(async () => {
+    receiverUrl = await receiver.start();
+    stack = await startStack({
+      HOOKBASE_RETENTION_DAYS_FREE: '0.00002', // about 1.7 s
+      HOOKBASE_RETENTION_DAYS_PRO: '30',
+      HOOKBASE_RETENTION_INTERVAL_MS: '500',
+    });
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await receiver.stop();
+  });
+
+  it('prunes a free organization’s finished messages and events, keeps waiting ones and pro’s', async () => {
+    const free = await createTenant(stack.url, stack.adminToken, 'free');
+    const pro = await createTenant(stack.url, stack.adminToken, 'pro');
+    const freeOrg = `/api/organizations/${free.organizationId}`;
+    const proOrg = `/api/organizations/${pro.organizationId}`;
+    const active = (
+      await free.client.post(`${freeOrg}/webhook-endpoints`, { url: `${receiverUrl}/f` })
+    ).body.data.id;
+    const paused = (
+      await free.client.post(`${freeOrg}/webhook-endpoints`, {
+        url: `${receiverUrl}/p`,
+        status: 'paused',
+      })
+    ).body.data.id;
+    await pro.client.post(`${proOrg}/webhook-endpoints`, { url: `${receiverUrl}/pro` });
+
+    const done = await free.client.post('/v1/events', {
+      eventType: 'done',
+      payload: { n: 1 },
+      idempotencyKey: 'once',
+      endpointIds: [active],
+    });
+    const waiting = await free.client.post('/v1/events', {
+      eventType: 'waiting',
+      payload: {},
+      endpointIds: [paused],
+    });
+    const kept = await pro.client.post('/v1/events', { eventType: 'kept', payload: {} });
+    const message = await pollUntil(
+      async () =>
+        (await free.client.get(`${freeOrg}/messages?endpointId=${active}&status=succeeded`)).body
+          .data[0],
+      { description: 'the free event delivered' },
+    );
+
+    await pollUntil(
+      async () => (await free.client.get(`${freeOrg}/events/${done.body.data.id}`)).status === 404,
+      { timeoutMs: 20_000, description: 'the finished event pruned' },
+    );
+    expect((await free.client.get(`${freeOrg}/messages/${message.id}`)).status).toBe(404);
+    // Not finished: kept, with its event.
+    const held = await free.client.get(`${freeOrg}/events/${waiting.body.data.id}`);
+    expect(held.status).toBe(200);
+    expect(held.body.data.messages[0].status).toBe('awaiting_retry');
+    // Another plan's period has not passed.
+    await pollUntil(
+      async () => (await pro.client.get(`${proOrg}/events/${kept.body.data.id}`)).status === 200,
+      {
+        description: 'the pro event recorded',
+      },
+    );
+    // The idempotency key went with its event: the same key now publishes a new event.
+    const again = await free.client.post('/v1/events', {
+      eventType: 'done',
+      payload: { n: 1 },
+      idempotencyKey: 'once',
+      endpointIds: [active],
+    });
+    expect(again.body.data.duplicate).toBe(false);
+    expect(again.body.data.id).not.toBe(done.body.data.id);
+  });
+});
