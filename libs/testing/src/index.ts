@@ -3,3 +3,4 @@ export * from './poll-until';
 export * from './stack';
 export * from './test-database';
 export * from './test-receiver';
+export * from './tcp-proxy';

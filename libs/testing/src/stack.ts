@@ -118,13 +118,17 @@ export async function spawnHookbase(
  * Starts Hookbase as users run it (the standalone process), against a fresh database cloned from
  * the migrated template and topics under a prefix of its own, so test files never share state.
  */
-export async function startStack(overrides: Record<string, string> = {}): Promise<RunningStack> {
+export async function startStack(
+  overrides: Record<string, string> = {},
+  options: { viaDatabaseUrl?: (url: string) => string } = {},
+): Promise<RunningStack> {
   const { databaseUrl, kafkaBrokers } = testEnvironment();
   const database = await createTestDatabase(databaseUrl);
   const adminToken = randomBytes(24).toString('hex');
   const topicPrefix = `test-${randomBytes(4).toString('hex')}`;
   const env: Record<string, string> = {
-    DATABASE_URL: database.url,
+    // A test may route the services' connections through a proxy it controls.
+    DATABASE_URL: options.viaDatabaseUrl ? options.viaDatabaseUrl(database.url) : database.url,
     KAFKA_BROKERS: kafkaBrokers,
     HOOKBASE_TOPIC_PREFIX: topicPrefix,
     HOOKBASE_ADMIN_TOKEN: adminToken,

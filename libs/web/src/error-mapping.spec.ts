@@ -16,6 +16,8 @@ describe('toHttpError', () => {
     [{ code: 'FST_ERR_CTP_EMPTY_JSON_BODY', statusCode: 400 }, 400, 'INVALID_JSON'],
     [{ name: 'SyntaxError', statusCode: 400, message: 'Unexpected token' }, 400, 'INVALID_JSON'],
     [{ name: 'NotFoundException', status: 404 }, 404, 'ROUTE_NOT_FOUND'],
+    [{ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' }, 503, 'SERVICE_UNAVAILABLE'],
+    [{ name: 'QueryFailedError', driverError: { code: '57P01' } }, 503, 'SERVICE_UNAVAILABLE'],
   ])('maps framework error %j to %i %s', (error, status, code) => {
     const mapped = toHttpError(error);
     expect(mapped.status).toBe(status);

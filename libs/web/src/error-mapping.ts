@@ -47,12 +47,29 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string; details?: unknown };
 }
 
+// Connection failures of PostgreSQL (socket errors and SQLSTATE classes 08 and 57P) mean "not
+// now", not "broken": the client should retry.
+const STORE_UNAVAILABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+  '57P01',
+  '57P02',
+  '57P03',
+]);
+
 interface FrameworkError {
   code?: string;
   statusCode?: number;
   status?: number;
   message?: string;
   name?: string;
+  driverError?: { code?: string };
 }
 
 /**
@@ -89,6 +106,10 @@ export function toHttpError(error: unknown): {
   }
   if (framework.name === 'SyntaxError' && status === 400) {
     return known('INVALID_JSON', `Body is not valid JSON: ${framework.message ?? ''}`.trim());
+  }
+  const storeCode = framework.driverError?.code ?? framework.code;
+  if (storeCode && STORE_UNAVAILABLE.has(storeCode)) {
+    return known('SERVICE_UNAVAILABLE', 'A backing store is unavailable; retry shortly');
   }
   if (status === 404 || framework.name === 'NotFoundException') {
     return known('ROUTE_NOT_FOUND', 'No such route');

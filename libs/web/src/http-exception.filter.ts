@@ -10,6 +10,8 @@ export class HttpExceptionFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const mapped = toHttpError(error);
     if (mapped.unexpected) this.logger.error(error instanceof Error ? error.stack : String(error));
+    // Not accepted now: say when to try again (clients and load balancers honour it).
+    if (mapped.status === 503) void reply.header('retry-after', '1');
     void reply.status(mapped.status).send(mapped.body);
   }
 }

@@ -1,0 +1,88 @@
+import {
+  createTenant,
+  pollUntil,
+  RunningStack,
+  startStack,
+  TcpProxy,
+  TestReceiver,
+  testEnvironment,
+} from '@hookbase/testing';
+
+/**
+ * PostgreSQL unreachable (every connection cut, new ones refused) while events are accepted and
+ * delivered: no attempt is used up while it is gone, nothing is lost, and delivery resumes by
+ * itself when it is back. The outage is made with a proxy in front of the shared test server.
+ */
+describe('a PostgreSQL outage during delivery', () => {
+  let stack: RunningStack;
+  let proxy: TcpProxy;
+  const receiver = new TestReceiver();
+  let receiverUrl: string;
+
+  beforeAll(async () => {
+    receiverUrl = await receiver.start();
+    const target = new URL(testEnvironment().databaseUrl);
+    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+    const port = await proxy.start();
+    stack = await startStack(
+      { HOOKBASE_API_KEY_CACHE_MS: '600000', HOOKBASE_RETRY_POLL_MS: '100' },
+      {
+        viaDatabaseUrl: (url) => {
+          const routed = new URL(url);
+          routed.host = `127.0.0.1:${port}`;
+          return routed.toString();
+        },
+      },
+    );
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await proxy?.stop();
+    await receiver.stop();
+  });
+
+  it('waits without using attempts, then delivers everything once it is back', async () => {
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken);
+    const org = `/api/organizations/${organizationId}`;
+    await client.post(`${org}/webhook-endpoints`, { url: `${receiverUrl}/in` });
+    // Slow answers, so some attempts are in flight when the store goes away.
+    receiver.respondWith(() => ({ status: 200, delayMs: 300 }));
+    const before = await client.post('/v1/events/batch', {
+      events: Array.from({ length: 20 }, (_, n) => ({ eventType: 'before', payload: { n } })),
+    });
+    expect(before.status).toBe(207);
+    await pollUntil(() => receiver.requests.length >= 1, { description: 'deliveries under way' });
+
+    await proxy.cut();
+    // Ingest needs only Kafka (the key is cached): events are still accepted during the outage.
+    const during = await client.post('/v1/events/batch', {
+      events: Array.from({ length: 20 }, (_, n) => ({ eventType: 'during', payload: { n } })),
+    });
+    expect(during.body.data.map((r: { status: number }) => r.status)).toEqual(Array(20).fill(202));
+    // The management API says "not now" rather than failing.
+    const log = await client.get(`${org}/messages`);
+    expect(log.status).toBe(503);
+    expect(log.body.error.code).toBe('SERVICE_UNAVAILABLE');
+    expect(log.headers.get('retry-after')).toBe('1');
+    const receivedDuringOutage = receiver.requests.length;
+    await proxy.restore();
+
+    await pollUntil(
+      async () => {
+        const page = await client.get(`${org}/messages?status=succeeded&limit=250`);
+        return page.status === 200 && page.body.data.length === 40 ? page.body.data : undefined;
+      },
+      { timeoutMs: 90_000, description: 'all 40 messages succeeded after the outage' },
+    );
+    const all = (await client.get(`${org}/messages?limit=250`)).body.data;
+    expect(all).toHaveLength(40);
+    // Every message used exactly one attempt: the outage used none.
+    expect(all.map((m: { attempts: number }) => m.attempts)).toEqual(Array(40).fill(1));
+    const delivered = new Set(
+      receiver.requests.map((r) => `${r.headers['hookbase-event-type']} ${JSON.parse(r.body).n}`),
+    );
+    expect(delivered.size).toBe(40);
+    expect(receivedDuringOutage).toBeLessThan(40);
+  });
+});
