@@ -4,7 +4,18 @@ import nx from '@nx/eslint-plugin';
 import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'dist', '.cache', '.data', 'coverage', '.nx', 'bench/results'] },
+  {
+    ignores: [
+      'node_modules',
+      'dist',
+      'dist.*',
+      '.cache',
+      '.data',
+      'coverage',
+      '.nx',
+      'bench/results',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,7 +1,7 @@
 // Compiles apps/ and libs/ to dist/ with swc (decorator metadata on, path aliases rewritten to
 // relative requires). Type checking is separate: `npm run typecheck`.
 import { transformFile } from '@swc/core';
-import { copyFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
@@ -19,8 +19,11 @@ async function* sources(dir) {
   }
 }
 
+// Builds into a fresh folder and swaps it in, so processes starting from dist/ while another
+// build runs (a bench beside a test run) never see it half-written.
 export async function build() {
-  await rm(outDir, { recursive: true, force: true });
+  const staging = `${outDir}.building-${process.pid}`;
+  await rm(staging, { recursive: true, force: true });
   const files = [];
   for (const top of ['apps', 'libs']) {
     for await (const file of sources(join(root, top))) files.push(file);
@@ -28,12 +31,12 @@ export async function build() {
   await Promise.all(
     files.map(async (file) => {
       if (file.endsWith('.json')) {
-        const target = join(outDir, relative(root, file));
+        const target = join(staging, relative(root, file));
         await mkdir(dirname(target), { recursive: true });
         await copyFile(file, target);
         return;
       }
-      const out = join(outDir, relative(root, file)).replace(/\.ts$/, '.js');
+      const out = join(staging, relative(root, file)).replace(/\.ts$/, '.js');
       const result = await transformFile(file, {
         sourceMaps: true,
         module: { type: 'commonjs' },
@@ -51,6 +54,10 @@ export async function build() {
       await writeFile(`${out}.map`, result.map ?? '{}');
     }),
   );
+  const retired = `${outDir}.old-${process.pid}`;
+  await rename(outDir, retired).catch(() => undefined);
+  await rename(staging, outDir);
+  await rm(retired, { recursive: true, force: true });
   return files.length;
 }
 

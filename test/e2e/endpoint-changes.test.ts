@@ -70,6 +70,32 @@ describe('endpoint changes while work is queued', () => {
     expect(delivered.attempts).toBe(1);
   });
 
+  it('queues nothing new for a disabled endpoint and delivers what it held once enabled', async () => {
+    const { client, org, endpointId } = await setup('/disabled', { status: 'paused' });
+    await client.post('/v1/events', { eventType: 'queued', payload: { n: 1 } });
+    await pollUntil(
+      async () =>
+        (await client.get(`${org}/messages?endpointId=${endpointId}&status=awaiting_retry`)).body
+          .data.length === 1,
+      { description: 'the message held' },
+    );
+    await client.patch(`${org}/webhook-endpoints/${endpointId}`, { status: 'disabled' });
+    const skipped = await client.post('/v1/events', { eventType: 'not-queued', payload: { n: 2 } });
+    await pollUntil(
+      async () => (await client.get(`${org}/events/${skipped.body.data.id}`)).status === 200,
+      { description: 'the second event recorded' },
+    );
+    const event = (await client.get(`${org}/events/${skipped.body.data.id}`)).body.data;
+    expect(event.messages).toEqual([]);
+    expect(requestsTo('/disabled')).toHaveLength(0);
+
+    await client.patch(`${org}/webhook-endpoints/${endpointId}`, { status: 'active' });
+    await pollUntil(() => requestsTo('/disabled').length === 1, {
+      description: 'the held message sent',
+    });
+    expect(JSON.parse(requestsTo('/disabled')[0].body)).toEqual({ n: 1 });
+  });
+
   it('dead-letters queued messages of a deleted endpoint and clears its secrets', async () => {
     const { client, org, endpointId } = await setup('/deleted', { status: 'paused' });
     await client.post('/v1/events', { eventType: 'doomed', payload: {} });

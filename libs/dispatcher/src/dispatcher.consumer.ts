@@ -48,8 +48,8 @@ export class DispatcherConsumer implements OnApplicationBootstrap, OnApplication
     );
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.consumer.start();
+  onApplicationBootstrap(): void {
+    this.consumer.startInBackground();
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -41,8 +41,8 @@ export class DlqConsumer implements OnApplicationBootstrap, OnApplicationShutdow
     );
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.consumer.start();
+  onApplicationBootstrap(): void {
+    this.consumer.startInBackground();
   }
 
   async onApplicationShutdown(): Promise<void> {

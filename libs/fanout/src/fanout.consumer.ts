@@ -49,8 +49,8 @@ export class FanoutConsumer implements OnApplicationBootstrap, OnApplicationShut
     );
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.consumer.start();
+  onApplicationBootstrap(): void {
+    this.consumer.startInBackground();
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -109,6 +109,19 @@ export class BatchConsumer {
     return false;
   }
 
+  /**
+   * Starts without holding up the process's boot: joining the group can wait out a crashed
+   * member's session, and the HTTP side (ingest, API) must not wait with it. A consumer that
+   * cannot start at all ends the process, so its supervisor restarts it.
+   */
+  startInBackground(): void {
+    this.start().catch((error: Error) => {
+      if (this.stopping) return;
+      this.logger.fatal(`consumer could not start: ${error.message}`);
+      process.exit(70);
+    });
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     await this.consumer?.disconnect().catch(() => undefined);
