@@ -2,6 +2,7 @@ import { createTenant, pollUntil, RunningStack, startStack, TestReceiver } from 
 
 const THRESHOLD = 3;
 const COOLDOWN_MS = 1_500;
+const CONCURRENCY = 4;
 
 /** The per-endpoint circuit breaker and rate limit, with short settings from configuration. */
 describe('circuit breaker and rate limit', () => {
@@ -19,6 +20,7 @@ describe('circuit breaker and rate limit', () => {
       HOOKBASE_CIRCUIT_FAILURE_THRESHOLD: String(THRESHOLD),
       HOOKBASE_CIRCUIT_COOLDOWN_MS: String(COOLDOWN_MS),
       HOOKBASE_RETRY_POLL_MS: '100',
+      HOOKBASE_ENDPOINT_CONCURRENCY: String(CONCURRENCY),
     });
   });
 
@@ -111,5 +113,24 @@ describe('circuit breaker and rate limit', () => {
       rateLimitPerSecond: 0,
     });
     expect(bad.body.error.code).toBe('VALIDATION_FAILED');
+  });
+
+  it('keeps at most HOOKBASE_ENDPOINT_CONCURRENCY attempts in flight per endpoint', async () => {
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken);
+    const org = `/api/organizations/${organizationId}`;
+    await client.post(`${org}/webhook-endpoints`, { url: `${receiverUrl}/busy` });
+    let inFlight = 0;
+    let peak = 0;
+    receiver.respondWith((request) => {
+      if (request.path !== '/busy') return { status: 200 };
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      setTimeout(() => inFlight--, 100);
+      return { status: 200, delayMs: 100 };
+    });
+    const events = Array.from({ length: 40 }, (_, n) => ({ eventType: 'busy', payload: { n } }));
+    await client.post('/v1/events/batch', { events });
+    await pollUntil(() => requestsTo('/busy').length === 40, { description: '40 deliveries' });
+    expect(peak).toBe(CONCURRENCY);
   });
 });
