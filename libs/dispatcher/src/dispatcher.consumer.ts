@@ -1,21 +1,8 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Kafka } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import { deliveryRecordSchema, parseRecord } from '@hookbase/domain';
-import {
-  BatchConsumer,
-  ConsumedRecord,
-  consumerGroup,
-  KAFKA,
-  TOPICS,
-  TopicNames,
-} from '@hookbase/kafka';
+import { DeliveryRecord, deliveryRecordSchema } from '@hookbase/domain';
+import { KAFKA, TopicNames, TOPICS, TopicWorker } from '@hookbase/kafka';
 import { MessageRepository } from '@hookbase/persistence';
 import { DeliveryService, PendingDelivery } from './delivery.service';
 
@@ -25,10 +12,7 @@ import { DeliveryService, PendingDelivery } from './delivery.service';
  * or owned by the retry schedule (seen again after a restart) are recognised by id and skipped.
  */
 @Injectable()
-export class DispatcherConsumer implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(DispatcherConsumer.name);
-  private readonly consumer: BatchConsumer;
-
+export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
   constructor(
     @Inject(KAFKA) kafka: Kafka,
     @Inject(TOPICS) topics: TopicNames,
@@ -36,39 +20,19 @@ export class DispatcherConsumer implements OnApplicationBootstrap, OnApplication
     private readonly messages: MessageRepository,
     private readonly delivery: DeliveryService,
   ) {
-    this.consumer = new BatchConsumer(
-      kafka,
-      {
-        groupId: consumerGroup(config.kafka.topicPrefix, 'dispatcher'),
-        sessionTimeoutMs: config.kafka.sessionTimeoutMs,
-        topic: topics.deliveries,
-        partitionsConsumedConcurrently: 12,
-      },
-      (records) => this.dispatch(records),
-    );
-  }
-
-  onApplicationBootstrap(): void {
-    this.consumer.startInBackground();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.consumer.stop();
-  }
-
-  private async dispatch(records: ConsumedRecord[]): Promise<void> {
-    const parsed = records.flatMap((record) => {
-      const result = parseRecord(deliveryRecordSchema, record.value);
-      if (result.ok) return [result.record];
-      this.logger.error(
-        `passing over malformed delivery at offset ${record.offset}: ${result.reason}`,
-      );
-      return [];
+    super(kafka, config, {
+      role: 'dispatcher',
+      topic: topics.deliveries,
+      schema: deliveryRecordSchema,
+      partitionsConsumedConcurrently: 12,
     });
-    const states = await this.messages.deliveryStates(parsed.map((d) => d.messageId));
+  }
+
+  protected async handle(records: DeliveryRecord[]): Promise<void> {
+    const states = await this.messages.deliveryStates(records.map((d) => d.messageId));
     const seen = new Set<string>();
     const pending: PendingDelivery[] = [];
-    for (const record of parsed) {
+    for (const record of records) {
       const state = states.get(record.messageId);
       // Only messages still on the deliveries path: new ones, or ones interrupted mid-attempt.
       const onThisPath =

@@ -1,22 +1,8 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Kafka } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import { DeliveryRecord, EventEnvelope, eventEnvelopeSchema, parseRecord } from '@hookbase/domain';
-import {
-  BatchConsumer,
-  ConsumedRecord,
-  consumerGroup,
-  KAFKA,
-  KafkaProducer,
-  TOPICS,
-  TopicNames,
-} from '@hookbase/kafka';
+import { DeliveryRecord, EventEnvelope, eventEnvelopeSchema } from '@hookbase/domain';
+import { KAFKA, KafkaProducer, TopicNames, TOPICS, TopicWorker } from '@hookbase/kafka';
 import { EventRepository } from '@hookbase/persistence';
 
 /**
@@ -25,11 +11,7 @@ import { EventRepository } from '@hookbase/persistence';
  * recording is idempotent, so a crash at any point neither loses nor reorders.
  */
 @Injectable()
-export class FanoutConsumer implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(FanoutConsumer.name);
-  private readonly consumer: BatchConsumer;
-  invalidRecords = 0;
-
+export class FanoutConsumer extends TopicWorker<EventEnvelope> {
   constructor(
     @Inject(KAFKA) kafka: Kafka,
     @Inject(TOPICS) private readonly topics: TopicNames,
@@ -37,36 +19,15 @@ export class FanoutConsumer implements OnApplicationBootstrap, OnApplicationShut
     private readonly events: EventRepository,
     private readonly producer: KafkaProducer,
   ) {
-    this.consumer = new BatchConsumer(
-      kafka,
-      {
-        groupId: consumerGroup(config.kafka.topicPrefix, 'fanout'),
-        sessionTimeoutMs: config.kafka.sessionTimeoutMs,
-        topic: topics.events,
-        partitionsConsumedConcurrently: 3,
-      },
-      (records) => this.fanOut(records),
-    );
+    super(kafka, config, {
+      role: 'fanout',
+      topic: topics.events,
+      schema: eventEnvelopeSchema,
+      partitionsConsumedConcurrently: 3,
+    });
   }
 
-  onApplicationBootstrap(): void {
-    this.consumer.startInBackground();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.consumer.stop();
-  }
-
-  private async fanOut(records: ConsumedRecord[]): Promise<void> {
-    const envelopes: EventEnvelope[] = [];
-    for (const record of records) {
-      const parsed = parseRecord(eventEnvelopeSchema, record.value);
-      if (parsed.ok) envelopes.push(parsed.record);
-      else {
-        this.invalidRecords++;
-        this.logger.warn(`skipping invalid event at offset ${record.offset}: ${parsed.reason}`);
-      }
-    }
+  protected async handle(envelopes: EventEnvelope[]): Promise<void> {
     const recorded = await this.events.recordEvents(envelopes);
     const deliveries = envelopes.flatMap((envelope) =>
       (recorded.get(envelope.id) ?? []).map((message): DeliveryRecord => ({

@@ -1,3 +1,4 @@
 export * from './batch-consumer';
 export * from './kafka.module';
 export * from './topics';
+export * from './topic-worker';
