@@ -1,0 +1,108 @@
+import { parseCommandLine, SCENARIOS, UsageError } from './options';
+
+const env = {
+  HOOKBASE_BENCH_KAFKA_BROKERS: '127.0.0.1:19092',
+  HOOKBASE_BENCH_DATABASE_URL: 'postgres://x',
+};
+
+describe('parseCommandLine', () => {
+  it('gives each scenario its own defaults', () => {
+    const e2e = parseCommandLine(['e2e'], env).optionsFor('e2e');
+    expect(e2e).toMatchObject({
+      scenario: 'e2e',
+      endpoints: 1000,
+      rate: 1,
+      failRate: 0,
+      failWith: 503,
+      brokers: '127.0.0.1:19092',
+      databaseUrl: 'postgres://x',
+      topology: 'standalone',
+      logLevel: 'warn',
+    });
+    expect(parseCommandLine(['fifo-rtt'], env).optionsFor('fifo-rtt').receiverLatencyMs).toBe(10);
+    expect(parseCommandLine(['ingest-rest'], env).optionsFor('ingest-rest').steps).toEqual([
+      1, 8, 32, 128,
+    ]);
+  });
+
+  it('lets the command line override defaults', () => {
+    const line = parseCommandLine(
+      [
+        'e2e',
+        '--fail-rate',
+        '0.1',
+        '--fail-status',
+        '503',
+        '--endpoints',
+        '50',
+        '--stack-env',
+        'HOOKBASE_ENDPOINT_CONCURRENCY=4',
+      ],
+      env,
+    );
+    expect(line.optionsFor('e2e')).toMatchObject({
+      failRate: 0.1,
+      failWith: 503,
+      endpoints: 50,
+      stackEnv: { HOOKBASE_ENDPOINT_CONCURRENCY: '4' },
+    });
+    expect(parseCommandLine(['e2e', '--fail-status', 'drop'], env).optionsFor('e2e').failWith).toBe(
+      'drop',
+    );
+    expect(
+      parseCommandLine(['ingest-rest', '--steps', '2, 4'], env).optionsFor('ingest-rest').steps,
+    ).toEqual([2, 4]);
+  });
+
+  it('expands all into every scenario, in order', () => {
+    const line = parseCommandLine(['all'], env);
+    expect(line.target).toBe('all');
+    expect(line.scenarios).toEqual([...SCENARIOS]);
+  });
+
+  it('reads a running stack, and only on loopback', () => {
+    const line = parseCommandLine(
+      ['e2e', '--url', 'http://127.0.0.1:3000/', '--admin-token', 't'],
+      env,
+    );
+    expect(line.optionsFor('e2e').attach).toEqual({
+      url: 'http://127.0.0.1:3000',
+      adminToken: 't',
+      topicPrefix: 'hookbase',
+      pid: undefined,
+    });
+    expect(() =>
+      parseCommandLine(['e2e', '--url', 'http://10.0.0.5:3000', '--admin-token', 't'], env),
+    ).toThrow(/loopback/);
+    expect(() => parseCommandLine(['e2e', '--url', 'http://127.0.0.1:3000'], env)).toThrow(
+      /go together/,
+    );
+  });
+
+  it('refuses what it cannot use, saying why', () => {
+    const refuses = (argv: string[], pattern: RegExp) => {
+      expect(() => parseCommandLine(argv, env)).toThrow(UsageError);
+      expect(() => parseCommandLine(argv, env)).toThrow(pattern);
+    };
+    refuses([], /name a scenario/);
+    refuses(['nope'], /unknown scenario "nope"/);
+    refuses(['e2e', '--fail-rate', '2'], /--fail-rate must be a number from 0 to 1/);
+    refuses(['e2e', '--fail-status', '200'], /400\.\.599/);
+    refuses(['e2e', '--endpoints', '1.5'], /integer/);
+    refuses(['e2e', '--bogus'], /bogus/);
+    refuses(['e2e', '--topology', 'mesh'], /standalone or split/);
+    refuses(['e2e', '--stack-env', 'lower=1'], /KEY=VALUE/);
+    refuses(['isolation', '--fifo', '--non-fifo'], /contradict/);
+  });
+
+  it('needs infrastructure only when a scenario runs', () => {
+    const line = parseCommandLine(['e2e'], {});
+    expect(() => line.optionsFor('e2e')).toThrow(/Kafka brokers/);
+    const kafkaOnly = parseCommandLine(['kafka-client', '--brokers', 'b:1'], {});
+    expect(kafkaOnly.optionsFor('kafka-client').brokers).toBe('b:1');
+  });
+
+  it('shows help without a scenario', () => {
+    expect(parseCommandLine(['--help'], {}).help).toBe(true);
+  });
+});

@@ -1,0 +1,342 @@
+import { parseArgs } from 'node:util';
+import { parseFailWith } from './behaviour';
+
+export const SCENARIOS = [
+  'ingest-rest',
+  'e2e',
+  'fifo-rtt',
+  'fifo-many',
+  'isolation',
+  'kafka-client',
+] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+export class UsageError extends Error {}
+
+/** Everything a scenario reads, resolved: the scenario's defaults overridden by the command line. */
+export interface BenchOptions {
+  scenario: ScenarioName;
+  brokers: string;
+  databaseUrl: string;
+  /** Drive a Hookbase that is already running instead of starting one. */
+  attach:
+    { url: string; adminToken: string; topicPrefix: string; pid: number | undefined } | undefined;
+  topology: 'standalone' | 'split';
+  stackEnv: Record<string, string>;
+  logLevel: 'error' | 'warn' | 'info' | 'debug';
+  resultsDir: string;
+  /** Hard bound on the whole scenario, setup and teardown included. */
+  maxSeconds: number;
+  drainTimeoutSeconds: number;
+  durationSeconds: number;
+  rate: number;
+  endpoints: number;
+  maxInFlight: number;
+  payloadBytes: number;
+  receiverLatencyMs: number;
+  failRate: number;
+  failWith: number | 'drop';
+  steps: number[];
+  stepSeconds: number;
+  events: number;
+  eventsPerEndpoint: number;
+  healthy: number;
+  neighbourRate: number;
+  neighbourLatencyMs: number;
+  fifo: boolean;
+  nonFifo: boolean;
+  records: number;
+  messageBytes: number;
+  partitions: number;
+  batch: number;
+}
+
+type Tunable = Omit<
+  BenchOptions,
+  'scenario' | 'brokers' | 'databaseUrl' | 'attach' | 'stackEnv' | 'resultsDir'
+>;
+
+const COMMON: Tunable = {
+  topology: 'standalone',
+  logLevel: 'warn',
+  maxSeconds: 175,
+  drainTimeoutSeconds: 60,
+  durationSeconds: 10,
+  rate: 100,
+  endpoints: 1,
+  maxInFlight: 64,
+  payloadBytes: 256,
+  receiverLatencyMs: 0,
+  failRate: 0,
+  failWith: 503,
+  steps: [1, 8, 32, 128],
+  stepSeconds: 4,
+  events: 300,
+  eventsPerEndpoint: 10,
+  healthy: 8,
+  neighbourRate: 50,
+  neighbourLatencyMs: 0,
+  fifo: false,
+  nonFifo: false,
+  records: 100_000,
+  messageBytes: 1024,
+  partitions: 3,
+  batch: 500,
+};
+
+/** Each scenario's defaults: chosen so that it finishes in under 3 minutes on a 2-core machine. */
+export const SCENARIO_DEFAULTS: Record<ScenarioName, Partial<Tunable>> = {
+  'ingest-rest': { endpoints: 0, steps: [1, 8, 32, 128], stepSeconds: 4 },
+  e2e: { endpoints: 1000, rate: 1, durationSeconds: 20, drainTimeoutSeconds: 90 },
+  'fifo-rtt': { endpoints: 1, events: 300, receiverLatencyMs: 10 },
+  'fifo-many': { endpoints: 500, eventsPerEndpoint: 10, receiverLatencyMs: 10, maxInFlight: 32 },
+  isolation: { healthy: 8, rate: 150, durationSeconds: 8, neighbourRate: 50 },
+  'kafka-client': { records: 200_000, messageBytes: 1024, partitions: 3, batch: 500 },
+};
+
+export const USAGE = `usage: npm run bench -- <scenario|all> [options]
+
+scenarios
+  ingest-rest   POST /v1/events, one event per request, at rising concurrency (--steps)
+  e2e           fan-out to --endpoints http endpoints (1000), --rate events/s for --duration s
+  fifo-rtt      one FIFO endpoint, receiver latency 10 ms: ordered deliveries/s against 1/RTT
+  fifo-many     --endpoints FIFO endpoints (500): aggregate ordered deliveries/s, order verified
+  isolation     healthy endpoints sharing a partition with an always-503 neighbour, with/without
+  kafka-client  raw produce/consume of kafkajs beside @platformatic/kafka
+  all           every scenario in turn (one that cannot run here is reported as not run)
+
+stack
+  --url URL --admin-token T    drive a running Hookbase instead of starting one
+  --topic-prefix P             its topic prefix (hookbase)   --pid N   its process, for RSS
+  --topology standalone|split  one process (as npm start) or one per service (standalone)
+  --stack-env KEY=VALUE        extra environment for started services (repeatable)
+  --log-level L                services' LOG_LEVEL (warn)
+  --brokers B --database-url U infrastructure (default: what scripts/bench.mjs ensured)
+
+load
+  --duration S --rate N        open-loop load: N events/s for S seconds (e2e: 1/s for 20 s)
+  --endpoints N                endpoints to create (per scenario)
+  --max-in-flight N            publishes in flight at most (64)
+  --payload-bytes N            event payload size (256)
+  --steps 1,8,32,128           ingest-rest concurrency steps   --step-seconds S (4)
+  --events N                   fifo-rtt events (300)   --events-per-endpoint N  fifo-many (10)
+  --healthy N --neighbour-rate N --neighbour-latency MS --fifo      isolation
+  --records N (200000) --message-bytes N (1024) --partitions N (3) --batch N (500)  kafka-client
+  --non-fifo                   run a FIFO scenario on plain endpoints (harness self-check only)
+
+receiver
+  --receiver-latency MS        answer after MS milliseconds (0; fifo scenarios 10)
+  --fail-rate F                fail this share of first attempts (later attempts succeed)
+  --fail-status S|drop         with this status (503), or drop the connection
+
+bounds and output
+  --drain-timeout S            wait at most S s for deliveries after the load (60; e2e 90)
+  --max-seconds S              hard bound on one scenario (175)
+  --results-dir DIR            where JSON and SVG results go (bench/results)
+`;
+
+function number(name: string, value: string, min: number, max: number, integer = true): number {
+  const parsed = Number(value);
+  if (
+    !Number.isFinite(parsed) ||
+    parsed < min ||
+    parsed > max ||
+    (integer && !Number.isInteger(parsed))
+  ) {
+    throw new UsageError(
+      `--${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got "${value}"`,
+    );
+  }
+  return parsed;
+}
+
+export interface CommandLine {
+  help: boolean;
+  target: ScenarioName | 'all';
+  scenarios: ScenarioName[];
+  optionsFor(scenario: ScenarioName): BenchOptions;
+}
+
+export function parseCommandLine(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+): CommandLine {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        url: { type: 'string' },
+        'admin-token': { type: 'string' },
+        'topic-prefix': { type: 'string' },
+        pid: { type: 'string' },
+        topology: { type: 'string' },
+        'stack-env': { type: 'string', multiple: true },
+        'log-level': { type: 'string' },
+        brokers: { type: 'string' },
+        'database-url': { type: 'string' },
+        'results-dir': { type: 'string' },
+        'max-seconds': { type: 'string' },
+        'drain-timeout': { type: 'string' },
+        duration: { type: 'string' },
+        rate: { type: 'string' },
+        endpoints: { type: 'string' },
+        'max-in-flight': { type: 'string' },
+        'payload-bytes': { type: 'string' },
+        'receiver-latency': { type: 'string' },
+        'fail-rate': { type: 'string' },
+        'fail-status': { type: 'string' },
+        steps: { type: 'string' },
+        'step-seconds': { type: 'string' },
+        events: { type: 'string' },
+        'events-per-endpoint': { type: 'string' },
+        healthy: { type: 'string' },
+        'neighbour-rate': { type: 'string' },
+        'neighbour-latency': { type: 'string' },
+        fifo: { type: 'boolean' },
+        'non-fifo': { type: 'boolean' },
+        records: { type: 'string' },
+        'message-bytes': { type: 'string' },
+        partitions: { type: 'string' },
+        batch: { type: 'string' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const help = values.help === true;
+  if (positionals.length > 1)
+    throw new UsageError(`one scenario at a time, got ${positionals.join(' ')}`);
+  const target = positionals[0];
+  if (!target) {
+    if (help)
+      return {
+        help,
+        target: 'all',
+        scenarios: [],
+        optionsFor: () => {
+          throw new UsageError('no scenario');
+        },
+      };
+    throw new UsageError(`name a scenario: ${SCENARIOS.join(', ')} or all`);
+  }
+  if (target !== 'all' && !(SCENARIOS as readonly string[]).includes(target)) {
+    throw new UsageError(`unknown scenario "${target}"; scenarios: ${SCENARIOS.join(', ')}, all`);
+  }
+
+  // Everything given on the command line, checked once, whatever the scenario.
+  const given: Partial<Tunable> = {};
+  const v = values;
+  if (v.topology !== undefined) {
+    if (v.topology !== 'standalone' && v.topology !== 'split')
+      throw new UsageError(`--topology must be standalone or split, got "${v.topology}"`);
+    given.topology = v.topology;
+  }
+  if (v['log-level'] !== undefined) {
+    if (!['error', 'warn', 'info', 'debug'].includes(v['log-level']))
+      throw new UsageError(`--log-level must be error, warn, info or debug`);
+    given.logLevel = v['log-level'] as Tunable['logLevel'];
+  }
+  if (v['max-seconds'] !== undefined)
+    given.maxSeconds = number('max-seconds', v['max-seconds'], 10, 3600);
+  if (v['drain-timeout'] !== undefined)
+    given.drainTimeoutSeconds = number('drain-timeout', v['drain-timeout'], 1, 3600);
+  if (v.duration !== undefined)
+    given.durationSeconds = number('duration', v.duration, 0.5, 3600, false);
+  if (v.rate !== undefined) given.rate = number('rate', v.rate, 0.01, 1_000_000, false);
+  if (v.endpoints !== undefined) given.endpoints = number('endpoints', v.endpoints, 0, 100_000);
+  if (v['max-in-flight'] !== undefined)
+    given.maxInFlight = number('max-in-flight', v['max-in-flight'], 1, 4096);
+  if (v['payload-bytes'] !== undefined)
+    given.payloadBytes = number('payload-bytes', v['payload-bytes'], 0, 200_000);
+  if (v['receiver-latency'] !== undefined)
+    given.receiverLatencyMs = number('receiver-latency', v['receiver-latency'], 0, 60_000);
+  if (v['fail-rate'] !== undefined)
+    given.failRate = number('fail-rate', v['fail-rate'], 0, 1, false);
+  if (v['fail-status'] !== undefined) {
+    try {
+      given.failWith = parseFailWith(v['fail-status']);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  }
+  if (v.steps !== undefined) {
+    given.steps = v.steps.split(',').map((step) => number('steps', step.trim(), 1, 4096));
+  }
+  if (v['step-seconds'] !== undefined)
+    given.stepSeconds = number('step-seconds', v['step-seconds'], 0.5, 600, false);
+  if (v.events !== undefined) given.events = number('events', v.events, 1, 10_000_000);
+  if (v['events-per-endpoint'] !== undefined)
+    given.eventsPerEndpoint = number('events-per-endpoint', v['events-per-endpoint'], 1, 1_000_000);
+  if (v.healthy !== undefined) given.healthy = number('healthy', v.healthy, 1, 100);
+  if (v['neighbour-rate'] !== undefined)
+    given.neighbourRate = number('neighbour-rate', v['neighbour-rate'], 0, 100_000, false);
+  if (v['neighbour-latency'] !== undefined)
+    given.neighbourLatencyMs = number('neighbour-latency', v['neighbour-latency'], 0, 60_000);
+  if (v.fifo) given.fifo = true;
+  if (v['non-fifo']) given.nonFifo = true;
+  if (v.records !== undefined) given.records = number('records', v.records, 1, 100_000_000);
+  if (v['message-bytes'] !== undefined)
+    given.messageBytes = number('message-bytes', v['message-bytes'], 1, 900_000);
+  if (v.partitions !== undefined) given.partitions = number('partitions', v.partitions, 1, 1000);
+  if (v.batch !== undefined) given.batch = number('batch', v.batch, 1, 100_000);
+  if (given.fifo && given.nonFifo)
+    throw new UsageError('--fifo and --non-fifo contradict each other');
+
+  const stackEnv: Record<string, string> = {};
+  for (const pair of v['stack-env'] ?? []) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(pair);
+    if (!match) throw new UsageError(`--stack-env takes KEY=VALUE, got "${pair}"`);
+    stackEnv[match[1]] = match[2];
+  }
+
+  let attach: BenchOptions['attach'];
+  if (v.url !== undefined || v['admin-token'] !== undefined) {
+    if (!v.url || !v['admin-token'])
+      throw new UsageError('--url and --admin-token go together (a running Hookbase)');
+    const url = v.url.replace(/\/+$/, '');
+    if (!/^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/.test(url)) {
+      throw new UsageError(
+        `--url must be a loopback address (load stays on this machine), got "${v.url}"`,
+      );
+    }
+    attach = {
+      url,
+      adminToken: v['admin-token'],
+      topicPrefix: v['topic-prefix'] ?? 'hookbase',
+      pid: v.pid === undefined ? undefined : number('pid', v.pid, 1, 2 ** 22),
+    };
+  }
+
+  const brokers = v.brokers ?? env.HOOKBASE_BENCH_KAFKA_BROKERS ?? env.KAFKA_BROKERS ?? '';
+  const databaseUrl =
+    v['database-url'] ?? env.HOOKBASE_BENCH_DATABASE_URL ?? env.DATABASE_URL ?? '';
+  const scenarios = target === 'all' ? [...SCENARIOS] : [target as ScenarioName];
+  return {
+    help,
+    target: target as ScenarioName | 'all',
+    scenarios,
+    optionsFor(scenario) {
+      if (!brokers)
+        throw new UsageError('no Kafka brokers: run through `npm run bench` or pass --brokers');
+      if (!databaseUrl && !attach && scenario !== 'kafka-client') {
+        throw new UsageError('no PostgreSQL: run through `npm run bench` or pass --database-url');
+      }
+      return {
+        ...COMMON,
+        ...SCENARIO_DEFAULTS[scenario],
+        ...given,
+        scenario,
+        brokers,
+        databaseUrl,
+        attach,
+        stackEnv,
+        resultsDir: v['results-dir'] ?? 'bench/results',
+      };
+    },
+  };
+}

@@ -1,0 +1,163 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { renderChart } from './chart';
+import { RunReport, ResultTable, ScenarioResult } from './result';
+import { ServiceUsage } from './sampler';
+
+export function fmtInt(value: number | null | undefined): string {
+  return value === null || value === undefined || !Number.isFinite(value)
+    ? '–'
+    : Math.round(value).toLocaleString('en-US');
+}
+
+export function fmtRate(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '–';
+  return value >= 100 ? fmtInt(value) : value.toFixed(1);
+}
+
+export function fmtMs(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '–';
+  if (value >= 10_000) return `${(value / 1000).toFixed(1)} s`;
+  if (value >= 1000) return `${(value / 1000).toFixed(2)} s`;
+  return value >= 100 ? `${Math.round(value)} ms` : `${value.toFixed(1)} ms`;
+}
+
+export function fmtMb(value: number | null | undefined): string {
+  return value === null || value === undefined || !Number.isFinite(value)
+    ? '–'
+    : `${Math.round(value)} MB`;
+}
+
+/** A plain-text table: columns padded to their widest cell, numbers right-aligned. */
+export function renderTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const numeric = header.map(
+    (_, i) =>
+      rows.length > 0 && rows.every((r) => /^[–\d.,\s%×<>~-]*(ms|s|MB|\/s|x)?$/.test(r[i] ?? '')),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => (numeric[i] ? cell.padStart(widths[i]) : cell.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
+  return [line(header), widths.map((w) => '─'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** The per-run table every delivery scenario prints (and the JSON keeps). */
+export function runsTable(runs: readonly RunReport[]): ResultTable {
+  return {
+    title: 'Runs',
+    header: [
+      'run',
+      'published',
+      'delivered',
+      'dead-lettered',
+      'missing',
+      'duplicates',
+      'throughput/s',
+      'peak/s',
+      'p50',
+      'p95',
+      'p99',
+      'max',
+      'peak lag',
+    ],
+    rows: runs.map((run) => [
+      run.label,
+      fmtInt(run.ledger.messages.published),
+      fmtInt(run.ledger.messages.delivered),
+      fmtInt(run.ledger.messages.deadLettered),
+      fmtInt(run.ledger.messages.missing),
+      fmtInt(run.ledger.messages.duplicates),
+      fmtRate(run.throughputPerSecond),
+      fmtRate(run.peakDeliveredPerSecond),
+      fmtMs(run.latency?.p50),
+      fmtMs(run.latency?.p95),
+      fmtMs(run.latency?.p99),
+      fmtMs(run.latency?.max),
+      run.lag.peak ? fmtInt(run.lag.peak.dispatcher) : '–',
+    ]),
+  };
+}
+
+export function servicesTable(services: readonly ServiceUsage[]): ResultTable {
+  return {
+    title: 'Service processes',
+    header: ['process', 'pid', 'peak RSS (VmHWM)', 'peak RSS in load', 'CPU in load', 'CPU %'],
+    rows: services.map((s) => [
+      s.name,
+      String(s.pid ?? '–'),
+      fmtMb(s.peakRssMb),
+      fmtMb(s.windowPeakRssMb),
+      s.cpuSeconds === null ? '–' : `${s.cpuSeconds.toFixed(1)} s`,
+      s.cpuPercent === null ? '–' : `${Math.round(s.cpuPercent)}%`,
+    ]),
+  };
+}
+
+export function renderResult(result: ScenarioResult): string {
+  const out: string[] = [];
+  const verdict = {
+    ok: 'OK',
+    void: 'VOID (see problems)',
+    'not-run': 'NOT RUN',
+    error: 'ERROR',
+  }[result.status];
+  out.push(
+    `\n══ ${result.scenario}: ${result.title} — ${verdict} (${result.durationSeconds.toFixed(0)} s)`,
+  );
+  if (result.headline.length > 0) {
+    const width = Math.max(...result.headline.map(([k]) => k.length));
+    for (const [key, value] of result.headline) out.push(`  ${key.padEnd(width)}  ${value}`);
+  }
+  for (const table of result.tables) {
+    out.push('', `${table.title}:`, renderTable(table.header, table.rows));
+  }
+  if (result.serviceLogs && (result.serviceLogs.errors > 0 || result.serviceLogs.warnings > 0)) {
+    out.push(
+      '',
+      `Service logs: ${result.serviceLogs.errors} errors, ${result.serviceLogs.warnings} warnings`,
+    );
+    for (const example of result.serviceLogs.examples)
+      out.push(`  ${example.count}× ${example.line}`);
+  }
+  if (result.harness) {
+    out.push(
+      '',
+      `Harness: event-loop delay p99 ${fmtMs(result.harness.eventLoopDelayP99Ms)}, max ${fmtMs(result.harness.eventLoopDelayMaxMs)}; CPU ${result.harness.cpuSeconds.toFixed(1)} s`,
+    );
+  }
+  for (const note of result.notes) out.push(`note: ${note}`);
+  for (const problem of result.problems) out.push(`PROBLEM: ${problem}`);
+  if (result.files) {
+    out.push(
+      `results: ${result.files.json}${result.files.svg ? `  chart: ${result.files.svg}` : ''}`,
+    );
+  }
+  return out.join('\n');
+}
+
+function stamp(date: Date): string {
+  return date.toISOString().replace(/[:]/g, '').replace(/\..*$/, '').replace('T', '-');
+}
+
+/** Writes `<scenario>-<time>.json` (and `.svg` when there is a chart) into the results folder. */
+export async function writeResultFiles(
+  dir: string,
+  result: ScenarioResult,
+): Promise<ScenarioResult> {
+  await mkdir(dir, { recursive: true });
+  const base = join(dir, `${result.scenario}-${stamp(new Date(result.startedAt))}`);
+  const svg = result.chart ? `${base}.svg` : null;
+  const withFiles: ScenarioResult = { ...result, files: { json: `${base}.json`, svg } };
+  if (svg && result.chart) await writeFile(svg, renderChart(result.chart));
+  // The chart spec is the SVG's source; the JSON keeps the figures (the timeline holds the series).
+  await writeFile(
+    `${base}.json`,
+    `${JSON.stringify({ ...withFiles, chart: undefined }, null, 2)}\n`,
+  );
+  return withFiles;
+}

@@ -1,0 +1,284 @@
+import { Pool } from 'undici';
+import { EndpointBehaviour } from '../behaviour';
+import { now } from '../clock';
+import { createFifoEndpoint } from '../fifo-support';
+import {
+  createEndpoint,
+  createEndpoints,
+  createOrganization,
+  EndpointRequest,
+  Tenant,
+} from '../hookbase-api';
+import { Ledger } from '../ledger';
+import { benchPayload, EVENT_TYPE, IngestClient, publishInto, runLanes } from '../publisher';
+import { fmtInt, fmtMs, fmtRate } from '../report';
+import { RunReport, ScenarioResult } from '../result';
+import { BenchSession, ScenarioContext } from '../session';
+import { distribution, ratePerSecond } from '../stats';
+import { SHORT_RETRY } from './e2e';
+
+/**
+ * The round trip to the receiver itself (the same loopback, the same added latency), measured
+ * from the bench: with one message in flight per FIFO lane, 1/RTT is the best a lane can do.
+ */
+async function measureRoundTrip(
+  receiverUrl: string,
+  latencyMs: number,
+  samples: number,
+): Promise<number> {
+  const pool = new Pool(receiverUrl, { connections: 1 });
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      const started = now();
+      const response = await pool.request({
+        path: '/rtt',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-bench-delay-ms': String(latencyMs) },
+        body: JSON.stringify(benchPayload(i, 256)),
+      });
+      await response.body.text();
+      times.push(now() - started);
+    }
+    return distribution(times)!.p50;
+  } finally {
+    await pool.close();
+  }
+}
+
+async function laneEndpoints(
+  scenario: string,
+  tenant: Tenant,
+  receiverUrl: string,
+  count: number,
+  nonFifo: boolean,
+  onCreated: (done: number) => void,
+): Promise<string[]> {
+  const request = (index: number): EndpointRequest => ({
+    url: `${receiverUrl}/e/${index}`,
+    retry: SHORT_RETRY,
+  });
+  // The first endpoint alone: if the API refuses FIFO, nothing else is created.
+  const first = nonFifo
+    ? await createEndpoint(tenant, request(0))
+    : await createFifoEndpoint(scenario, tenant, request(0));
+  onCreated(1);
+  const rest = await createEndpoints(
+    tenant,
+    Array.from({ length: count - 1 }, (_, i) => ({
+      ...request(i + 1),
+      fifoEnabled: nonFifo ? undefined : true,
+    })),
+    16,
+    (done) => onCreated(done + 1),
+  );
+  return [first, ...rest];
+}
+
+/** Delivered messages per second between the first and the last delivery (the lanes' pace). */
+function deliveryWindowRate(ledger: Ledger): number {
+  const times = ledger.deliveries().map((d) => d.deliveredAt);
+  if (times.length < 2) return 0;
+  return ratePerSecond(times.length - 1, Math.min(...times), Math.max(...times));
+}
+
+interface LaneRun {
+  session: BenchSession;
+  ledger: Ledger;
+  run: RunReport;
+  startMs: number;
+  problems: string[];
+  notes: string[];
+  orderedPerSecond: number;
+}
+
+/** Shared by fifo-rtt and fifo-many: create the lanes, publish in lane order, drain, verify order. */
+async function runOrderedLanes(
+  ctx: ScenarioContext,
+  session: BenchSession,
+  lanes: number,
+  perLane: number,
+): Promise<LaneRun> {
+  const { options, progress } = ctx;
+  const scenario = options.scenario;
+  const tenant = await createOrganization(session.stack, 'pro');
+  let created = 0;
+  session.setPhase(
+    'setup',
+    () => `endpoints ${fmtInt(created)}/${fmtInt(lanes)}`,
+    () => created / lanes,
+  );
+  const ids = await laneEndpoints(
+    scenario,
+    tenant,
+    session.receiverUrl,
+    lanes,
+    options.nonFifo,
+    (done) => (created = done),
+  );
+  const ledger = new Ledger(scenario, { trackOrder: true });
+  const behaviour: EndpointBehaviour = {
+    latencyMs: options.receiverLatencyMs,
+    failRate: options.failRate,
+    failWith: options.failWith,
+    failAttempts: 'first',
+  };
+  ids.forEach((id, index) => session.addEndpoint(id, index, ledger, behaviour));
+  const notes: string[] = [];
+  if (options.nonFifo) {
+    notes.push(
+      '--non-fifo: plain endpoints, order is NOT promised; this run checks the harness, not FIFO',
+    );
+    progress.note(
+      `${scenario}: --non-fifo, plain endpoints (harness check only; not a FIFO measurement)`,
+    );
+  }
+
+  const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, options.maxInFlight);
+  session.watch('load', [ledger], lanes * perLane);
+  const startMs = now();
+  let seq = 0;
+  const load = await runLanes({
+    lanes: ids.map((_, index) => index),
+    perLane,
+    workers: options.maxInFlight,
+    deadlineMs: Math.min(ctx.deadlineMs, startMs + 60_000),
+    send: async (lane) => {
+      const mine = seq++;
+      ledger.schedule(mine, now(), new Set([lane]));
+      await publishInto(ledger, client, mine, {
+        eventType: EVENT_TYPE,
+        payload: benchPayload(mine, options.payloadBytes),
+        endpointIds: [ids[lane]],
+      });
+    },
+  });
+  const loadEndMs = now();
+  await client.close();
+  session.watch('draining', [ledger], null);
+  const settled = await session.drain([ledger], loadEndMs + options.drainTimeoutSeconds * 1000);
+  const run = await session.report(
+    { label: scenario, startMs, loadEndMs, offeredPerSecond: null },
+    ledger,
+    true,
+  );
+  const problems = [...run.ledger.problems];
+  if (!settled)
+    problems.push(
+      `deliveries did not settle within ${options.drainTimeoutSeconds} s after the load`,
+    );
+  if (load.stoppedByDeadline) problems.push('the load stopped at its deadline');
+  const order = run.order!;
+  if (order.violations > 0) {
+    const examples = order.firstViolations
+      .map((v) => `endpoint ${v.lane}: ${v.got} after ${v.after}`)
+      .join('; ');
+    const text = `${order.violations} deliveries out of order (${examples})`;
+    // Plain endpoints promise no order: there it is information, on FIFO endpoints a failure.
+    if (options.nonFifo) notes.push(text);
+    else problems.push(text);
+  }
+  return {
+    session,
+    ledger,
+    run,
+    startMs,
+    problems,
+    notes,
+    orderedPerSecond: deliveryWindowRate(ledger),
+  };
+}
+
+/**
+ * fifo-rtt: one FIFO endpoint whose receiver takes 10 ms. With one message in flight, the lane
+ * cannot beat 1/RTT; the scenario measures ordered deliveries/s against that bound (the ratio
+ * shows Hookbase's own overhead per message) and verifies the order.
+ */
+export async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> {
+  const { options } = ctx;
+  const session = await BenchSession.open(ctx);
+  try {
+    const lane = await runOrderedLanes(ctx, session, 1, options.events);
+    const rttMs = await measureRoundTrip(session.receiverUrl, options.receiverLatencyMs, 50);
+    const bound = 1000 / rttMs;
+    const ratio = lane.orderedPerSecond / bound;
+    const { run } = lane;
+    return await session.result({
+      summary: `${fmtRate(lane.orderedPerSecond)} ordered deliveries/s, ${ratio.toFixed(2)} of the 1/RTT bound, ${fmtInt(run.order!.violations)} out of order`,
+      title: `one ${options.nonFifo ? 'plain (--non-fifo)' : 'FIFO'} endpoint, receiver latency ${options.receiverLatencyMs} ms, ${options.events} events`,
+      headline: [
+        ['ordered deliveries/s', `${fmtRate(lane.orderedPerSecond)} (first to last delivery)`],
+        [
+          'bound 1/RTT',
+          `${fmtRate(bound)}/s (RTT ${fmtMs(rttMs)} measured from the bench to the receiver)`,
+        ],
+        ['measured / bound', ratio.toFixed(2)],
+        [
+          'order',
+          `${fmtInt(run.order!.deliveries)} deliveries checked, ${fmtInt(run.order!.violations)} out of order`,
+        ],
+        [
+          'latency (received − scheduled)',
+          `p50 ${fmtMs(run.latency?.p50)} · p99 ${fmtMs(run.latency?.p99)}`,
+        ],
+      ],
+      runs: [{ run, offsetSeconds: session.offset(lane.startMs) }],
+      problems: lane.problems,
+      notes: [
+        ...lane.notes,
+        'the publisher sends faster than the bound, so deliveries run back to back',
+      ],
+      extra: {
+        rttMs,
+        boundPerSecond: bound,
+        orderedPerSecond: lane.orderedPerSecond,
+        ratio,
+        order: run.order,
+      },
+    });
+  } finally {
+    await session.close();
+  }
+}
+
+/** fifo-many: many FIFO endpoints at once (500): aggregate ordered deliveries/s, order verified. */
+export async function runFifoMany(ctx: ScenarioContext): Promise<ScenarioResult> {
+  const { options } = ctx;
+  const session = await BenchSession.open(ctx);
+  try {
+    const lane = await runOrderedLanes(ctx, session, options.endpoints, options.eventsPerEndpoint);
+    const { run } = lane;
+    const m = run.ledger.messages;
+    return await session.result({
+      summary: `${fmtRate(run.throughputPerSecond)} ordered deliveries/s over ${fmtInt(options.endpoints)} endpoints, ${fmtInt(run.order!.violations)} out of order`,
+      title: `${fmtInt(options.endpoints)} ${options.nonFifo ? 'plain (--non-fifo)' : 'FIFO'} endpoints × ${options.eventsPerEndpoint} events, receiver latency ${options.receiverLatencyMs} ms`,
+      headline: [
+        [
+          'ordered deliveries/s',
+          `${fmtRate(run.throughputPerSecond)} aggregate (first event to last delivery); ${fmtRate(lane.orderedPerSecond)} between first and last delivery`,
+        ],
+        [
+          'order',
+          `${fmtInt(run.order!.deliveries)} deliveries on ${fmtInt(run.order!.lanes)} endpoints checked, ${fmtInt(run.order!.violations)} out of order`,
+        ],
+        [
+          'latency (received − scheduled)',
+          `p50 ${fmtMs(run.latency?.p50)} · p95 ${fmtMs(run.latency?.p95)} · p99 ${fmtMs(run.latency?.p99)}`,
+        ],
+        [
+          'messages',
+          `published ${fmtInt(m.published)} = delivered ${fmtInt(m.delivered)} + dead-lettered ${fmtInt(m.deadLettered)} + missing ${fmtInt(m.missing)}`,
+        ],
+      ],
+      runs: [{ run, offsetSeconds: session.offset(lane.startMs) }],
+      problems: lane.problems,
+      notes: [
+        ...lane.notes,
+        `each endpoint's events are published one at a time (acceptance order = sequence order), ${options.maxInFlight} endpoints at once`,
+      ],
+      extra: { orderedPerSecond: run.throughputPerSecond, order: run.order },
+    });
+  } finally {
+    await session.close();
+  }
+}
