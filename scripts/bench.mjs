@@ -1,53 +1,13 @@
 // `npm run bench -- <scenario|all> [options]`: Hookbase's load benchmarks (bench/README.md).
 // Ensures Kafka and PostgreSQL (as `npm test` does), builds the services into dist/ with
-// scripts/build.mjs, compiles the harness (bench/src) into dist/bench with the same swc options,
-// then runs it. Stops the infrastructure afterwards only if this run started it.
-import { transformFile } from '@swc/core';
+// scripts/build.mjs, the harness (bench/src) with them into dist/bench, then runs it. Stops the infrastructure afterwards only if this run started it.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from './build.mjs';
 import { ensureInfra, stopStartedInfra } from './infra.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { compilerOptions } = JSON.parse(readFileSync(join(root, 'tsconfig.base.json'), 'utf8'));
-
-async function* sources(dir) {
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* sources(path);
-    else if (entry.name.endsWith('.ts') && !/\.(spec|test)\.ts$/.test(entry.name)) yield path;
-  }
-}
-
-/** bench/src → dist/bench/src, with build.mjs's transform (path aliases rewritten to relative). */
-async function compileBench() {
-  const files = [];
-  for await (const file of sources(join(root, 'bench', 'src'))) files.push(file);
-  await Promise.all(
-    files.map(async (file) => {
-      const out = join(root, 'dist', relative(root, file)).replace(/\.ts$/, '.js');
-      const result = await transformFile(file, {
-        sourceMaps: true,
-        module: { type: 'commonjs' },
-        jsc: {
-          target: 'es2022',
-          baseUrl: root,
-          paths: compilerOptions.paths,
-          parser: { syntax: 'typescript', decorators: true },
-          transform: { legacyDecorator: true, decoratorMetadata: true },
-          keepClassNames: true,
-        },
-      });
-      await mkdir(dirname(out), { recursive: true });
-      await writeFile(out, result.code + `\n//# sourceMappingURL=${out.split('/').pop()}.map\n`);
-      await writeFile(`${out}.map`, result.map ?? '{}');
-    }),
-  );
-  return files.length;
-}
 
 function runCli(args, env) {
   return new Promise((resolve) => {
@@ -76,11 +36,8 @@ async function main() {
   const infra = wantsHelp ? undefined : await ensureInfra({ log });
   try {
     const started = Date.now();
-    const services = await build();
-    const harness = await compileBench();
-    console.error(
-      `built ${services} service files and ${harness} bench files (${Date.now() - started} ms)`,
-    );
+    const files = await build({ roots: ['apps', 'libs', 'bench'] });
+    console.error(`built ${files} service and bench files (${Date.now() - started} ms)`);
     return await runCli(args, {
       ...process.env,
       ...(infra

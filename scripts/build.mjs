@@ -1,4 +1,4 @@
-// Compiles apps/ and libs/ to dist/ with swc (decorator metadata on, path aliases rewritten to
+// Compiles apps/ and libs/ (and any other roots asked for, such as bench/) to dist/ with swc (decorator metadata on, path aliases rewritten to
 // relative requires). Type checking is separate: `npm run typecheck`.
 import { transformFile } from '@swc/core';
 import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -21,11 +21,11 @@ async function* sources(dir) {
 
 // Builds into a fresh folder and swaps it in, so processes starting from dist/ while another
 // build runs (a bench beside a test run) never see it half-written.
-export async function build() {
+export async function build({ roots = ['apps', 'libs'] } = {}) {
   const staging = `${outDir}.building-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
   const files = [];
-  for (const top of ['apps', 'libs']) {
+  for (const top of roots) {
     for await (const file of sources(join(root, top))) files.push(file);
   }
   await Promise.all(

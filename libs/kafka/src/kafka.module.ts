@@ -7,7 +7,7 @@ import {
   Module,
   OnApplicationShutdown,
 } from '@nestjs/common';
-import { Kafka, logLevel, Producer, Message, CompressionTypes } from 'kafkajs';
+import { CompressionTypes, Kafka, logLevel, Message, Partitioners, Producer } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { topicNames, TopicNames, topicSpecs } from './topics';
 
@@ -102,6 +102,8 @@ export class KafkaProducer implements OnApplicationShutdown {
       const producer = this.kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,
+        // murmur2 of the key, as Kafka's own clients do (also silences kafkajs's v2 notice).
+        createPartitioner: Partitioners.DefaultPartitioner,
         allowAutoTopicCreation: false,
       });
       await producer.connect();
