@@ -22,6 +22,7 @@ import {
   EndpointRepository,
   MessageRepository,
 } from '@hookbase/persistence';
+import { AttemptRecorder } from './attempt-recorder';
 import { ConcurrencyLimit } from './concurrency-limit';
 
 /** Rate-limit waits up to this long happen in line; longer ones hold the message instead. */
@@ -64,6 +65,7 @@ export class DeliveryService implements OnApplicationShutdown {
     private readonly endpoints: EndpointRepository,
     private readonly messages: MessageRepository,
     private readonly producer: KafkaProducer,
+    private readonly recorder: AttemptRecorder,
   ) {
     this.http = new HttpDestinationAdapter({
       timeoutMs: config.delivery.timeoutMs,
@@ -241,7 +243,8 @@ export class DeliveryService implements OnApplicationShutdown {
     // The DLQ record goes out before the final status is written: a crash in between re-sends
     // the message (at least once) rather than losing its DLQ entry.
     if (decision.status === 'failed') {
-      await this.producer.send(this.topics.dlq, [
+      await this.producer.publish(
+        this.topics.dlq,
         dlqMessage(
           delivery,
           decision.dlqReason,
@@ -249,9 +252,9 @@ export class DeliveryService implements OnApplicationShutdown {
           record.error,
           record.responseStatus,
         ),
-      ]);
+      );
     }
-    await this.messages.recordAttempts([record]);
+    await this.recorder.record(record);
     return outcome.kind;
   }
 

@@ -1,9 +1,18 @@
 import { Module } from '@nestjs/common';
+import { AttemptRecorder } from './attempt-recorder';
 import { DeliveryService } from './delivery.service';
 import { DispatcherConsumer } from './dispatcher.consumer';
 import { RetentionService } from './retention.service';
 import { RetryScheduler } from './retry-scheduler';
 
 /** Sends messages to their endpoints, schedules retries, dead-letters what cannot succeed, prunes. */
-@Module({ providers: [DeliveryService, DispatcherConsumer, RetryScheduler, RetentionService] })
+@Module({
+  providers: [
+    AttemptRecorder,
+    DeliveryService,
+    DispatcherConsumer,
+    RetryScheduler,
+    RetentionService,
+  ],
+})
 export class DispatcherModule {}
