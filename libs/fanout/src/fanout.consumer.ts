@@ -2,8 +2,22 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Kafka } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { DeliveryRecord, EventEnvelope, eventEnvelopeSchema } from '@hookbase/domain';
-import { KAFKA, KafkaProducer, TopicNames, TOPICS, TopicWorker } from '@hookbase/kafka';
-import { EventRepository } from '@hookbase/persistence';
+import {
+  ConsumedRecord,
+  KAFKA,
+  KafkaProducer,
+  RejectedRecord,
+  TopicNames,
+  TOPICS,
+  TopicWorker,
+} from '@hookbase/kafka';
+import {
+  EventRepository,
+  InvalidEventRepository,
+  OrganizationRepository,
+} from '@hookbase/persistence';
+
+const VALUE_EXCERPT_CHARS = 2_000;
 
 /**
  * Reads accepted events and writes one delivery per recipient endpoint, keyed by endpoint id,
@@ -18,6 +32,8 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     @Inject(HOOKBASE_CONFIG) config: HookbaseConfig,
     private readonly events: EventRepository,
     private readonly producer: KafkaProducer,
+    private readonly organizations: OrganizationRepository,
+    private readonly invalid: InvalidEventRepository,
   ) {
     super(kafka, config, {
       role: 'fanout',
@@ -27,7 +43,16 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     });
   }
 
-  protected async handle(envelopes: EventEnvelope[]): Promise<void> {
+  protected async handle(all: EventEnvelope[], sources: ConsumedRecord[]): Promise<void> {
+    // Direct producers may name an organization that does not exist: such events go aside too.
+    const known = await this.organizations.existingIds([
+      ...new Set(all.map((e) => e.organizationId)),
+    ]);
+    const unknown = sources
+      .filter((_, i) => !known.has(all[i].organizationId))
+      .map((record) => ({ record, reason: 'unknown organization' }));
+    if (unknown.length > 0) await this.quarantine(unknown);
+    const envelopes = all.filter((envelope) => known.has(envelope.organizationId));
     const recorded = await this.events.recordEvents(envelopes);
     const deliveries = envelopes.flatMap((envelope) =>
       (recorded.get(envelope.id) ?? []).map((message): DeliveryRecord => ({
@@ -46,6 +71,46 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     await this.producer.send(
       this.topics.deliveries,
       unique.map((delivery) => ({ key: delivery.endpointId, value: JSON.stringify(delivery) })),
+    );
+  }
+
+  protected override passOver(rejected: RejectedRecord[]): Promise<void> {
+    return this.quarantine(rejected);
+  }
+
+  /**
+   * Records that cannot be accepted go to `<prefix>.events.invalid` (the original value, with the
+   * reason and where it was read in headers) and are kept in PostgreSQL for the admin API, before
+   * the batch's offsets are committed: nothing is dropped silently, and nothing stalls.
+   */
+  private async quarantine(rejected: RejectedRecord[]): Promise<void> {
+    for (const { record, reason } of rejected) {
+      this.logger.warn(
+        `invalid event at partition ${record.partition} offset ${record.offset}: ${reason}`,
+      );
+    }
+    await this.producer.send(
+      this.topics.eventsInvalid,
+      rejected.map(({ record, reason }) => ({
+        key: record.key,
+        value: record.value,
+        headers: {
+          'hookbase-reason': reason,
+          'hookbase-source': `${this.topics.events}/${record.partition}/${record.offset}`,
+        },
+      })),
+    );
+    await this.invalid.record(
+      rejected.map(({ record, reason }) => ({
+        topic: this.topics.events,
+        partition: record.partition,
+        offset: record.offset,
+        key: record.key,
+        valueExcerpt: record.value
+          ? record.value.toString('utf8').slice(0, VALUE_EXCERPT_CHARS)
+          : null,
+        reason,
+      })),
     );
   }
 }

@@ -6,6 +6,12 @@ import { parseRecord } from '@hookbase/domain';
 import { BatchConsumer, ConsumedRecord } from './batch-consumer';
 import { consumerGroup } from './topics';
 
+/** A record that could not be read as its topic's schema, with why. */
+export interface RejectedRecord {
+  record: ConsumedRecord;
+  reason: string;
+}
+
 export interface TopicWorkerOptions<T> {
   role: 'fanout' | 'dispatcher' | 'dlq-handler';
   topic: string;
@@ -34,12 +40,24 @@ export abstract class TopicWorker<T> implements OnApplicationBootstrap, OnApplic
         topic: options.topic,
         partitionsConsumedConcurrently: options.partitionsConsumedConcurrently,
       },
-      (records) => this.handle(this.wellFormed(records, options.schema)),
+      (records) => this.process(records, options.schema),
     );
   }
 
-  /** Does the batch's work; throwing makes the same batch run again later. */
-  protected abstract handle(records: T[]): Promise<void>;
+  /**
+   * Does the batch's work on its well-formed records (`sources[i]` is where `records[i]` was
+   * read); throwing makes the same batch run again later.
+   */
+  protected abstract handle(records: T[], sources: ConsumedRecord[]): Promise<void>;
+
+  /** What becomes of malformed records; by default they are logged and counted. */
+  protected async passOver(rejected: RejectedRecord[]): Promise<void> {
+    for (const { record, reason } of rejected) {
+      this.logger.error(
+        `passing over a malformed record at partition ${record.partition} offset ${record.offset}: ${reason}`,
+      );
+    }
+  }
 
   onApplicationBootstrap(): void {
     this.consumer.startInBackground();
@@ -49,15 +67,21 @@ export abstract class TopicWorker<T> implements OnApplicationBootstrap, OnApplic
     await this.consumer.stop();
   }
 
-  private wellFormed(records: ConsumedRecord[], schema: ZodType<T>): T[] {
-    return records.flatMap((record) => {
+  private async process(records: ConsumedRecord[], schema: ZodType<T>): Promise<void> {
+    const good: T[] = [];
+    const sources: ConsumedRecord[] = [];
+    const rejected: RejectedRecord[] = [];
+    for (const record of records) {
       const parsed = parseRecord(schema, record.value);
-      if (parsed.ok) return [parsed.record];
-      this.malformedRecords++;
-      this.logger.error(
-        `passing over a malformed record at partition ${record.partition} offset ${record.offset}: ${parsed.reason}`,
-      );
-      return [];
-    });
+      if (parsed.ok) {
+        good.push(parsed.record);
+        sources.push(record);
+      } else rejected.push({ record, reason: parsed.reason });
+    }
+    if (rejected.length > 0) {
+      await this.passOver(rejected);
+      this.malformedRecords += rejected.length;
+    }
+    await this.handle(good, sources);
   }
 }

@@ -6,15 +6,22 @@ export interface TopicSpec {
   config: Record<string, string>;
 }
 
-/** The topic names of one installation: `<prefix>.events`, `<prefix>.deliveries`, `<prefix>.dlq`. */
+/** The topic names of one installation, all under its prefix. */
 export interface TopicNames {
   events: string;
+  /** Records read from `events` that could not be accepted, with the reason. */
+  eventsInvalid: string;
   deliveries: string;
   dlq: string;
 }
 
 export function topicNames(prefix: string): TopicNames {
-  return { events: `${prefix}.events`, deliveries: `${prefix}.deliveries`, dlq: `${prefix}.dlq` };
+  return {
+    events: `${prefix}.events`,
+    eventsInvalid: `${prefix}.events.invalid`,
+    deliveries: `${prefix}.deliveries`,
+    dlq: `${prefix}.dlq`,
+  };
 }
 
 export function topicSpecs(prefix: string): TopicSpec[] {

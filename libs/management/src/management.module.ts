@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { EndpointSettingsService } from './endpoint-settings.service';
 import { EndpointsController } from './endpoints.controller';
+import { InvalidEventsController } from './invalid-events.controller';
 import { LogController } from './log.controller';
 import { OrganizationsController } from './organizations.controller';
 import { ReplayController } from './replay.controller';
@@ -8,7 +9,13 @@ import { ReplayService } from './replay.service';
 
 /** The management API: organizations and keys, endpoints, the message log and the DLQ. */
 @Module({
-  controllers: [OrganizationsController, EndpointsController, LogController, ReplayController],
+  controllers: [
+    OrganizationsController,
+    EndpointsController,
+    LogController,
+    ReplayController,
+    InvalidEventsController,
+  ],
   providers: [EndpointSettingsService, ReplayService],
 })
 export class ManagementModule {}

@@ -6,6 +6,7 @@ export * from './repositories/dlq.repository';
 export * from './repositories/endpoint.repository';
 export * from './repositories/event.repository';
 export * from './repositories/idempotency.repository';
+export * from './repositories/invalid-event.repository';
 export * from './repositories/message.repository';
 export * from './repositories/organization.repository';
 export * from './repositories/page';

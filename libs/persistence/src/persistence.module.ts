@@ -14,6 +14,7 @@ import { DlqRepository } from './repositories/dlq.repository';
 import { EndpointRepository } from './repositories/endpoint.repository';
 import { EventRepository } from './repositories/event.repository';
 import { IdempotencyRepository } from './repositories/idempotency.repository';
+import { InvalidEventRepository } from './repositories/invalid-event.repository';
 import { MessageRepository } from './repositories/message.repository';
 import { OrganizationRepository } from './repositories/organization.repository';
 import { RetentionRepository } from './repositories/retention.repository';
@@ -24,6 +25,7 @@ const REPOSITORIES = [
   EndpointRepository,
   EventRepository,
   IdempotencyRepository,
+  InvalidEventRepository,
   MessageRepository,
   OrganizationRepository,
   RetentionRepository,

@@ -5,6 +5,7 @@ import { EndpointSecretEntity } from './endpoint-secret.entity';
 import { EndpointEntity } from './endpoint.entity';
 import { EventEntity } from './event.entity';
 import { IdempotencyKeyEntity } from './idempotency-key.entity';
+import { InvalidEventEntity } from './invalid-event.entity';
 import { MessageEntity } from './message.entity';
 import { OrganizationEntity } from './organization.entity';
 
@@ -16,6 +17,7 @@ export {
   EndpointSecretEntity,
   EventEntity,
   IdempotencyKeyEntity,
+  InvalidEventEntity,
   MessageEntity,
   OrganizationEntity,
 };
@@ -30,4 +32,5 @@ export const ENTITIES = [
   MessageEntity,
   AttemptEntity,
   DlqEntryEntity,
+  InvalidEventEntity,
 ];

@@ -1,4 +1,9 @@
 import { InitialSchema1764460800000 } from './1764460800000-initial-schema';
 import { MessageReplays1764547200000 } from './1764547200000-message-replays';
+import { InvalidEvents1764633600000 } from './1764633600000-invalid-events';
 
-export const MIGRATIONS = [InitialSchema1764460800000, MessageReplays1764547200000];
+export const MIGRATIONS = [
+  InitialSchema1764460800000,
+  MessageReplays1764547200000,
+  InvalidEvents1764633600000,
+];

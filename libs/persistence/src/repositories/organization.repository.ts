@@ -22,6 +22,16 @@ export class OrganizationRepository {
     return this.repo.findOneBy({ id });
   }
 
+  /** Which of these ids name an organization (one query for a whole batch). */
+  async existingIds(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows: { id: string }[] = await this.dataSource.query(
+      'SELECT id FROM organizations WHERE id = ANY($1)',
+      [ids],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
   async update(
     organization: OrganizationEntity,
     patch: { name?: string; plan?: Plan },
