@@ -23,12 +23,13 @@ function adminToken() {
   return { token, generated: true };
 }
 
-function banner(url, token, generated, infra) {
+function banner(url, grpc, token, generated, infra) {
   const api = `${url}/api`;
   return `
 ────────────────────────────────────────────────────────────────────────────
  Hookbase is running
    API and ingest   ${url}        (health: ${url}/health)
+   gRPC ingest      ${grpc ?? 'off'}   (hookbase.v1.Ingest, proto/hookbase/v1/ingest.proto)
    Kafka            ${infra.kafkaBrokers}
    PostgreSQL       ${infra.databaseUrl.replace(/:[^:@/]+@/, ':***@')}
    Dashboard        not built yet (see the issues); use the API below
@@ -69,14 +70,16 @@ async function main() {
     { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let announced = false;
+  let grpc;
   child.stdout.on('data', (chunk) => {
     process.stdout.write(chunk);
     // The log may be coloured: read the address from the text without its escape codes.
     const text = chunk.toString().replace(ANSI_COLOUR, '');
+    grpc = /gRPC listening on (\S+)/.exec(text)?.[1] ?? grpc;
     const match = !announced && /listening on (http:\/\/\S+)/.exec(text);
     if (match) {
       announced = true;
-      console.log(banner(match[1], token, generated, infra));
+      console.log(banner(match[1], grpc, token, generated, infra));
     }
   });
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill('SIGTERM'));

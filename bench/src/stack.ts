@@ -186,6 +186,8 @@ export async function startBenchStack(
     HOOKBASE_ALLOW_PRIVATE_TARGETS: 'true',
     HOOKBASE_RUN_MIGRATIONS: 'true',
     LOG_LEVEL: options.logLevel,
+    // A free port: a running `npm start` or another bench stack may hold the default one.
+    HOOKBASE_GRPC_PORT: '0',
     ...options.stackEnv,
   };
   const launch = (name: string, app: string, env: Record<string, string>) => {

@@ -24,6 +24,13 @@ describe('loadConfig', () => {
     expect(requireAdminToken(config)).toBe('x'.repeat(16));
   });
 
+  it('serves gRPC ingest on 50051 unless given a port, 0 (any free one) or -1 (off)', () => {
+    expect(loadConfig({}).grpc).toEqual({ port: 50051 });
+    expect(loadConfig({ HOOKBASE_GRPC_PORT: '0' }).grpc).toEqual({ port: 0 });
+    expect(loadConfig({ HOOKBASE_GRPC_PORT: '-1' }).grpc).toEqual({ port: undefined });
+    expect(() => loadConfig({ HOOKBASE_GRPC_PORT: '-2' })).toThrow(/HOOKBASE_GRPC_PORT/);
+  });
+
   it('treats empty variables as unset', () => {
     expect(loadConfig({ PORT: '' }).http.port).toBe(3000);
   });

@@ -14,6 +14,9 @@ const int = (min: number, max: number) => z.coerce.number().int().min(min).max(m
 const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: int(0, 65535).default(3000),
+  // gRPC ingest (hookbase.v1.Ingest) in the processes that serve ingest; 0 picks a free port,
+  // -1 turns it off.
+  HOOKBASE_GRPC_PORT: int(-1, 65535).default(50051),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
@@ -56,6 +59,8 @@ const envSchema = z.object({
 
 export interface HookbaseConfig {
   http: { host: string; port: number; maxPayloadBytes: number };
+  /** gRPC ingest on http.host; port undefined when turned off. */
+  grpc: { port: number | undefined };
   database: { url: string; poolSize: number; runMigrations: boolean };
   kafka: { brokers: string[]; clientId: string; topicPrefix: string; sessionTimeoutMs: number };
   auth: { adminToken: string | undefined; apiKeyCacheMs: number };
@@ -95,6 +100,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
   const e = parsed.data;
   return {
     http: { host: e.HOST, port: e.PORT, maxPayloadBytes: e.HOOKBASE_MAX_PAYLOAD_BYTES },
+    grpc: { port: e.HOOKBASE_GRPC_PORT === -1 ? undefined : e.HOOKBASE_GRPC_PORT },
     database: {
       url: e.DATABASE_URL,
       poolSize: e.DATABASE_POOL_SIZE,

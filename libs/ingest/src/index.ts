@@ -1,2 +1,4 @@
 export * from './ingest.module';
 export * from './publish-event.use-case';
+export * from './grpc-errors';
+export * from './grpc-ingest.server';

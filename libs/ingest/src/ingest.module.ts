@@ -1,7 +1,11 @@
 import { Module } from '@nestjs/common';
 import { EventsController } from './events.controller';
+import { GrpcIngestServer } from './grpc-ingest.server';
 import { PublishEvent } from './publish-event.use-case';
 
-/** `POST /v1/events`: validates, enforces idempotency, and accepts events onto Kafka. */
-@Module({ controllers: [EventsController], providers: [PublishEvent] })
+/**
+ * `POST /v1/events` and gRPC `hookbase.v1.Ingest`: validates, enforces idempotency, and accepts
+ * events onto Kafka.
+ */
+@Module({ controllers: [EventsController], providers: [PublishEvent, GrpcIngestServer] })
 export class IngestModule {}

@@ -135,6 +135,8 @@ export async function startStack(
     HOOKBASE_ALLOW_PRIVATE_TARGETS: 'true',
     HOOKBASE_RUN_MIGRATIONS: 'true',
     PORT: '0',
+    // Any free port, so stacks running side by side do not contend for 50051.
+    HOOKBASE_GRPC_PORT: '0',
     LOG_LEVEL: 'info',
     ...overrides,
   };

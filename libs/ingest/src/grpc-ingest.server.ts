@@ -1,0 +1,254 @@
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import {
+  Metadata,
+  Server,
+  ServerCredentials,
+  ServerUnaryCall,
+  ServiceDefinition,
+  sendUnaryData,
+} from '@grpc/grpc-js';
+import { loadSync, Options } from '@grpc/proto-loader';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import {
+  DomainError,
+  parseInput,
+  PublishEventInput,
+  publishEventSchema,
+  ValidationIssue,
+} from '@hookbase/domain';
+import { AuthService, bearerToken } from '@hookbase/web';
+import { MAX_BATCH_EVENTS } from './events.controller';
+import { toGrpcError } from './grpc-errors';
+import { PublishedEvent, PublishEvent } from './publish-event.use-case';
+
+/** The contract, read at runtime from the repository (from dist/ too): never copied. */
+export const INGEST_PROTO = join('proto', 'hookbase', 'v1', 'ingest.proto');
+export const INGEST_SERVICE = 'hookbase.v1.Ingest';
+/** How the server (and Hookbase's own tests) load the .proto: field names as written in it. */
+export const INGEST_PROTO_OPTIONS: Options = {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+};
+
+/** Walks up from `from` to the folder holding package.json and the .proto. */
+export function ingestProtoPath(from: string = __dirname): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, INGEST_PROTO))) {
+      return join(dir, INGEST_PROTO);
+    }
+    if (dirname(dir) === dir) throw new Error(`${INGEST_PROTO} not found above ${from}`);
+  }
+}
+
+export interface GrpcPublishRequest {
+  event_type: string;
+  payload_json: string;
+  idempotency_key: string;
+  endpoint_ids: string[];
+}
+
+export interface GrpcPublishResponse {
+  id: string;
+  event_type: string;
+  accepted_at: string;
+  duplicate: boolean;
+}
+
+type GrpcBatchResult =
+  { event: GrpcPublishResponse } | { error: { code: string; message: string } };
+
+/** How long a shutdown waits for calls in flight before cancelling them. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
+/** REST field names in validation messages become the .proto's. */
+const PROTO_FIELDS: Record<string, string> = {
+  eventType: 'event_type',
+  payload: 'payload_json',
+  idempotencyKey: 'idempotency_key',
+  endpointIds: 'endpoint_ids',
+};
+
+/**
+ * gRPC ingest (`hookbase.v1.Ingest`): the same fields and rules as `POST /v1/events` and
+ * `POST /v1/events/batch`, through the same PublishEvent use case and API keys. Listens on
+ * HTTP's host, port HOOKBASE_GRPC_PORT (-1: off), plaintext like the HTTP port (TLS belongs to
+ * the ingress). A request is at most HOOKBASE_MAX_PAYLOAD_BYTES, as a REST body is.
+ */
+@Injectable()
+export class GrpcIngestServer
+  implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+{
+  private readonly logger = new Logger(GrpcIngestServer.name);
+  private server: Server | undefined;
+
+  constructor(
+    @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
+    private readonly publishEvent: PublishEvent,
+    private readonly auth: AuthService,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const { port } = this.config.grpc;
+    if (port === undefined) {
+      this.logger.log('gRPC ingest is off (HOOKBASE_GRPC_PORT=-1)');
+      return;
+    }
+    const definition = loadSync(ingestProtoPath(), INGEST_PROTO_OPTIONS);
+    const server = new Server({
+      'grpc.max_receive_message_length': this.config.http.maxPayloadBytes,
+    });
+    server.addService(definition[INGEST_SERVICE] as ServiceDefinition, {
+      Publish: (
+        call: ServerUnaryCall<GrpcPublishRequest, GrpcPublishResponse>,
+        callback: sendUnaryData<GrpcPublishResponse>,
+      ) => void this.serve(call.metadata, callback, (org) => this.publishOne(org, call.request)),
+      PublishBatch: (
+        call: ServerUnaryCall<{ events?: GrpcPublishRequest[] }, unknown>,
+        callback: sendUnaryData<{ results: GrpcBatchResult[] }>,
+      ) => void this.serve(call.metadata, callback, (org) => this.publishBatch(org, call.request)),
+    });
+    const host = this.config.http.host.includes(':')
+      ? `[${this.config.http.host}]`
+      : this.config.http.host;
+    const bound = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, actual) =>
+        error ? reject(error) : resolve(actual),
+      ),
+    );
+    this.server = server;
+    this.logger.log(`gRPC listening on ${host}:${bound}`);
+  }
+
+  /** Stops taking calls and lets those in flight finish while Kafka and PostgreSQL are still up. */
+  async beforeApplicationShutdown(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.logger.warn(`gRPC calls still running after ${DRAIN_TIMEOUT_MS} ms: cancelled`);
+        server.forceShutdown();
+        resolve();
+      }, DRAIN_TIMEOUT_MS);
+      server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  onApplicationShutdown(): void {
+    this.server?.forceShutdown();
+    this.server = undefined;
+  }
+
+  private async serve<T>(
+    metadata: Metadata,
+    callback: sendUnaryData<T>,
+    run: (organizationId: string) => Promise<T>,
+  ): Promise<void> {
+    try {
+      const [authorization] = metadata.get('authorization');
+      const key = bearerToken(typeof authorization === 'string' ? authorization : undefined);
+      callback(null, await run(await this.auth.organizationForKey(key)));
+    } catch (error) {
+      callback(this.failure(error).status);
+    }
+  }
+
+  private async publishOne(
+    organizationId: string,
+    request: GrpcPublishRequest,
+  ): Promise<GrpcPublishResponse> {
+    return toResponse(await this.publishEvent.execute(organizationId, toInput(request)));
+  }
+
+  /** Each event is accepted or refused on its own; results come back in the order sent. */
+  private async publishBatch(
+    organizationId: string,
+    request: { events?: GrpcPublishRequest[] },
+  ): Promise<{ results: GrpcBatchResult[] }> {
+    const events = request.events ?? [];
+    if (events.length === 0 || events.length > MAX_BATCH_EVENTS) {
+      throw new DomainError('VALIDATION_FAILED', `Send 1 to ${MAX_BATCH_EVENTS} events`);
+    }
+    const results = await Promise.all(
+      events.map(async (event): Promise<GrpcBatchResult> => {
+        try {
+          return { event: await this.publishOne(organizationId, event) };
+        } catch (error) {
+          const { code, message } = this.failure(error);
+          return { error: { code, message } };
+        }
+      }),
+    );
+    return { results };
+  }
+
+  private failure(error: unknown) {
+    const failure = toGrpcError(error);
+    if (failure.unexpected) this.logger.error(error instanceof Error ? error.stack : error);
+    return failure;
+  }
+}
+
+/** A gRPC request as the input REST validates, with the same schema. */
+export function toInput(request: GrpcPublishRequest): PublishEventInput {
+  const text = request.payload_json ?? '';
+  if (text.trim() === '') {
+    throw new DomainError('INVALID_JSON', 'payload_json is empty: send a JSON object, e.g. "{}"');
+  }
+  let payload: unknown;
+  try {
+    payload = JSON.parse(text);
+  } catch (error) {
+    throw new DomainError(
+      'INVALID_JSON',
+      `payload_json is not valid JSON: ${(error as Error).message}`,
+    );
+  }
+  const endpointIds = request.endpoint_ids ?? [];
+  const candidate = {
+    eventType: request.event_type ?? '',
+    payload,
+    ...(request.idempotency_key ? { idempotencyKey: request.idempotency_key } : {}),
+    ...(endpointIds.length > 0 ? { endpointIds } : {}),
+  };
+  try {
+    return parseInput(publishEventSchema, candidate);
+  } catch (error) {
+    throw withProtoFieldNames(error);
+  }
+}
+
+function withProtoFieldNames(error: unknown): unknown {
+  if (!(error instanceof DomainError) || error.code !== 'VALIDATION_FAILED') return error;
+  const issues = (error.details as { issues?: ValidationIssue[] } | undefined)?.issues;
+  if (!issues) return error;
+  const renamed = issues.map((issue) => {
+    const [first, ...rest] = issue.path.split('.');
+    return { ...issue, path: [PROTO_FIELDS[first] ?? first, ...rest].join('.') };
+  });
+  const summary = renamed.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
+  return new DomainError('VALIDATION_FAILED', `Invalid request: ${summary}`, { issues: renamed });
+}
+
+function toResponse(event: PublishedEvent): GrpcPublishResponse {
+  return {
+    id: event.id,
+    event_type: event.eventType,
+    accepted_at: event.acceptedAt,
+    duplicate: event.duplicate,
+  };
+}

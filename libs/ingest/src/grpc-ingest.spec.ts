@@ -1,0 +1,77 @@
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { existsSync } from 'node:fs';
+import { DomainError } from '@hookbase/domain';
+import { grpcStatusFor, toGrpcError } from './grpc-errors';
+import { ingestProtoPath, toInput } from './grpc-ingest.server';
+
+const request = (fields: Partial<Parameters<typeof toInput>[0]> = {}) => ({
+  event_type: 'order.created',
+  payload_json: '{"id":1}',
+  idempotency_key: '',
+  endpoint_ids: [],
+  ...fields,
+});
+
+const codeOf = (run: () => unknown) => {
+  try {
+    run();
+  } catch (error) {
+    return (error as DomainError).code;
+  }
+  throw new Error('expected a DomainError');
+};
+
+describe('gRPC ingest', () => {
+  it('reads a request as the REST input, empty optional fields left out', () => {
+    expect(toInput(request())).toEqual({ eventType: 'order.created', payload: { id: 1 } });
+    const endpointId = `ep_${'0'.repeat(26)}`;
+    expect(toInput(request({ idempotency_key: 'k1', endpoint_ids: [endpointId] }))).toEqual({
+      eventType: 'order.created',
+      payload: { id: 1 },
+      idempotencyKey: 'k1',
+      endpointIds: [endpointId],
+    });
+  });
+
+  it('refuses payload_json that is not JSON as INVALID_JSON, and a non-object as invalid', () => {
+    expect(codeOf(() => toInput(request({ payload_json: '{nope' })))).toBe('INVALID_JSON');
+    expect(codeOf(() => toInput(request({ payload_json: '' })))).toBe('INVALID_JSON');
+    expect(codeOf(() => toInput(request({ payload_json: '[1]' })))).toBe('VALIDATION_FAILED');
+  });
+
+  it('names the .proto fields in validation messages', () => {
+    expect(() => toInput(request({ event_type: '', payload_json: '7' }))).toThrow(
+      /event_type: .*payload_json: /,
+    );
+  });
+
+  it('maps error codes to gRPC statuses with the code in trailing metadata', () => {
+    expect(grpcStatusFor('VALIDATION_FAILED')).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(grpcStatusFor('INVALID_JSON')).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect(grpcStatusFor('UNAUTHORIZED')).toBe(GrpcStatus.UNAUTHENTICATED);
+    expect(grpcStatusFor('IDEMPOTENCY_CONFLICT')).toBe(GrpcStatus.ALREADY_EXISTS);
+    expect(grpcStatusFor('PAYLOAD_TOO_LARGE')).toBe(GrpcStatus.RESOURCE_EXHAUSTED);
+    expect(grpcStatusFor('SERVICE_UNAVAILABLE')).toBe(GrpcStatus.UNAVAILABLE);
+
+    const conflict = toGrpcError(
+      new DomainError('IDEMPOTENCY_CONFLICT', 'used — elsewhere', { eventId: 'evt_1', n: 'é' }),
+    );
+    expect(conflict.status.code).toBe(GrpcStatus.ALREADY_EXISTS);
+    expect(conflict.status.details).toBe('used — elsewhere');
+    expect(conflict.status.metadata?.get('hookbase-error-code')).toEqual(['IDEMPOTENCY_CONFLICT']);
+    expect(JSON.parse(String(conflict.status.metadata?.get('hookbase-error-details')[0]))).toEqual({
+      eventId: 'evt_1',
+      n: 'é',
+    });
+
+    const unexpected = toGrpcError(new Error('secret detail'));
+    expect(unexpected).toMatchObject({ unexpected: true, code: 'INTERNAL' });
+    expect(unexpected.status.code).toBe(GrpcStatus.INTERNAL);
+    expect(unexpected.status.details).not.toContain('secret');
+    expect(unexpected.status.metadata?.get('hookbase-error-details')).toEqual([]);
+  });
+
+  it('finds the .proto from the source folder', () => {
+    expect(existsSync(ingestProtoPath())).toBe(true);
+  });
+});
