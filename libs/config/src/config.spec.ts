@@ -3,7 +3,12 @@ import { ConfigError, loadConfig, requireAdminToken } from './config';
 describe('loadConfig', () => {
   it('has working defaults for local use', () => {
     const config = loadConfig({});
-    expect(config.http).toEqual({ host: '127.0.0.1', port: 3000, maxPayloadBytes: 262144 });
+    expect(config.http).toEqual({
+      host: '127.0.0.1',
+      port: 3000,
+      maxPayloadBytes: 262144,
+      maxBatchEvents: 500,
+    });
     expect(config.kafka.brokers).toEqual(['127.0.0.1:19092']);
     expect(config.kafka.topicPrefix).toBe('hookbase');
     expect(config.delivery.allowPrivateTargets).toBe(false);

@@ -1,14 +1,16 @@
-import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Post, UseGuards } from '@nestjs/common';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { DomainError, parseInput, publishEventSchema } from '@hookbase/domain';
 import { ApiKeyGuard, OrganizationId, toHttpError } from '@hookbase/web';
 import { PublishEvent } from './publish-event.use-case';
 
-export const MAX_BATCH_EVENTS = 500;
-
 @Controller('v1/events')
 @UseGuards(ApiKeyGuard)
 export class EventsController {
-  constructor(private readonly publishEvent: PublishEvent) {}
+  constructor(
+    private readonly publishEvent: PublishEvent,
+    @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
+  ) {}
 
   @Post()
   @HttpCode(202)
@@ -22,10 +24,11 @@ export class EventsController {
   @HttpCode(207)
   async publishBatch(@OrganizationId() organizationId: string, @Body() body: unknown) {
     const events = (body as { events?: unknown } | null)?.events;
-    if (!Array.isArray(events) || events.length === 0 || events.length > MAX_BATCH_EVENTS) {
+    const max = this.config.http.maxBatchEvents;
+    if (!Array.isArray(events) || events.length === 0 || events.length > max) {
       throw new DomainError(
         'VALIDATION_FAILED',
-        `Send { "events": [...] } with 1 to ${MAX_BATCH_EVENTS} events`,
+        `Send { "events": [...] } with 1 to ${max} events`,
       );
     }
     const results = await Promise.all(

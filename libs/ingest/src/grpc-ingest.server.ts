@@ -26,7 +26,6 @@ import {
   ValidationIssue,
 } from '@hookbase/domain';
 import { AuthService, bearerToken } from '@hookbase/web';
-import { MAX_BATCH_EVENTS } from './events.controller';
 import { toGrpcError } from './grpc-errors';
 import { PublishedEvent, PublishEvent } from './publish-event.use-case';
 
@@ -180,8 +179,9 @@ export class GrpcIngestServer
     request: { events?: GrpcPublishRequest[] },
   ): Promise<{ results: GrpcBatchResult[] }> {
     const events = request.events ?? [];
-    if (events.length === 0 || events.length > MAX_BATCH_EVENTS) {
-      throw new DomainError('VALIDATION_FAILED', `Send 1 to ${MAX_BATCH_EVENTS} events`);
+    const max = this.config.http.maxBatchEvents;
+    if (events.length === 0 || events.length > max) {
+      throw new DomainError('VALIDATION_FAILED', `Send 1 to ${max} events`);
     }
     const results = await Promise.all(
       events.map(async (event): Promise<GrpcBatchResult> => {
