@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DomainError } from './errors';
-import { ENDPOINT_KINDS, ENDPOINT_STATUSES, PLANS } from './model';
+import { DLQ_REASONS, ENDPOINT_KINDS, ENDPOINT_STATUSES, MESSAGE_STATUSES, PLANS } from './model';
 
 /**
  * What clients may send, as schemas. Unknown fields are rejected so that a typo never passes
@@ -71,6 +71,21 @@ export const rotateSecretSchema = z.strictObject({
 export const listQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(250).default(50),
   cursor: z.string().max(200).optional(),
+});
+
+export const messageQuerySchema = listQuerySchema.extend({
+  endpointId: z.string().max(100).optional(),
+  status: z.enum(MESSAGE_STATUSES).optional(),
+  eventType: z.string().max(256).optional(),
+});
+
+export const dlqQuerySchema = listQuerySchema.extend({
+  endpointId: z.string().max(100).optional(),
+  reason: z.enum(DLQ_REASONS).optional(),
+});
+
+export const replayFailedSchema = z.strictObject({
+  since: z.iso.datetime({ offset: true }).optional(),
 });
 
 export interface ValidationIssue {

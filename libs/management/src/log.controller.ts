@@ -1,26 +1,8 @@
 import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
-import { z } from 'zod';
-import {
-  DLQ_REASONS,
-  DomainError,
-  listQuerySchema,
-  MESSAGE_STATUSES,
-  parseInput,
-} from '@hookbase/domain';
+import { dlqQuerySchema, DomainError, messageQuerySchema, parseInput } from '@hookbase/domain';
 import { DlqRepository, EventRepository, MessageRepository } from '@hookbase/persistence';
 import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
 import { attemptView, dlqEntryView, eventView, messageView } from './views';
-
-const messageQuerySchema = listQuerySchema.extend({
-  endpointId: z.string().max(100).optional(),
-  status: z.enum(MESSAGE_STATUSES).optional(),
-  eventType: z.string().max(256).optional(),
-});
-
-const dlqQuerySchema = listQuerySchema.extend({
-  endpointId: z.string().max(100).optional(),
-  reason: z.enum(DLQ_REASONS).optional(),
-});
 
 /** The message log, events with their messages, and the DLQ: what operators read. */
 @Controller('api/organizations/:orgId')

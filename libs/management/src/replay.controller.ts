@@ -1,11 +1,8 @@
 import { Body, Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
-import { z } from 'zod';
-import { parseInput } from '@hookbase/domain';
+import { parseInput, replayFailedSchema } from '@hookbase/domain';
 import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
 import { ReplayService } from './replay.service';
 import { messageView } from './views';
-
-const replayFailedSchema = z.strictObject({ since: z.iso.datetime({ offset: true }).optional() });
 
 /** Sending again what failed: each answer is the copy (or the count of copies) now queued. */
 @Controller('api/organizations/:orgId')

@@ -6,3 +6,4 @@ export * from './http-exception.filter';
 export * from './web.module';
 export * from './health.controller';
 export * from './bootstrap';
+export * from './openapi';

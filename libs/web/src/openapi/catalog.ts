@@ -1,0 +1,451 @@
+import { z } from 'zod';
+import {
+  createEndpointSchema,
+  createOrganizationSchema,
+  dlqQuerySchema,
+  ErrorCode,
+  listQuerySchema,
+  messageQuerySchema,
+  publishEventSchema,
+  replayFailedSchema,
+  rotateSecretSchema,
+  updateEndpointSchema,
+  updateOrganizationSchema,
+} from '@hookbase/domain';
+
+/**
+ * Every HTTP route the services serve, described once: what the OpenAPI document
+ * (`buildOpenApiDocument`) is generated from. Request schemas are the zod schemas the controllers
+ * parse with; error codes are those the route's guard, parser and handler can raise. A test
+ * checks that this list and the routes Nest registers are the same.
+ */
+
+export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
+export type Security = 'none' | 'apiKey' | 'admin';
+
+export interface NamedSchema {
+  /** Name under components.schemas. */
+  name: string;
+  schema: z.ZodType;
+}
+
+/** A loose JSON Schema for a success body: only fields the code returns. */
+export type JsonSchema = Record<string, unknown>;
+
+export interface RouteSpec {
+  method: HttpMethod;
+  /** OpenAPI form: `/api/organizations/{orgId}`. */
+  path: string;
+  operationId: string;
+  tag: string;
+  summary: string;
+  security: Security;
+  body?: NamedSchema & { required: boolean };
+  /** Query parameters, from an object schema. */
+  query?: NamedSchema;
+  success: { status: number; description: string; schema: JsonSchema; contentType?: string };
+  /** Error codes besides those implied by security, body and store access. */
+  errors: ErrorCode[];
+  /** Reads or writes PostgreSQL (so 503 SERVICE_UNAVAILABLE when it is down). */
+  usesStore: boolean;
+}
+
+export interface RouteCatalog {
+  title: string;
+  version: string;
+  description: string;
+  routes: RouteSpec[];
+}
+
+const object: JsonSchema = { type: 'object' };
+const data = (schema: JsonSchema = object): JsonSchema => ({
+  type: 'object',
+  required: ['data'],
+  properties: { data: schema },
+});
+const page = (extra: Record<string, JsonSchema> = {}): JsonSchema => ({
+  type: 'object',
+  required: ['data', 'nextCursor', ...Object.keys(extra)],
+  properties: {
+    data: { type: 'array', items: object },
+    nextCursor: {
+      type: ['string', 'null'],
+      description: 'Pass as `cursor` for the next page; null on the last page.',
+    },
+    ...extra,
+  },
+});
+const secretKey = data({
+  type: 'object',
+  required: ['key'],
+  properties: { key: { type: 'string', description: 'whsec_…' } },
+});
+
+const publishBatchSchema = z.object({ events: z.array(publishEventSchema).min(1) });
+
+const ORG = '/api/organizations/{orgId}';
+const ENDPOINT = `${ORG}/webhook-endpoints/{endpointId}`;
+
+export const HOOKBASE_ROUTES: RouteSpec[] = [
+  {
+    method: 'post',
+    path: '/v1/events',
+    operationId: 'publishEvent',
+    tag: 'Events',
+    summary:
+      'Publish one event. Answers once Kafka has it; an idempotency key seen before answers the first result.',
+    security: 'apiKey',
+    body: { name: 'PublishEvent', schema: publishEventSchema, required: true },
+    success: { status: 202, description: 'Accepted', schema: data() },
+    errors: ['IDEMPOTENCY_CONFLICT'],
+    usesStore: true,
+  },
+  {
+    method: 'post',
+    path: '/v1/events/batch',
+    operationId: 'publishEventBatch',
+    tag: 'Events',
+    summary:
+      'Publish up to HOOKBASE_MAX_BATCH_EVENTS (default 500) events; each is accepted or refused on its own, results in the order sent.',
+    security: 'apiKey',
+    body: { name: 'PublishEventBatch', schema: publishBatchSchema, required: true },
+    success: {
+      status: 207,
+      description:
+        'One result per event: `{ status: 202, data }` or `{ status, error: { code, message, details? } }`',
+      schema: data({
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['status'],
+          properties: { status: { type: 'integer' }, data: object, error: object },
+        },
+      }),
+    },
+    errors: [],
+    usesStore: true,
+  },
+  {
+    method: 'post',
+    path: '/api/organizations',
+    operationId: 'createOrganization',
+    tag: 'Organizations',
+    summary: 'Create an organization (admin).',
+    security: 'admin',
+    body: { name: 'CreateOrganization', schema: createOrganizationSchema, required: true },
+    success: { status: 201, description: 'The organization', schema: data() },
+    errors: [],
+    usesStore: true,
+  },
+  {
+    method: 'get',
+    path: ORG,
+    operationId: 'getOrganization',
+    tag: 'Organizations',
+    summary: "The API key's own organization.",
+    security: 'apiKey',
+    success: { status: 200, description: 'The organization', schema: data() },
+    errors: ['ORGANIZATION_NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'patch',
+    path: ORG,
+    operationId: 'updateOrganization',
+    tag: 'Organizations',
+    summary: "Change an organization's name or plan (admin).",
+    security: 'admin',
+    body: { name: 'UpdateOrganization', schema: updateOrganizationSchema, required: true },
+    success: { status: 200, description: 'The organization', schema: data() },
+    errors: ['ORGANIZATION_NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'post',
+    path: `${ORG}/api-keys`,
+    operationId: 'createApiKey',
+    tag: 'Organizations',
+    summary: 'Create an API key (admin). The key is shown in this answer only; its hash is stored.',
+    security: 'admin',
+    success: {
+      status: 201,
+      description: 'The new key',
+      schema: data({
+        type: 'object',
+        required: ['id', 'key'],
+        properties: { id: { type: 'string' }, key: { type: 'string' } },
+      }),
+    },
+    errors: ['ORGANIZATION_NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'get',
+    path: `${ORG}/webhook-endpoints`,
+    operationId: 'listEndpoints',
+    tag: 'Endpoints',
+    summary: 'List endpoints, oldest first.',
+    security: 'apiKey',
+    query: { name: 'ListQuery', schema: listQuerySchema },
+    success: { status: 200, description: 'A page of endpoints', schema: page() },
+    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED'],
+    usesStore: true,
+  },
+  {
+    method: 'post',
+    path: `${ORG}/webhook-endpoints`,
+    operationId: 'createEndpoint',
+    tag: 'Endpoints',
+    summary: 'Create an endpoint (only kind `http` so far).',
+    security: 'apiKey',
+    body: { name: 'CreateEndpoint', schema: createEndpointSchema, required: true },
+    success: { status: 201, description: 'The endpoint', schema: data() },
+    errors: [
+      'ORGANIZATION_NOT_FOUND',
+      'INVALID_URL',
+      'URL_NOT_ALLOWED',
+      'INVALID_SECRET',
+      'FIFO_NOT_SUPPORTED',
+      'FEATURE_NOT_AVAILABLE',
+      'PLAN_REQUIRED',
+    ],
+    usesStore: true,
+  },
+  {
+    method: 'get',
+    path: ENDPOINT,
+    operationId: 'getEndpoint',
+    tag: 'Endpoints',
+    summary: 'One endpoint.',
+    security: 'apiKey',
+    success: { status: 200, description: 'The endpoint', schema: data() },
+    errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'patch',
+    path: ENDPOINT,
+    operationId: 'updateEndpoint',
+    tag: 'Endpoints',
+    summary: 'Change an endpoint.',
+    security: 'apiKey',
+    body: { name: 'UpdateEndpoint', schema: updateEndpointSchema, required: true },
+    success: { status: 200, description: 'The endpoint', schema: data() },
+    errors: [
+      'ORGANIZATION_NOT_FOUND',
+      'ENDPOINT_NOT_FOUND',
+      'INVALID_URL',
+      'URL_NOT_ALLOWED',
+      'FIFO_NOT_SUPPORTED',
+      'FEATURE_NOT_AVAILABLE',
+      'PLAN_REQUIRED',
+    ],
+    usesStore: true,
+  },
+  {
+    method: 'delete',
+    path: ENDPOINT,
+    operationId: 'deleteEndpoint',
+    tag: 'Endpoints',
+    summary:
+      'Delete an endpoint; its queued messages are dead-lettered (endpoint_deleted) when next seen.',
+    security: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Deleted',
+      schema: data({
+        type: 'object',
+        required: ['id', 'deleted'],
+        properties: { id: { type: 'string' }, deleted: { const: true } },
+      }),
+    },
+    errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'get',
+    path: `${ENDPOINT}/secret`,
+    operationId: 'getEndpointSecret',
+    tag: 'Endpoints',
+    summary: "The endpoint's current signing secret.",
+    security: 'apiKey',
+    success: { status: 200, description: 'The secret', schema: secretKey },
+    errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND', 'NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'post',
+    path: `${ENDPOINT}/secret/rotate`,
+    operationId: 'rotateEndpointSecret',
+    tag: 'Endpoints',
+    summary: 'A new signing secret; older ones keep signing until the overlap ends.',
+    security: 'apiKey',
+    body: { name: 'RotateSecret', schema: rotateSecretSchema, required: false },
+    success: { status: 200, description: 'The new secret', schema: secretKey },
+    errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND', 'NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'post',
+    path: `${ENDPOINT}/replay-failed`,
+    operationId: 'replayFailedMessages',
+    tag: 'Replays',
+    summary: "Send again, as copies, the endpoint's failed messages (since a time, if given).",
+    security: 'apiKey',
+    body: { name: 'ReplayFailed', schema: replayFailedSchema, required: false },
+    success: {
+      status: 202,
+      description: 'How many copies were queued',
+      schema: data({
+        type: 'object',
+        required: ['replayed'],
+        properties: { replayed: { type: 'integer' } },
+      }),
+    },
+    errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'get',
+    path: `${ORG}/messages`,
+    operationId: 'listMessages',
+    tag: 'Message log',
+    summary: 'The message log, with filters.',
+    security: 'apiKey',
+    query: { name: 'MessageQuery', schema: messageQuerySchema },
+    success: { status: 200, description: 'A page of messages', schema: page() },
+    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED'],
+    usesStore: true,
+  },
+  {
+    method: 'get',
+    path: `${ORG}/messages/{messageId}`,
+    operationId: 'getMessage',
+    tag: 'Message log',
+    summary: 'One message with its attempt history.',
+    security: 'apiKey',
+    success: { status: 200, description: 'The message', schema: data() },
+    errors: ['ORGANIZATION_NOT_FOUND', 'MESSAGE_NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'post',
+    path: `${ORG}/messages/{messageId}/replay`,
+    operationId: 'replayMessage',
+    tag: 'Replays',
+    summary: 'Send a copy of a message at once (`replayOf` names the original).',
+    security: 'apiKey',
+    success: { status: 202, description: 'The copy', schema: data() },
+    errors: ['ORGANIZATION_NOT_FOUND', 'MESSAGE_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'get',
+    path: `${ORG}/events/{eventId}`,
+    operationId: 'getEvent',
+    tag: 'Message log',
+    summary: 'One event with its messages (once the fan-out has recorded it).',
+    security: 'apiKey',
+    success: { status: 200, description: 'The event', schema: data() },
+    errors: ['ORGANIZATION_NOT_FOUND', 'EVENT_NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'get',
+    path: `${ORG}/dlq`,
+    operationId: 'listDlq',
+    tag: 'DLQ',
+    summary: 'Dead-lettered messages, with filters.',
+    security: 'apiKey',
+    query: { name: 'DlqQuery', schema: dlqQuerySchema },
+    success: { status: 200, description: 'A page of DLQ entries', schema: page() },
+    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED'],
+    usesStore: true,
+  },
+  {
+    method: 'post',
+    path: `${ORG}/dlq/{dlqId}/retry`,
+    operationId: 'retryDlqEntry',
+    tag: 'DLQ',
+    summary: 'Send a copy of a dead-lettered message at once.',
+    security: 'apiKey',
+    success: { status: 202, description: 'The copy', schema: data() },
+    errors: [
+      'ORGANIZATION_NOT_FOUND',
+      'DLQ_ENTRY_NOT_FOUND',
+      'MESSAGE_NOT_FOUND',
+      'ENDPOINT_NOT_FOUND',
+    ],
+    usesStore: true,
+  },
+  {
+    method: 'get',
+    path: '/api/invalid-events',
+    operationId: 'listInvalidEvents',
+    tag: 'Operations',
+    summary: 'Records on the events topic that could not be accepted, newest first (admin).',
+    security: 'admin',
+    query: { name: 'ListQuery', schema: listQuerySchema },
+    success: {
+      status: 200,
+      description: 'A page of invalid records with their total count',
+      schema: page({ total: { type: 'integer' } }),
+    },
+    errors: ['VALIDATION_FAILED'],
+    usesStore: true,
+  },
+  {
+    method: 'get',
+    path: '/health',
+    operationId: 'health',
+    tag: 'Operations',
+    summary: 'Liveness: answers once the process serves HTTP.',
+    security: 'none',
+    success: {
+      status: 200,
+      description: 'Serving',
+      schema: data({
+        type: 'object',
+        required: ['status'],
+        properties: { status: { const: 'ok' } },
+      }),
+    },
+    errors: [],
+    usesStore: false,
+  },
+  {
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'openApiDocument',
+    tag: 'Operations',
+    summary: 'This document.',
+    security: 'none',
+    success: { status: 200, description: 'OpenAPI 3.1 document', schema: object },
+    errors: [],
+    usesStore: false,
+  },
+  {
+    method: 'get',
+    path: '/docs',
+    operationId: 'apiDocs',
+    tag: 'Operations',
+    summary: 'This document as an HTML page.',
+    security: 'none',
+    success: {
+      status: 200,
+      description: 'HTML page',
+      schema: { type: 'string' },
+      contentType: 'text/html',
+    },
+    errors: [],
+    usesStore: false,
+  },
+];
+
+export const HOOKBASE_CATALOG: RouteCatalog = {
+  title: 'Hookbase HTTP API',
+  version: '0.1.0',
+  description:
+    'Webhook and event delivery. Every error answers `{ error: { code, message, details? } }`. Generated from the code (libs/web/src/openapi); regenerate with `npm run openapi`.',
+  routes: HOOKBASE_ROUTES,
+};

@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import 'reflect-metadata';
+import { RequestMethod } from '@nestjs/common';
+import { IngestModule } from '@hookbase/ingest';
+import { ManagementModule } from '@hookbase/management';
+import { ApiClient, createTenant, RunningStack, startStack } from '@hookbase/testing';
+import { HOOKBASE_CATALOG, OpenApiDocument, WebModule } from '@hookbase/web';
+
+const checkedIn = JSON.parse(
+  readFileSync(join(__dirname, '..', '..', 'docs', 'openapi.json'), 'utf8'),
+) as OpenApiDocument;
+
+/** Every route Nest registers from the services' modules, as `method path` in OpenAPI form. */
+function registeredRoutes(): string[] {
+  const routes: string[] = [];
+  for (const module of [IngestModule, ManagementModule, WebModule]) {
+    const controllers: (new (...args: never[]) => object)[] =
+      Reflect.getMetadata('controllers', module) ?? [];
+    for (const controller of controllers) {
+      const prefix: string = Reflect.getMetadata('path', controller) ?? '';
+      for (const name of Object.getOwnPropertyNames(controller.prototype)) {
+        const handler = (controller.prototype as Record<string, unknown>)[name];
+        if (typeof handler !== 'function') continue;
+        const method: RequestMethod | undefined = Reflect.getMetadata('method', handler);
+        const path: string | undefined = Reflect.getMetadata('path', handler);
+        if (method === undefined || path === undefined) continue;
+        const full = `/${[prefix, path]
+          .map((part) => part.replace(/^\/+|\/+$/g, ''))
+          .filter(Boolean)
+          .join('/')}`.replace(/:(\w+)/g, '{$1}');
+        routes.push(`${RequestMethod[method].toLowerCase()} ${full}`);
+      }
+    }
+  }
+  return routes.sort();
+}
+
+describe('the route catalog', () => {
+  it('names exactly the routes the controllers register', () => {
+    const catalog = HOOKBASE_CATALOG.routes.map((r) => `${r.method} ${r.path}`).sort();
+    expect(registeredRoutes()).toEqual(catalog);
+  });
+});
+
+describe('the OpenAPI document served', () => {
+  let stack: RunningStack;
+  let tenant: Awaited<ReturnType<typeof createTenant>>;
+  let admin: ApiClient;
+  let endpointId: string;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    admin = new ApiClient(stack.url, stack.adminToken);
+    tenant = await createTenant(stack.url, stack.adminToken, 'pro');
+    const endpoint = await tenant.client.post(
+      `/api/organizations/${tenant.organizationId}/webhook-endpoints`,
+      { url: 'http://127.0.0.1:9/hooks' },
+    );
+    expect(endpoint.status).toBe(201);
+    endpointId = endpoint.body.data.id;
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('is the checked-in docs/openapi.json (run `npm run openapi` when this fails)', async () => {
+    const served = await new ApiClient(stack.url).get('/openapi.json');
+    expect(served.status).toBe(200);
+    expect(served.body).toEqual(checkedIn);
+  });
+
+  it('names only routes that exist: each answers something other than 404 ROUTE_NOT_FOUND or 405', async () => {
+    const ids: Record<string, string> = {
+      orgId: tenant.organizationId,
+      endpointId,
+      messageId: 'msg_00000000000000000000000000',
+      eventId: 'evt_00000000000000000000000000',
+      dlqId: 'dlq_00000000000000000000000000',
+    };
+    const operations = Object.entries(checkedIn.paths)
+      .flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })))
+      // Deleting the endpoint last keeps its id valid for the other calls.
+      .sort((a, b) => Number(a.method === 'delete') - Number(b.method === 'delete'));
+    const answers: string[] = [];
+    for (const { path, method, op } of operations) {
+      const scheme = Object.keys(op.security[0] ?? {})[0];
+      const client = scheme === 'adminToken' ? admin : scheme === 'apiKey' ? tenant.client : null;
+      const url = path.replace(/\{(\w+)\}/g, (_, name: string) => ids[name]);
+      const body = method === 'post' || method === 'patch' ? {} : undefined;
+      const response = await (client ?? new ApiClient(stack.url)).request(
+        method.toUpperCase(),
+        url,
+        body,
+      );
+      const code = (response.body as { error?: { code?: string } } | null)?.error?.code;
+      answers.push(`${method} ${path} ${response.status} ${code ?? ''}`.trim());
+      expect({ route: `${method} ${path}`, code }).not.toEqual({
+        route: `${method} ${path}`,
+        code: 'ROUTE_NOT_FOUND',
+      });
+      expect({ route: `${method} ${path}`, status: response.status }).not.toEqual({
+        route: `${method} ${path}`,
+        status: 405,
+      });
+      expect(response.status).toBeLessThan(500);
+    }
+    expect(answers).toHaveLength(HOOKBASE_CATALOG.routes.length);
+  });
+
+  it('renders the document as an HTML page at /docs', async () => {
+    const response = await fetch(`${stack.url}/docs`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    const page = await response.text();
+    expect(page).toMatch(/^<!doctype html>/);
+    expect(page).not.toMatch(/<script|<link|src=/);
+    for (const path of Object.keys(checkedIn.paths)) expect(page).toContain(path);
+  });
+});
