@@ -121,6 +121,30 @@ describe('the HTTP API refuses bad input clearly', () => {
     );
   });
 
+  it('answers 400 to text PostgreSQL cannot store, on any route and in any part', async () => {
+    expectError(
+      await admin.post('/api/organizations', { name: 'a\u0000b' }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expectError(
+      await tenant.client.post(endpointsPath, {
+        url: 'https://example.com',
+        description: '\uDE00',
+      }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expectError(
+      await tenant.client.get(
+        `/api/organizations/${tenant.organizationId}/messages?endpointId=a%00b`,
+      ),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expectError(await tenant.client.get(`${endpointsPath}/ep%00x`), 400, 'VALIDATION_FAILED');
+  });
+
   it('answers 413 PAYLOAD_TOO_LARGE to a body over the limit', async () => {
     const response = await tenant.client.post('/v1/events', {
       eventType: 'big',
@@ -293,8 +317,11 @@ describe('bad input loses nothing already accepted', () => {
         client.post('/v1/events', { eventType: 'x'.repeat(300), payload: {} }),
         client.post('/v1/events', { eventType: 'big', payload: { b: 'x'.repeat(400 * 1024) } }),
         client.post('/v1/events', null),
+        // Text PostgreSQL cannot store: refused at the door, never left to stall the fan-out.
+        client.post('/v1/events', { eventType: 'nul', payload: { t: 'a\u0000' } }),
+        client.post('/v1/events', { eventType: 'half', payload: { t: '\uD83D' } }),
       ]);
-      expect(bad.map((r) => r.status)).toEqual([400, 400, 413, 400]);
+      expect(bad.map((r) => r.status)).toEqual([400, 400, 413, 400, 400, 400]);
       expect((await client.post('/v1/events', { eventType: 'after', payload: {} })).status).toBe(
         202,
       );

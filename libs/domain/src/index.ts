@@ -11,4 +11,5 @@ export * from './recipients';
 export * from './rate-limit';
 export * from './records';
 export * from './retry-policy';
+export * from './storable-text';
 export * from './target-policy';

@@ -37,6 +37,10 @@ describe('publishEventSchema', () => {
     [{ eventType: 'a', payload: {}, idempotencyKey: '' }, 'idempotencyKey'],
     [{ eventType: 'a', payload: {}, endpointIds: ['nope'] }, 'endpointIds.0'],
     [{ eventType: 'a', payload: {}, extra: true }, '(body)'],
+    [{ eventType: 'a', payload: { text: 'nul\u0000' } }, 'payload'],
+    [{ eventType: 'a', payload: { ['k\u0000']: 1 } }, 'payload'],
+    [{ eventType: 'a', payload: { s: '\uD83D' } }, 'payload'],
+    [{ eventType: 'a', payload: {}, idempotencyKey: 'k\u0000' }, 'idempotencyKey'],
   ])('rejects %j at %s', (input, path) => {
     const details = validationIssues(() => parseInput(publishEventSchema, input));
     expect(details.issues.map((issue) => issue.path)).toContain(path);

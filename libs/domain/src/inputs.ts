@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DomainError } from './errors';
 import { DLQ_REASONS, ENDPOINT_KINDS, ENDPOINT_STATUSES, MESSAGE_STATUSES, PLANS } from './model';
+import { isStorableText, unstorableTextAt } from './storable-text';
 
 /**
  * What clients may send, as schemas. Unknown fields are rejected so that a typo never passes
@@ -18,10 +19,18 @@ const prefixedId = (prefix: string) =>
     .string()
     .regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`), `must be an id starting with ${prefix}_`);
 
+const STORABLE_MESSAGE = 'contains U+0000 or an unpaired surrogate, which cannot be stored';
+
+/** A JSON object whose every key and string can be stored (see storable-text.ts). */
+const storablePayload = z.record(z.string(), z.unknown()).superRefine((payload, context) => {
+  const at = unstorableTextAt(payload);
+  if (at !== null) context.addIssue({ code: 'custom', message: `${at} ${STORABLE_MESSAGE}` });
+});
+
 export const publishEventSchema = z.strictObject({
   eventType,
-  payload: z.record(z.string(), z.unknown()),
-  idempotencyKey: z.string().min(1).max(256).optional(),
+  payload: storablePayload,
+  idempotencyKey: z.string().min(1).max(256).refine(isStorableText, STORABLE_MESSAGE).optional(),
   endpointIds: z.array(prefixedId('ep')).min(1).max(100).optional(),
 });
 export type PublishEventInput = z.infer<typeof publishEventSchema>;

@@ -1,7 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Kafka } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import { DeliveryRecord, EventEnvelope, eventEnvelopeSchema } from '@hookbase/domain';
+import {
+  DeliveryRecord,
+  EventEnvelope,
+  eventEnvelopeSchema,
+  toStorableText,
+} from '@hookbase/domain';
 import {
   ConsumedRecord,
   KAFKA,
@@ -105,9 +110,10 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
         topic: this.topics.events,
         partition: record.partition,
         offset: record.offset,
-        key: record.key,
+        // Bad input is kept as an excerpt PostgreSQL can store, or it would stall this partition.
+        key: record.key === null ? null : toStorableText(record.key),
         valueExcerpt: record.value
-          ? record.value.toString('utf8').slice(0, VALUE_EXCERPT_CHARS)
+          ? toStorableText(record.value.toString('utf8').slice(0, VALUE_EXCERPT_CHARS))
           : null,
         reason,
       })),

@@ -1,7 +1,7 @@
 import { DynamicModule, INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DomainError } from '@hookbase/domain';
+import { DomainError, unstorableTextAt } from '@hookbase/domain';
 import { HookbaseConfig } from '@hookbase/config';
 import { HttpExceptionFilter } from './http-exception.filter';
 
@@ -32,6 +32,7 @@ export async function createHttpApp(
   });
   app.useGlobalFilters(new HttpExceptionFilter());
   acceptOnlyJson(app, config.http.maxPayloadBytes);
+  refuseUnstorableText(app);
   app.enableShutdownHooks();
   return app;
 }
@@ -63,4 +64,31 @@ function acceptOnlyJson(app: NestFastifyApplication, bodyLimit: number): void {
       },
     );
   });
+}
+
+/**
+ * Every route stores or looks up text in PostgreSQL, which cannot hold U+0000 or unpaired
+ * surrogates: such input is answered with a clear 400 here, for bodies, queries and path
+ * parameters alike, instead of a database error deep inside.
+ */
+function refuseUnstorableText(app: NestFastifyApplication): void {
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('preHandler', async (request) => {
+      for (const [part, value] of [
+        ['body', request.body],
+        ['query', request.query],
+        ['path', request.params],
+      ] as const) {
+        const at = unstorableTextAt(value);
+        if (at !== null) {
+          throw new DomainError(
+            'VALIDATION_FAILED',
+            `Invalid request: ${part} ${at} contains U+0000 or an unpaired surrogate, which cannot be stored`,
+            { issues: [{ path: `${part}.${at}`, message: 'unstorable text' }] },
+          );
+        }
+      }
+    });
 }

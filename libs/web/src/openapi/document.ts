@@ -54,7 +54,8 @@ export function errorCodesOf(route: RouteSpec): ErrorCode[] {
     codes.add('PAYLOAD_TOO_LARGE');
     codes.add('UNSUPPORTED_MEDIA_TYPE');
   }
-  if (route.body || route.query) codes.add('VALIDATION_FAILED');
+  // Path parameters too: text PostgreSQL cannot store is refused in any part of a request.
+  if (route.body || route.query || route.path.includes('{')) codes.add('VALIDATION_FAILED');
   if (route.usesStore) codes.add('SERVICE_UNAVAILABLE');
   codes.add('INTERNAL');
   return [...codes];
