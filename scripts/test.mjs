@@ -1,11 +1,13 @@
 // `npm test`: the whole suite on a fresh machine. Starts (or reuses) Kafka and PostgreSQL, builds,
-// runs the type check, ESLint and Prettier, then Jest's unit and integration projects. Extra
-// arguments go to Jest (e.g. `npm test -- test/e2e/delivery.test.ts`).
+// runs the type check, ESLint and Prettier, then Jest's unit and integration projects, then the
+// API fuzz (scripts/fuzz.mjs). Extra arguments go to Jest alone and skip the static checks and
+// the fuzz (e.g. `npm test -- test/e2e/delivery.test.ts`).
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from './build.mjs';
+import { fuzz } from './fuzz.mjs';
 import { ensureInfra, stopStartedInfra } from './infra.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -78,6 +80,15 @@ async function main() {
         HOOKBASE_TEST_KAFKA_BROKERS: infra.kafkaBrokers,
       },
     );
+    if (jestArgs.length === 0) {
+      const started = Date.now();
+      console.log('\n▶ API fuzz (schemathesis, from the OpenAPI document)');
+      const fuzzed = await fuzz({ ...infra, log: (line) => console.log(`  ${line}`) });
+      console.log(
+        `${fuzzed === 0 ? '✔' : '✘'} API fuzz (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      );
+      if (fuzzed !== 0) code = code || fuzzed;
+    }
     summarize(results);
     return code;
   } finally {

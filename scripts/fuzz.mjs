@@ -1,0 +1,177 @@
+// `npm run fuzz` (and the last step of `npm test`): property-based fuzzing of the HTTP API from
+// its OpenAPI document with schemathesis (PyPI, pinned, installed into .cache on first use).
+// Starts the built standalone process on a database and topic prefix of its own, fuzzes every
+// operation with an API key and again with the admin token, and fails on any 5xx, undocumented
+// status, wrong content type or response that breaks the document's schemas.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const SCHEMATHESIS = '4.32.5';
+const venv = join(root, '.cache', `schemathesis-${SCHEMATHESIS}`);
+const CHECKS =
+  'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance';
+
+function ensureSchemathesis(log) {
+  const bin = join(venv, 'bin', 'schemathesis');
+  if (existsSync(bin)) return bin;
+  log(`installing schemathesis ${SCHEMATHESIS} into ${venv}`);
+  const python = process.env.PYTHON ?? 'python3';
+  for (const args of [
+    [python, ['-m', 'venv', venv]],
+    [join(venv, 'bin', 'pip'), ['install', '--quiet', `schemathesis==${SCHEMATHESIS}`]],
+  ]) {
+    const result = spawnSync(args[0], args[1], { stdio: 'inherit' });
+    if (result.status !== 0) {
+      throw new Error(
+        `could not install schemathesis (${args[0]} ${args[1].join(' ')}): install Python 3 with venv and pip`,
+      );
+    }
+  }
+  return bin;
+}
+
+async function withDatabase(baseUrl, name, run) {
+  const admin = new URL(baseUrl);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  try {
+    return await run(url.toString());
+  } finally {
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await client.end();
+  }
+}
+
+function startHookbase(env) {
+  const child = spawn(process.execPath, [join(root, 'dist/apps/standalone/src/main.js')], {
+    env: { PATH: process.env.PATH, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`Hookbase did not start:\n${output.slice(-3000)}`)),
+      60_000,
+    );
+    const read = (chunk) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+    child.on('exit', (code) =>
+      reject(new Error(`Hookbase exited (${code}):\n${output.slice(-3000)}`)),
+    );
+  });
+  return { child, url, logs: () => output };
+}
+
+async function json(response) {
+  const body = await response.json();
+  if (!response.ok) throw new Error(`${response.status} ${JSON.stringify(body)}`);
+  return body.data;
+}
+
+export async function fuzz({ kafkaBrokers, databaseUrl, log = console.log }) {
+  const bin = ensureSchemathesis(log);
+  const suffix = randomBytes(4).toString('hex');
+  const adminToken = randomBytes(24).toString('hex');
+  return withDatabase(databaseUrl, `hookbase_fuzz_${suffix}`, async (url) => {
+    const hookbase = startHookbase({
+      DATABASE_URL: url,
+      KAFKA_BROKERS: kafkaBrokers,
+      HOOKBASE_TOPIC_PREFIX: `fuzz-${suffix}`,
+      HOOKBASE_ADMIN_TOKEN: adminToken,
+      HOOKBASE_GRPC_PORT: '0',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+    });
+    try {
+      const base = await hookbase.url;
+      const admin = { authorization: `Bearer ${adminToken}` };
+      const organization = await json(
+        await fetch(`${base}/api/organizations`, {
+          method: 'POST',
+          headers: { ...admin, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'fuzz', plan: 'pro' }),
+        }),
+      );
+      const { key } = await json(
+        await fetch(`${base}/api/organizations/${organization.id}/api-keys`, {
+          method: 'POST',
+          headers: admin,
+        }),
+      );
+      let failed = 0;
+      for (const [who, token] of [
+        ['API key', key],
+        ['admin token', adminToken],
+      ]) {
+        log(`fuzzing ${base}/openapi.json with an ${who}`);
+        const result = spawnSync(
+          bin,
+          [
+            'run',
+            `${base}/openapi.json`,
+            '--header',
+            `Authorization: Bearer ${token}`,
+            '--checks',
+            CHECKS,
+            '--max-examples',
+            process.env.HOOKBASE_FUZZ_EXAMPLES ?? '25',
+            '--seed',
+            process.env.HOOKBASE_FUZZ_SEED ?? '20261130',
+            '--workers',
+            '2',
+            '--no-color',
+          ],
+          // Its state (.schemathesis/) stays in .cache, out of the tree.
+          { stdio: 'inherit', timeout: 300_000, cwd: join(root, '.cache') },
+        );
+        if (result.status !== 0) failed++;
+      }
+      if (failed > 0) log(`Hookbase's last log lines:\n${hookbase.logs().slice(-4000)}`);
+      return failed === 0 ? 0 : 1;
+    } finally {
+      hookbase.child.kill('SIGTERM');
+      await new Promise((resolve) => {
+        if (hookbase.child.exitCode !== null) return resolve();
+        const timer = setTimeout(() => hookbase.child.kill('SIGKILL'), 15_000);
+        hookbase.child.on('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { build } = await import('./build.mjs');
+  const { ensureInfra, stopStartedInfra } = await import('./infra.mjs');
+  const log = (line) => console.log(`  ${line}`);
+  const infra = await ensureInfra({ log });
+  let code = 1;
+  try {
+    await build();
+    code = await fuzz({ ...infra, log });
+  } catch (error) {
+    console.error(`✘ ${error.message}`);
+  } finally {
+    await stopStartedInfra(infra, { log });
+  }
+  process.exit(code);
+}
