@@ -52,10 +52,17 @@ describe('a scheduled retry across a restart', () => {
       new Date(scheduled.nextAttemptAt).getTime() - 5,
     );
     expect(second.receivedAt - first.receivedAt).toBeGreaterThanOrEqual(RETRY_DELAY_MS * 0.9 - 5);
-    const survivor = await fetch(`${url}${org}/messages/${scheduled.id}`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
-    const message = ((await survivor.json()) as { data: unknown }).data;
+    // The attempt is recorded just after the receiver answered: wait for it.
+    const message = await pollUntil(
+      async () => {
+        const survivor = await fetch(`${url}${org}/messages/${scheduled.id}`, {
+          headers: { authorization: `Bearer ${apiKey}` },
+        });
+        const data = ((await survivor.json()) as { data: { status: string } }).data;
+        return data.status === 'succeeded' ? data : undefined;
+      },
+      { description: 'the message recorded as succeeded' },
+    );
     expect(message).toMatchObject({ status: 'succeeded', attempts: 2 });
   });
 });

@@ -8,6 +8,7 @@ describe('loadConfig', () => {
       port: 3000,
       maxPayloadBytes: 262144,
       maxBatchEvents: 500,
+      ackTimeoutMs: 5000,
     });
     expect(config.kafka.brokers).toEqual(['127.0.0.1:19092']);
     expect(config.kafka.topicPrefix).toBe('hookbase');

@@ -36,6 +36,7 @@ const envSchema = z.object({
     .default('hookbase'),
   HOOKBASE_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   HOOKBASE_ALLOW_PRIVATE_TARGETS: bool.default(false),
+  HOOKBASE_INGEST_ACK_TIMEOUT_MS: int(100, 120_000).default(5_000),
   HOOKBASE_MAX_BATCH_EVENTS: int(1, 10_000).default(500),
   HOOKBASE_MAX_PAYLOAD_BYTES: int(1024, 4 * 1024 * 1024).default(256 * 1024),
   HOOKBASE_DELIVERY_TIMEOUT_MS: int(100, 300_000).default(15_000),
@@ -59,7 +60,14 @@ const envSchema = z.object({
 });
 
 export interface HookbaseConfig {
-  http: { host: string; port: number; maxPayloadBytes: number; maxBatchEvents: number };
+  http: {
+    host: string;
+    port: number;
+    maxPayloadBytes: number;
+    maxBatchEvents: number;
+    /** How long ingest waits for Kafka's acknowledgement before answering 503. */
+    ackTimeoutMs: number;
+  };
   /** gRPC ingest on http.host; port undefined when turned off. */
   grpc: { port: number | undefined };
   database: { url: string; poolSize: number; runMigrations: boolean };
@@ -105,6 +113,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       port: e.PORT,
       maxPayloadBytes: e.HOOKBASE_MAX_PAYLOAD_BYTES,
       maxBatchEvents: e.HOOKBASE_MAX_BATCH_EVENTS,
+      ackTimeoutMs: e.HOOKBASE_INGEST_ACK_TIMEOUT_MS,
     },
     grpc: { port: e.HOOKBASE_GRPC_PORT === -1 ? undefined : e.HOOKBASE_GRPC_PORT },
     database: {

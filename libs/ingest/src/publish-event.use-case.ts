@@ -6,8 +6,12 @@ import {
   newId,
   PublishEventInput,
 } from '@hookbase/domain';
-import { KafkaProducer, TOPICS, TopicNames } from '@hookbase/kafka';
+import { KafkaProducer, PublishTimeoutError, TOPICS, TopicNames } from '@hookbase/kafka';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { IdempotencyRepository, IdempotencyRecord } from '@hookbase/persistence';
+
+/** Details of a 503 whose event Kafka may still store (the acknowledgement timed out). */
+const UNCONFIRMED = Object.freeze({ retryAfterSeconds: 1, stored: 'unknown' });
 
 export interface PublishedEvent {
   id: string;
@@ -28,6 +32,7 @@ export class PublishEvent {
     private readonly producer: KafkaProducer,
     private readonly idempotency: IdempotencyRepository,
     @Inject(TOPICS) private readonly topics: TopicNames,
+    @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
 
   async execute(organizationId: string, input: PublishEventInput): Promise<PublishedEvent> {
@@ -65,6 +70,8 @@ export class PublishEvent {
     try {
       await this.produce(envelope);
     } catch (error) {
+      // A record Kafka may still store keeps its reservation: a repeat re-sends the same event id.
+      if ((error as DomainError).details === UNCONFIRMED) throw error;
       await this.idempotency
         .release(organizationId, input.idempotencyKey, envelope.id)
         .catch((releaseError: Error) =>
@@ -125,12 +132,25 @@ export class PublishEvent {
   }
 
   private async produce(envelope: EventEnvelope): Promise<void> {
-    await this.unavailableOnError(() =>
-      this.producer.publish(this.topics.events, {
-        key: envelope.organizationId,
-        value: JSON.stringify(envelope),
-      }),
-    );
+    try {
+      await this.producer.publish(
+        this.topics.events,
+        { key: envelope.organizationId, value: JSON.stringify(envelope) },
+        this.config.http.ackTimeoutMs,
+      );
+    } catch (error) {
+      this.logger.error(`event not accepted: ${(error as Error).message}`);
+      if (error instanceof PublishTimeoutError) {
+        throw new DomainError(
+          'SERVICE_UNAVAILABLE',
+          'Kafka did not confirm the event in time; retry (with the same idempotencyKey, so that it cannot be stored twice)',
+          UNCONFIRMED,
+        );
+      }
+      throw new DomainError('SERVICE_UNAVAILABLE', 'Event not accepted; retry shortly', {
+        retryAfterSeconds: 1,
+      });
+    }
   }
 
   private async unavailableOnError<T>(run: () => Promise<T>): Promise<T> {

@@ -63,9 +63,31 @@ export async function ensureTopics(kafka: Kafka, prefix: string): Promise<void> 
   }
 }
 
+interface PublishEntry {
+  message: Message;
+  /** Answered already (sent, failed, or given up on by its caller). */
+  settled: boolean;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+function settle(entry: PublishEntry, action: () => void): void {
+  if (entry.settled) return;
+  entry.settled = true;
+  action();
+}
+
 interface PublishQueue {
-  pending: { message: Message; resolve: () => void; reject: (error: unknown) => void }[];
+  pending: PublishEntry[];
   flushing: boolean;
+}
+
+/** Kafka did not acknowledge in time; the record may or may not have been stored. */
+export class PublishTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`Kafka did not acknowledge within ${timeoutMs} ms`);
+    this.name = 'PublishTimeoutError';
+  }
 }
 
 // A group is one produce request: bounded in count and bytes so that it stays well under the
@@ -129,17 +151,31 @@ export class KafkaProducer implements OnApplicationShutdown {
    * queue and go together in the next send. No timer, so an idle producer adds no latency, and a
    * busy one turns many small sends into few large ones. Resolves once the broker acknowledged.
    */
-  publish(topic: string, message: Message): Promise<void> {
+  publish(topic: string, message: Message, timeoutMs?: number): Promise<void> {
     let queue = this.queues.get(topic);
     if (!queue) {
       queue = { pending: [], flushing: false };
       this.queues.set(topic, queue);
     }
-    const entry = { message, resolve: () => {}, reject: (_: unknown) => {} };
+    const entry: PublishEntry = {
+      message,
+      settled: false,
+      resolve: () => {},
+      reject: () => {},
+    };
     const done = new Promise<void>((resolve, reject) => {
-      entry.resolve = resolve;
-      entry.reject = reject;
+      entry.resolve = () => settle(entry, () => resolve());
+      entry.reject = (error) => settle(entry, () => reject(error));
     });
+    if (timeoutMs !== undefined) {
+      // The caller stops waiting. A record still queued is never sent (withdrawn); one already in
+      // a produce request may yet be stored: the caller cannot know, and says so.
+      const timer = setTimeout(() => entry.reject(new PublishTimeoutError(timeoutMs)), timeoutMs);
+      done.then(
+        () => clearTimeout(timer),
+        () => clearTimeout(timer),
+      );
+    }
     queue.pending.push(entry);
     if (!queue.flushing) void this.flush(topic, queue);
     return done;
@@ -149,7 +185,8 @@ export class KafkaProducer implements OnApplicationShutdown {
     queue.flushing = true;
     try {
       while (queue.pending.length > 0) {
-        const group = queue.pending.splice(0, MAX_GROUP_RECORDS);
+        const group = queue.pending.splice(0, MAX_GROUP_RECORDS).filter((entry) => !entry.settled);
+        if (group.length === 0) continue;
         try {
           await this.send(
             topic,

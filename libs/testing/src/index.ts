@@ -4,3 +4,4 @@ export * from './stack';
 export * from './test-database';
 export * from './test-receiver';
 export * from './tcp-proxy';
+export * from './scratch-kafka';
