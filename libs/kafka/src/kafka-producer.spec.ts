@@ -1,0 +1,69 @@
+import type { Kafka, Message } from 'kafkajs';
+import { KafkaProducer, PublishTimeoutError } from './kafka.module';
+
+/** A kafkajs stand-in whose sends finish only when the test says so. */
+function fakeKafka() {
+  const sends: { messages: Message[]; finish: (error?: Error) => void }[] = [];
+  const producer = {
+    connect: async () => undefined,
+    disconnect: async () => undefined,
+    send: ({ messages }: { messages: Message[] }) =>
+      new Promise<void>((resolve, reject) =>
+        sends.push({ messages, finish: (error) => (error ? reject(error) : resolve()) }),
+      ),
+  };
+  return { kafka: { producer: () => producer } as unknown as Kafka, sends };
+}
+
+const until = async (condition: () => boolean) => {
+  for (let i = 0; i < 1000 && !condition(); i++) await new Promise((r) => setImmediate(r));
+  expect(condition()).toBe(true);
+};
+
+describe('KafkaProducer.publish', () => {
+  it('groups records published while a send is under way into the next send', async () => {
+    const { kafka, sends } = fakeKafka();
+    const producer = new KafkaProducer(kafka);
+    const first = producer.publish('t', { value: 'a' });
+    await until(() => sends.length === 1);
+    const second = producer.publish('t', { value: 'b' });
+    const third = producer.publish('t', { value: 'c' });
+    sends[0].finish();
+    await first;
+    await until(() => sends.length === 2);
+    expect(sends[1].messages.map((m) => m.value)).toEqual(['b', 'c']);
+    sends[1].finish();
+    await Promise.all([second, third]);
+  });
+
+  it('withdraws a queued record whose caller stopped waiting: it is never sent', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      const { kafka, sends } = fakeKafka();
+      const producer = new KafkaProducer(kafka);
+      const inFlight = producer.publish('t', { value: 'in-flight' }, 1_000);
+      await until(() => sends.length === 1);
+      const queued = producer.publish('t', { value: 'queued' }, 1_000);
+      jest.advanceTimersByTime(1_000);
+      await expect(inFlight).rejects.toBeInstanceOf(PublishTimeoutError);
+      await expect(queued).rejects.toBeInstanceOf(PublishTimeoutError);
+      sends[0].finish();
+      const after = producer.publish('t', { value: 'after' });
+      await until(() => sends.length === 2);
+      expect(sends[1].messages.map((m) => m.value)).toEqual(['after']);
+      sends[1].finish();
+      await after;
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('rejects every record of a failed send', async () => {
+    const { kafka, sends } = fakeKafka();
+    const producer = new KafkaProducer(kafka);
+    const first = producer.publish('t', { value: 'a' });
+    await until(() => sends.length === 1);
+    sends[0].finish(new Error('broker gone'));
+    await expect(first).rejects.toThrow('broker gone');
+  });
+});
