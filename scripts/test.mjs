@@ -13,6 +13,7 @@ import { ensureInfra, stopStartedInfra } from './infra.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const jestArgs = process.argv.slice(2);
+const results = join(root, '.data', 'jest-results.json');
 // No Nx daemon or cloud: one-shot commands on a machine that may be brand new.
 process.env.NX_DAEMON = 'false';
 process.env.NX_NO_CLOUD = 'true';
@@ -34,7 +35,7 @@ async function step(name, command, args, env) {
   return code;
 }
 
-/** One plain closing line that any reader of the log can count. */
+/** One plain closing line (`tests: N passed, N failed, N skipped`) that any reader of the log can count. */
 function summarize(file) {
   try {
     const { numPassedTests, numFailedTests, numPendingTests } = JSON.parse(
@@ -50,6 +51,8 @@ function summarize(file) {
 
 async function main() {
   const log = (line) => console.log(`  ${line}`);
+  // A stale result file must never be counted as this run's.
+  rmSync(results, { force: true });
   console.log('▶ infrastructure');
   const infra = await ensureInfra({ log });
   let code = 1;
@@ -68,8 +71,6 @@ async function main() {
         if ((await step(name, command, args)) !== 0) return 1;
       }
     }
-    const results = join(root, '.data', 'jest-results.json');
-    rmSync(results, { force: true });
     code = await step(
       'Jest (unit + integration)',
       bin('jest'),
@@ -89,10 +90,11 @@ async function main() {
       );
       if (fuzzed !== 0) code = code || fuzzed;
     }
-    summarize(results);
     return code;
   } finally {
     await stopStartedInfra(infra, { log });
+    // CI reads the run's closing line: the count must be the very last thing printed.
+    summarize(results);
   }
 }
 
