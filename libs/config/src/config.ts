@@ -53,6 +53,10 @@ const envSchema = z.object({
   HOOKBASE_RETENTION_INTERVAL_MS: int(500, 86_400_000).default(3_600_000),
   HOOKBASE_RETRY_POLL_MS: int(50, 60_000).default(500),
   HOOKBASE_HOLD_RECHECK_MS: int(100, 600_000).default(5_000),
+  // FIFO lanes: how long a lane's head waits after its worker stopped before another sends it
+  // again, and how often dispatchers look for lanes that no worker runs.
+  HOOKBASE_FIFO_LEASE_MS: int(1_000, 3_600_000).default(300_000),
+  HOOKBASE_FIFO_SWEEP_MS: int(100, 60_000).default(1_000),
   HOOKBASE_RESPONSE_EXCERPT_BYTES: int(0, 65_536).default(4096),
   HOOKBASE_API_KEY_CACHE_MS: int(0, 600_000).default(10_000),
   HOOKBASE_RUN_MIGRATIONS: bool.default(true),
@@ -84,6 +88,7 @@ export interface HookbaseConfig {
     holdRecheckMs: number;
     circuit: { failureThreshold: number; cooldownMs: number };
   };
+  fifo: { leaseMs: number; sweepMs: number };
   retention: { days: Record<'free' | 'pro' | 'business', number>; intervalMs: number };
   logLevel: 'error' | 'warn' | 'info' | 'debug';
 }
@@ -142,6 +147,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
         cooldownMs: e.HOOKBASE_CIRCUIT_COOLDOWN_MS,
       },
     },
+    fifo: { leaseMs: e.HOOKBASE_FIFO_LEASE_MS, sweepMs: e.HOOKBASE_FIFO_SWEEP_MS },
     retention: {
       days: {
         free: e.HOOKBASE_RETENTION_DAYS_FREE,

@@ -8,6 +8,7 @@ import {
   CLOSED,
   decideAfterAttempt,
   DEFAULT_RETRY_POLICY,
+  DeliveryDecision,
   DlqReason,
   DlqRecord,
   EndpointKind,
@@ -141,28 +142,37 @@ export class DeliveryService implements OnApplicationShutdown {
       if (delivery.source === 'new') return this.deadLetter([delivery], 'circuit_open', 'skipped');
       return this.messages.hold([delivery.messageId], new Date(gate.retryAt));
     }
-    const outcome = await this.attempt(delivery, endpoint, secrets);
+    const { outcome } = await this.attempt(delivery, endpoint, secrets);
+    this.afterAttempt(endpoint.id, outcome);
+  }
+
+  /** Moves the endpoint's circuit breaker on by the outcome of an attempt. */
+  afterAttempt(endpointId: string, outcome: 'succeeded' | 'retry' | 'failed'): void {
     const result =
       outcome === 'succeeded' ? 'success' : outcome === 'retry' ? 'failure' : 'neutral';
     const next = circuitAfterAttempt(
-      this.circuitOf(endpoint.id),
+      this.circuitOf(endpointId),
       result,
       Date.now(),
       this.circuitPolicy,
     );
-    if (next.state === 'open' && this.circuitOf(endpoint.id).state !== 'open') {
+    if (next.state === 'open' && this.circuitOf(endpointId).state !== 'open') {
       this.logger.warn(
-        `circuit opened for endpoint ${endpoint.id} after ${next.consecutiveFailures} failures`,
+        `circuit opened for endpoint ${endpointId} after ${next.consecutiveFailures} failures`,
       );
     }
-    this.setCircuit(endpoint.id, next);
+    this.setCircuit(endpointId, next);
   }
 
-  private circuitOf(endpointId: string): CircuitState {
+  get circuitSettings(): CircuitPolicy {
+    return this.circuitPolicy;
+  }
+
+  circuitOf(endpointId: string): CircuitState {
     return this.circuits.get(endpointId) ?? CLOSED;
   }
 
-  private setCircuit(endpointId: string, state: CircuitState): void {
+  setCircuit(endpointId: string, state: CircuitState): void {
     // Healthy endpoints keep no entry, so the map grows only with troubled ones.
     if (state.state === 'closed' && state.consecutiveFailures === 0)
       this.circuits.delete(endpointId);
@@ -173,7 +183,7 @@ export class DeliveryService implements OnApplicationShutdown {
    * Waits for the endpoint's rate limit to allow an attempt. Short waits happen here; a longer one
    * returns the time to hold the message until, so the partition is not held up meanwhile.
    */
-  private async waitForToken(endpoint: EndpointEntity): Promise<true | Date> {
+  async waitForToken(endpoint: EndpointEntity): Promise<true | Date> {
     const rate = endpoint.rateLimitPerSecond;
     if (!rate) return true;
     for (;;) {
@@ -186,11 +196,15 @@ export class DeliveryService implements OnApplicationShutdown {
     }
   }
 
-  private async attempt(
+  /**
+   * One attempt through the endpoint kind's adapter, decided and recorded (a message that fails
+   * for good is dead-lettered first). Returns once the attempt is stored.
+   */
+  async attempt(
     delivery: PendingDelivery,
     endpoint: EndpointEntity,
-    secrets: string[],
-  ): Promise<'succeeded' | 'retry' | 'failed'> {
+    secrets: readonly string[],
+  ): Promise<{ outcome: 'succeeded' | 'retry' | 'failed'; decision: DeliveryDecision }> {
     const adapter = this.adapters.get(endpoint.kind);
     const attemptNumber = delivery.attemptsMade + 1;
     const startedAt = new Date();
@@ -255,10 +269,11 @@ export class DeliveryService implements OnApplicationShutdown {
       );
     }
     await this.recorder.record(record);
-    return outcome.kind;
+    return { outcome: outcome.kind, decision };
   }
 
-  private async deadLetter(
+  /** Sends messages to the DLQ with `reason` and ends them with `status`. */
+  async deadLetter(
     deliveries: PendingDelivery[],
     reason: DlqReason,
     status: 'cancelled' | 'expired' | 'skipped',
@@ -272,6 +287,11 @@ export class DeliveryService implements OnApplicationShutdown {
       deliveries.map((d) => d.messageId),
       status,
     );
+  }
+
+  /** Runs a task within the process-wide bound on attempts in flight (FIFO lanes use it). */
+  withDispatchSlot<T>(task: () => Promise<T>): Promise<T> {
+    return this.global.run(task);
   }
 
   /** Bounded concurrency per endpoint and per process, so one busy endpoint cannot take all. */

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AttemptRecorder } from './attempt-recorder';
 import { DeliveryService } from './delivery.service';
 import { DispatcherConsumer } from './dispatcher.consumer';
+import { FifoLaneRunner } from './fifo-lane-runner';
 import { RetentionService } from './retention.service';
 import { RetryScheduler } from './retry-scheduler';
 
@@ -11,6 +12,7 @@ import { RetryScheduler } from './retry-scheduler';
     AttemptRecorder,
     DeliveryService,
     DispatcherConsumer,
+    FifoLaneRunner,
     RetryScheduler,
     RetentionService,
   ],

@@ -37,7 +37,6 @@ export class EndpointSettingsService {
     }
     const url = await this.checkUrl(input.kind, input.url);
     await this.checkFifo(organizationId, input.kind, false, input.fifoEnabled ?? false);
-    this.refuseUnavailable(input);
     if (input.secret !== undefined && !isValidSecret(input.secret)) {
       throw new DomainError(
         'INVALID_SECRET',
@@ -71,7 +70,6 @@ export class EndpointSettingsService {
         input.fifoEnabled,
       );
     }
-    this.refuseUnavailable(input);
     if (input.description !== undefined) endpoint.description = input.description;
     if (input.config !== undefined) endpoint.config = input.config;
     if (input.eventTypes !== undefined) endpoint.eventTypes = input.eventTypes;
@@ -87,19 +85,6 @@ export class EndpointSettingsService {
     const secret = generateSecret();
     await this.endpoints.rotateSecret(endpoint.id, secret, overlapSeconds);
     return secret;
-  }
-
-  /**
-   * FIFO lanes come with later work (issue 5); until they run, turning FIFO on is refused rather
-   * than stored and silently ignored.
-   */
-  private refuseUnavailable(input: UpdateEndpointInput): void {
-    if (input.fifoEnabled === true) {
-      throw new DomainError(
-        'FEATURE_NOT_AVAILABLE',
-        'FIFO ordering is not available in this build yet',
-      );
-    }
   }
 
   private async checkFifo(

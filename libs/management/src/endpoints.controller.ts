@@ -4,6 +4,7 @@ import {
   Delete,
   Get,
   HttpCode,
+  Inject,
   Param,
   Patch,
   Post,
@@ -18,10 +19,11 @@ import {
   rotateSecretSchema,
   updateEndpointSchema,
 } from '@hookbase/domain';
-import { EndpointRepository } from '@hookbase/persistence';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import { EndpointRepository, FifoLaneRepository } from '@hookbase/persistence';
 import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
 import { EndpointSettingsService } from './endpoint-settings.service';
-import { endpointView } from './views';
+import { endpointView, fifoStateView } from './views';
 
 @Controller('api/organizations/:orgId/webhook-endpoints')
 @UseGuards(ApiKeyGuard)
@@ -29,6 +31,8 @@ export class EndpointsController {
   constructor(
     private readonly endpoints: EndpointRepository,
     private readonly settings: EndpointSettingsService,
+    private readonly lanes: FifoLaneRepository,
+    @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
 
   @Get()
@@ -59,6 +63,17 @@ export class EndpointsController {
     const input = parseInput(updateEndpointSchema, body);
     const endpoint = await this.require(organizationId, endpointId);
     return { data: endpointView(await this.settings.update(endpoint, input)) };
+  }
+
+  /** The endpoint's FIFO queue: depth, lag, and whether (and why) its head is blocked. */
+  @Get(':endpointId/fifo-state')
+  async fifoState(
+    @OrganizationId() organizationId: string,
+    @Param('endpointId') endpointId: string,
+  ) {
+    const endpoint = await this.require(organizationId, endpointId);
+    const lane = await this.lanes.snapshot(endpoint.id);
+    return { data: fifoStateView(endpoint, lane, this.config.fifo.leaseMs, new Date()) };
   }
 
   /** Queued messages are dead-lettered (endpoint_deleted) when the dispatcher next sees them. */

@@ -1,8 +1,10 @@
+import { describeLane } from '@hookbase/domain';
 import type {
   AttemptEntity,
   DlqEntryEntity,
   EndpointEntity,
   EventEntity,
+  LaneSnapshot,
   MessageEntity,
   OrganizationEntity,
 } from '@hookbase/persistence';
@@ -94,5 +96,46 @@ export function dlqEntryView(entry: DlqEntryEntity) {
     createdAt: iso(entry.createdAt),
     retriedAt: iso(entry.retriedAt),
     retryMessageId: entry.retryMessageId,
+  };
+}
+
+/** `GET .../fifo-state`: the endpoint's FIFO queue as API.md describes it. */
+export function fifoStateView(
+  endpoint: EndpointEntity,
+  lane: LaneSnapshot,
+  leaseMs: number,
+  now: Date,
+) {
+  const { head } = lane;
+  const description = describeLane({
+    endpointStatus: endpoint.status,
+    queueDepth: lane.queueDepth,
+    head,
+    lease: lane.lease,
+    leaseMs,
+    now,
+  });
+  return {
+    fifoEnabled: endpoint.fifoEnabled,
+    ...description,
+    queueDepth: lane.queueDepth,
+    waitingCount: Math.max(0, lane.queueDepth - (head ? 1 : 0)),
+    oldestQueuedAt: head ? iso(head.queuedAt) : null,
+    lagSeconds: head
+      ? Math.max(0, Math.round((now.getTime() - head.queuedAt.getTime()) / 1000))
+      : 0,
+    head: head
+      ? {
+          messageId: head.messageId,
+          eventType: head.eventType,
+          status: head.status,
+          attempts: head.attempts,
+          maxAttempts: head.maxAttempts,
+          nextAttemptAt: head.status === 'awaiting_retry' ? iso(head.nextAttemptAt) : null,
+          lastResponseStatus: head.lastResponseStatus,
+          lastError: head.lastError,
+        }
+      : null,
+    leaseSeconds: Math.round(leaseMs / 1000),
   };
 }

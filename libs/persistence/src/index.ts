@@ -5,6 +5,7 @@ export * from './repositories/api-key.repository';
 export * from './repositories/dlq.repository';
 export * from './repositories/endpoint.repository';
 export * from './repositories/event.repository';
+export * from './repositories/fifo-lane.repository';
 export * from './repositories/idempotency.repository';
 export * from './repositories/invalid-event.repository';
 export * from './repositories/message.repository';

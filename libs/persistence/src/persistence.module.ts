@@ -13,6 +13,7 @@ import { ApiKeyRepository } from './repositories/api-key.repository';
 import { DlqRepository } from './repositories/dlq.repository';
 import { EndpointRepository } from './repositories/endpoint.repository';
 import { EventRepository } from './repositories/event.repository';
+import { FifoLaneRepository } from './repositories/fifo-lane.repository';
 import { IdempotencyRepository } from './repositories/idempotency.repository';
 import { InvalidEventRepository } from './repositories/invalid-event.repository';
 import { MessageRepository } from './repositories/message.repository';
@@ -24,6 +25,7 @@ const REPOSITORIES = [
   DlqRepository,
   EndpointRepository,
   EventRepository,
+  FifoLaneRepository,
   IdempotencyRepository,
   InvalidEventRepository,
   MessageRepository,

@@ -28,4 +28,6 @@ export class MessageEntity {
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true }) finishedAt!: Date | null;
   /** Set on a copy made by a replay or DLQ retry: the message it copies (and whose webhook-id it keeps). */
   @Column({ name: 'replay_of', type: 'text', nullable: true }) replayOf!: string | null;
+  /** Its place in its endpoint's FIFO lane while queued there; null outside a lane. */
+  @Column({ name: 'fifo_seq', type: 'bigint', nullable: true }) fifoSeq!: string | null;
 }

@@ -10,6 +10,8 @@ export interface DeliveryState {
   maxAttempts: number;
   /** Set while the retry schedule owns the message: its next attempt, or its claim's lease end. */
   nextAttemptAt: Date | null;
+  /** Queued in its endpoint's FIFO lane: the lane, not the deliveries path, sends it. */
+  inLane: boolean;
 }
 
 /** A message claimed from the retry schedule, with what is needed to send it. */
@@ -59,8 +61,10 @@ export class MessageRepository {
       attempts: number;
       max_attempts: number;
       next_attempt_at: Date | null;
+      in_lane: boolean;
     }[] = await this.dataSource.query(
-      'SELECT id, status, attempts, max_attempts, next_attempt_at FROM messages WHERE id = ANY($1)',
+      `SELECT id, status, attempts, max_attempts, next_attempt_at, fifo_seq IS NOT NULL AS in_lane
+         FROM messages WHERE id = ANY($1)`,
       [messageIds],
     );
     for (const row of rows) {
@@ -69,6 +73,7 @@ export class MessageRepository {
         attempts: row.attempts,
         maxAttempts: row.max_attempts,
         nextAttemptAt: row.next_attempt_at,
+        inLane: row.in_lane,
       });
     }
     return states;
@@ -83,50 +88,44 @@ export class MessageRepository {
     );
   }
 
-  /** Records attempts and the state they leave their messages in, in one transaction. */
+  /**
+   * Records attempts and the state they leave their messages in: one statement, so one round trip
+   * and atomic (a FIFO lane waits for it before sending its next message).
+   */
   async recordAttempts(records: readonly AttemptRecord[]): Promise<void> {
     if (records.length === 0) return;
-    await this.dataSource.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO attempts (id, message_id, attempt_number, started_at, duration_ms, outcome,
+    await this.dataSource.query(
+      `WITH recorded AS (
+         INSERT INTO attempts (id, message_id, attempt_number, started_at, duration_ms, outcome,
                                response_status, response_excerpt, error)
          SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[],
-                              $6::text[], $7::int[], $8::text[], $9::text[])`,
-        [
-          records.map(() => newId('att')),
-          records.map((r) => r.messageId),
-          records.map((r) => r.attemptNumber),
-          records.map((r) => r.startedAt),
-          records.map((r) => Math.round(r.durationMs)),
-          records.map((r) => r.outcome),
-          records.map((r) => r.responseStatus),
-          records.map((r) => r.responseExcerpt),
-          records.map((r) => r.error),
-        ],
-      );
-      await tx.query(
-        `UPDATE messages AS m
-            SET status = u.status, attempts = u.attempts, next_attempt_at = u.next_attempt_at,
-                last_response_status = u.response_status, last_error = u.error, updated_at = now(),
-                finished_at = CASE WHEN u.status IN ('succeeded', 'failed') THEN now() ELSE NULL END
-           FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[], $6::text[])
-                AS u(id, status, attempts, next_attempt_at, response_status, error)
-          WHERE m.id = u.id`,
-        [
-          records.map((r) => r.messageId),
-          records.map((r) => r.messageStatus),
-          records.map((r) => r.attemptNumber),
-          records.map((r) => r.nextAttemptAt),
-          records.map((r) => r.responseStatus),
-          records.map((r) => r.error),
-        ],
-      );
-    });
+                              $6::text[], $7::int[], $8::text[], $9::text[]))
+       UPDATE messages AS m
+          SET status = u.status, attempts = u.attempts, next_attempt_at = u.next_attempt_at,
+              last_response_status = u.response_status, last_error = u.error, updated_at = now(),
+              finished_at = CASE WHEN u.status IN ('succeeded', 'failed') THEN now() ELSE NULL END
+         FROM unnest($2::text[], $10::text[], $3::int[], $11::timestamptz[], $7::int[], $9::text[])
+              AS u(id, status, attempts, next_attempt_at, response_status, error)
+        WHERE m.id = u.id`,
+      [
+        records.map(() => newId('att')),
+        records.map((r) => r.messageId),
+        records.map((r) => r.attemptNumber),
+        records.map((r) => r.startedAt),
+        records.map((r) => Math.round(r.durationMs)),
+        records.map((r) => r.outcome),
+        records.map((r) => r.responseStatus),
+        records.map((r) => r.responseExcerpt),
+        records.map((r) => r.error),
+        records.map((r) => r.messageStatus),
+        records.map((r) => r.nextAttemptAt),
+      ],
+    );
   }
 
   /**
    * Claims due messages of the retry schedule (and claims whose lease ran out: their worker died)
-   * for one attempt each. SKIP LOCKED lets several dispatchers claim side by side.
+   * for one attempt each. Messages queued in a FIFO lane are the lane's to send, never claimed here. SKIP LOCKED lets several dispatchers claim side by side.
    */
   async claimDue(limit: number, leaseMs: number): Promise<ClaimedMessage[]> {
     // TypeORM answers an UPDATE with [rows, affected count].
@@ -147,7 +146,7 @@ export class MessageRepository {
       `WITH due AS (
          SELECT id FROM messages
           WHERE status IN ('awaiting_retry', 'in_flight') AND next_attempt_at IS NOT NULL
-            AND next_attempt_at <= now()
+            AND next_attempt_at <= now() AND fifo_seq IS NULL
           ORDER BY next_attempt_at
           LIMIT $1
           FOR UPDATE SKIP LOCKED)

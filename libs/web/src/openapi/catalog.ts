@@ -58,6 +58,61 @@ export interface RouteCatalog {
 }
 
 const object: JsonSchema = { type: 'object' };
+const nullable = (type: string): JsonSchema => ({ type: [type, 'null'] });
+const fifoState: JsonSchema = {
+  type: 'object',
+  required: [
+    'fifoEnabled',
+    'state',
+    'blocked',
+    'blockedReason',
+    'queueDepth',
+    'waitingCount',
+    'oldestQueuedAt',
+    'lagSeconds',
+    'head',
+    'leaseSeconds',
+  ],
+  properties: {
+    fifoEnabled: { type: 'boolean' },
+    state: { enum: ['idle', 'delivering', 'blocked', 'paused'] },
+    blocked: { type: 'boolean' },
+    blockedReason: { enum: ['retrying', 'circuit_open', 'disabled', 'paused', 'lease', null] },
+    queueDepth: { type: 'integer', minimum: 0 },
+    waitingCount: { type: 'integer', minimum: 0 },
+    oldestQueuedAt: nullable('string'),
+    lagSeconds: { type: 'integer', minimum: 0 },
+    head: {
+      oneOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          required: [
+            'messageId',
+            'eventType',
+            'status',
+            'attempts',
+            'maxAttempts',
+            'nextAttemptAt',
+            'lastResponseStatus',
+            'lastError',
+          ],
+          properties: {
+            messageId: { type: 'string' },
+            eventType: { type: 'string' },
+            status: { type: 'string' },
+            attempts: { type: 'integer' },
+            maxAttempts: { type: 'integer' },
+            nextAttemptAt: nullable('string'),
+            lastResponseStatus: nullable('integer'),
+            lastError: nullable('string'),
+          },
+        },
+      ],
+    },
+    leaseSeconds: { type: 'integer' },
+  },
+};
 const data = (schema: JsonSchema = object): JsonSchema => ({
   type: 'object',
   required: ['data'],
@@ -283,6 +338,18 @@ export const HOOKBASE_ROUTES: RouteSpec[] = [
     body: { name: 'RotateSecret', schema: rotateSecretSchema, required: false },
     success: { status: 200, description: 'The new secret', schema: secretKey },
     errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND', 'NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'get',
+    path: `${ENDPOINT}/fifo-state`,
+    operationId: 'getEndpointFifoState',
+    tag: 'Endpoints',
+    summary:
+      "The endpoint's FIFO queue: depth, lag, its head, and whether (and why) it is blocked.",
+    security: 'apiKey',
+    success: { status: 200, description: 'The FIFO state', schema: data(fifoState) },
+    errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
     usesStore: true,
   },
   {

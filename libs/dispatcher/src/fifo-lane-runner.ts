@@ -1,0 +1,316 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import {
+  DEFAULT_RETRY_POLICY,
+  LaneEndpoint,
+  laneRenewEveryMs,
+  nextLaneStep,
+} from '@hookbase/domain';
+import {
+  EndpointEntity,
+  EndpointRepository,
+  FifoLaneRepository,
+  QueuedMessage,
+} from '@hookbase/persistence';
+import { DeliveryService, PendingDelivery } from './delivery.service';
+
+/** Messages of a lane read ahead of its head; a blocked lane keeps only its head. */
+const READ_AHEAD = 50;
+/** Lanes taken per sweep. */
+const SWEEP_BATCH = 200;
+const DEAD_LETTER_CHUNK = 500;
+
+interface LaneProgress {
+  /** The head and the messages read after it. */
+  window: QueuedMessage[];
+  /** Whether the lane last told the store it waits for the circuit breaker. */
+  saidBlocked: boolean;
+}
+
+/** One running lane in this process. */
+class LaneHandle {
+  /** Set once this process holds the lane's lease. */
+  acquired = false;
+  lost = false;
+  private interrupt: (() => void) | undefined;
+  done: Promise<void> = Promise.resolve();
+
+  /** Sleeps until `until`, or until interrupted (stop, lost lease). */
+  sleepUntil(until: Date): Promise<void> {
+    const ms = Math.max(0, until.getTime() - Date.now());
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.interrupt = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  wake(): void {
+    this.interrupt?.();
+  }
+}
+
+/**
+ * Runs FIFO lanes (ADR 0009). A lane is an endpoint's ordered queue, parked in PostgreSQL by the
+ * dispatcher consumer; the worker holding the lane's lease delivers its head, one message at a
+ * time, through the same attempt, circuit breaker and rate limit as any delivery, and moves on
+ * only once the head has finished (succeeded or dead-lettered). A lane whose queue empties gives
+ * its lease up; lanes that no worker holds (after a stop, or a lease that ran out because its
+ * worker died) are found by a periodic sweep and taken over.
+ */
+@Injectable()
+export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(FifoLaneRunner.name);
+  private readonly owner = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+  private readonly lanes = new Map<string, LaneHandle>();
+  private stopping = false;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+
+  constructor(
+    @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
+    private readonly store: FifoLaneRepository,
+    private readonly endpoints: EndpointRepository,
+    private readonly delivery: DeliveryService,
+  ) {}
+
+  /** Lanes running in this process (for tests and diagnostics). */
+  get running(): number {
+    return this.lanes.size;
+  }
+
+  onApplicationBootstrap(): void {
+    this.sweepTimer = setInterval(() => {
+      this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
+    }, this.config.fifo.sweepMs);
+    this.renewTimer = setInterval(
+      () => void this.renew(),
+      laneRenewEveryMs(this.config.fifo.leaseMs),
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.sweepTimer);
+    clearInterval(this.renewTimer);
+    await this.sweeping;
+    const running = [...this.lanes.entries()];
+    running.forEach(([, lane]) => lane.wake());
+    await Promise.all(running.map(([, lane]) => lane.done));
+    // An orderly stop hands the lanes over at once; only a crash makes the next owner wait.
+    await this.store
+      .releaseAll(
+        this.owner,
+        running.map(([endpointId]) => endpointId),
+      )
+      .catch((error: Error) => this.logger.warn(`could not release lanes: ${error.message}`));
+  }
+
+  /** Messages were queued in these lanes: run each one here unless it already runs somewhere. */
+  wake(endpointIds: Iterable<string>): void {
+    for (const endpointId of endpointIds) {
+      if (!this.stopping && !this.lanes.has(endpointId)) this.start(endpointId);
+    }
+  }
+
+  private start(endpointId: string): void {
+    const lane = new LaneHandle();
+    this.lanes.set(endpointId, lane);
+    lane.done = this.run(endpointId, lane)
+      .catch((error: Error) => {
+        // The lease stays until it runs out; the sweep of some worker takes the lane again.
+        this.logger.error(`lane ${endpointId} stopped: ${error.message}`);
+      })
+      .finally(() => this.lanes.delete(endpointId));
+  }
+
+  private async run(endpointId: string, lane: LaneHandle): Promise<void> {
+    if (!(await this.store.acquire(endpointId, this.owner, this.config.fifo.leaseMs))) return;
+    lane.acquired = true;
+    const state: LaneProgress = { window: [], saidBlocked: false };
+    for (let failures = 0; !this.stopping && !lane.lost;) {
+      try {
+        if (await this.step(endpointId, lane, state)) return;
+        failures = 0;
+      } catch (error) {
+        // The store or Kafka is unreachable: the lane keeps its lease and its place, and tries
+        // again; no attempt is used and nothing is skipped.
+        failures++;
+        const delay = Math.min(100 * 2 ** failures, 5_000);
+        this.logger.error(
+          `lane ${endpointId} step failed (retrying in ${delay} ms): ${(error as Error).message}`,
+        );
+        state.window = [];
+        await lane.sleepUntil(new Date(Date.now() + delay));
+      }
+    }
+  }
+
+  /** One step of a lane; true when the lane is done (its queue is empty and released). */
+  private async step(endpointId: string, lane: LaneHandle, state: LaneProgress): Promise<boolean> {
+    if (state.window.length === 0) {
+      state.window = await this.store.queue(endpointId, READ_AHEAD);
+      if (state.window.length === 0) return this.store.releaseIfEmpty(endpointId, this.owner);
+    }
+    const head = state.window[0];
+    const now = new Date();
+    const [[endpoint], secrets] = await Promise.all([
+      this.endpoints.findByIds([endpointId]),
+      this.endpoints.signingSecrets([endpointId], now),
+    ]);
+    const step = nextLaneStep({
+      endpoint: endpoint ? laneEndpoint(endpoint) : null,
+      head,
+      now,
+      retentionCutoff: new Date(now.getTime() - this.config.retention.days[head.plan] * 86_400_000),
+      recheckMs: this.config.delivery.holdRecheckMs,
+      circuit: this.delivery.circuitOf(endpointId),
+      circuitPolicy: this.delivery.circuitSettings,
+    });
+    switch (step.action) {
+      case 'dead-letter-all':
+        await this.deadLetterQueue(endpointId);
+        state.window = [];
+        break;
+      case 'hand-back': {
+        const count = await this.store.handBack(endpointId);
+        this.logger.log(`FIFO off for ${endpointId}: ${count} queued messages handed back`);
+        state.window = [];
+        break;
+      }
+      case 'expire-head':
+        await this.delivery.deadLetter([pending(head)], step.reason, 'expired');
+        state.window.shift();
+        break;
+      case 'wait':
+        if (step.reason === 'circuit_open') {
+          await this.store.setBlocked(endpointId, this.owner, 'circuit_open', step.until);
+          state.saidBlocked = true;
+        }
+        // A waiting lane keeps nothing in memory; it reads its head afresh when it wakes.
+        state.window = [];
+        await lane.sleepUntil(step.until);
+        break;
+      case 'deliver': {
+        this.delivery.setCircuit(endpointId, step.circuit);
+        if (state.saidBlocked) {
+          await this.store.setBlocked(endpointId, this.owner, null, null);
+          state.saidBlocked = false;
+        }
+        const token = await this.delivery.waitForToken(endpoint);
+        if (token !== true) {
+          state.window = [head];
+          await lane.sleepUntil(token);
+          break;
+        }
+        if (await this.deliverHead(endpoint, head, secrets.get(endpointId) ?? [])) {
+          state.window.shift();
+        }
+        break;
+      }
+      default: {
+        const unreachable: never = step;
+        throw new Error(`unknown lane step ${JSON.stringify(unreachable)}`);
+      }
+    }
+    return false;
+  }
+
+  /** One attempt of the head; true once it has finished (succeeded or dead-lettered). */
+  private async deliverHead(
+    endpoint: EndpointEntity,
+    head: QueuedMessage,
+    secrets: readonly string[],
+  ): Promise<boolean> {
+    // Shown in the log as being delivered; not waited for (the lease, not this, guards the head).
+    if (head.status !== 'in_flight') {
+      void this.store
+        .markHeadInFlight(head.messageId)
+        .catch((error: Error) => this.logger.warn(error.message));
+    }
+    const { outcome, decision } = await this.delivery.withDispatchSlot(() =>
+      this.delivery.attempt(pending(head), endpoint, secrets),
+    );
+    this.delivery.afterAttempt(endpoint.id, outcome);
+    head.attempts++;
+    if (decision.status === 'awaiting_retry') {
+      head.status = 'awaiting_retry';
+      head.nextAttemptAt = decision.nextAttemptAt;
+      return false;
+    }
+    return true;
+  }
+
+  /** The endpoint was deleted: its queued messages go to the DLQ, oldest first. */
+  private async deadLetterQueue(endpointId: string): Promise<void> {
+    for (;;) {
+      const chunk = await this.store.queue(endpointId, DEAD_LETTER_CHUNK);
+      if (chunk.length === 0) return;
+      await this.delivery.deadLetter(chunk.map(pending), 'endpoint_deleted', 'cancelled');
+    }
+  }
+
+  private async renew(): Promise<void> {
+    const held = [...this.lanes.keys()];
+    if (held.length === 0) return;
+    try {
+      const still = await this.store.renew(this.owner, held, this.config.fifo.leaseMs);
+      for (const endpointId of held) {
+        const lane = this.lanes.get(endpointId);
+        // A lane that is running but whose lease is no longer ours (it ran out: this process was
+        // stalled) stops at once; its new owner sends the head again.
+        if (lane?.acquired && !still.has(endpointId)) {
+          lane.lost = true;
+          lane.wake();
+        }
+      }
+    } catch (error) {
+      this.logger.warn(`lease renewal failed: ${(error as Error).message}`);
+    }
+  }
+
+  private async sweep(): Promise<void> {
+    if (this.stopping) return;
+    try {
+      const unowned = await this.store.unowned(SWEEP_BATCH);
+      this.wake(unowned);
+    } catch (error) {
+      this.logger.warn(`FIFO sweep failed: ${(error as Error).message}`);
+    }
+  }
+}
+
+function laneEndpoint(endpoint: EndpointEntity): LaneEndpoint {
+  return {
+    status: endpoint.status,
+    fifoEnabled: endpoint.fifoEnabled,
+    deleted: endpoint.deletedAt !== null,
+    maxAgeMs: (endpoint.retry ?? DEFAULT_RETRY_POLICY).maxAgeMs,
+  };
+}
+
+function pending(message: QueuedMessage): PendingDelivery {
+  return {
+    messageId: message.messageId,
+    webhookId: message.messageId,
+    source: 'new',
+    eventId: message.eventId,
+    organizationId: message.organizationId,
+    endpointId: message.endpointId,
+    eventType: message.eventType,
+    payload: message.payload,
+    acceptedAt: message.acceptedAt,
+    attemptsMade: message.attempts,
+  };
+}

@@ -1,0 +1,177 @@
+import { circuitGate, CircuitPolicy, CircuitState } from './circuit-breaker';
+import type { DlqReason, EndpointStatus, MessageStatus } from './model';
+
+/**
+ * FIFO lanes: the rules of one endpoint's ordered queue. The head (its oldest unfinished message)
+ * is the only one ever delivered; these functions decide what the lane does with it next and how
+ * the queue is described to users. The dispatcher's lane runner wires them to PostgreSQL.
+ */
+
+/** Statuses of a message still in a lane's queue (parked in PostgreSQL with its place). */
+export const FIFO_QUEUED_STATUSES = ['fifo_waiting', 'in_flight', 'awaiting_retry'] as const;
+
+export const LANE_BLOCKED_REASONS = [
+  'retrying',
+  'circuit_open',
+  'disabled',
+  'paused',
+  'lease',
+] as const;
+export type LaneBlockedReason = (typeof LANE_BLOCKED_REASONS)[number];
+
+/** The endpoint as the lane reads it, fresh, before each step; null once it no longer exists. */
+export interface LaneEndpoint {
+  status: EndpointStatus;
+  fifoEnabled: boolean;
+  deleted: boolean;
+  /** The endpoint's retry policy maxAgeMs: how long a paused endpoint's messages are held. */
+  maxAgeMs: number;
+}
+
+export interface LaneHead {
+  status: MessageStatus;
+  /** For a head awaiting a retry: when its next attempt is due. */
+  nextAttemptAt: Date | null;
+  /** When the message's event was accepted: its place in the order and its age. */
+  acceptedAt: Date;
+}
+
+export type LaneStep =
+  /** The endpoint is gone: every queued message goes to the DLQ. */
+  | { action: 'dead-letter-all'; reason: Extract<DlqReason, 'endpoint_deleted'> }
+  /** FIFO was turned off: every queued message goes back to normal (unordered) delivery. */
+  | { action: 'hand-back' }
+  /** The head can never be delivered in time: it goes to the DLQ and the next one proceeds. */
+  | { action: 'expire-head'; reason: Extract<DlqReason, 'fifo_expired' | 'max_age'> }
+  /** Nothing may be sent before `until`; the lane looks again then (no attempt is used). */
+  | { action: 'wait'; until: Date; reason: Exclude<LaneBlockedReason, 'lease'> }
+  /** Send the head now; `circuit` is the endpoint's circuit state once this attempt is let through. */
+  | { action: 'deliver'; circuit: CircuitState };
+
+/**
+ * What the lane does with its head now. The order of the checks is the order of precedence:
+ * a deleted endpoint or FIFO turned off settles the whole queue; retention ends a head's wait
+ * whatever the endpoint's state; a disabled or paused endpoint holds the queue; then the head's
+ * own retry time and the circuit breaker. Waits are capped at `recheckMs` so that changes to the
+ * endpoint (enable, resume, delete, FIFO off) are seen within that time.
+ */
+export function nextLaneStep(input: {
+  endpoint: LaneEndpoint | null;
+  head: LaneHead;
+  now: Date;
+  /** Messages accepted before this are past the organization's retention. */
+  retentionCutoff: Date;
+  recheckMs: number;
+  circuit: CircuitState;
+  circuitPolicy: CircuitPolicy;
+}): LaneStep {
+  const { endpoint, head, now } = input;
+  const capped = (at: number) => new Date(Math.min(at, now.getTime() + input.recheckMs));
+  if (!endpoint || endpoint.deleted)
+    return { action: 'dead-letter-all', reason: 'endpoint_deleted' };
+  if (!endpoint.fifoEnabled) return { action: 'hand-back' };
+  if (head.acceptedAt.getTime() < input.retentionCutoff.getTime()) {
+    return { action: 'expire-head', reason: 'fifo_expired' };
+  }
+  if (endpoint.status === 'disabled') {
+    return { action: 'wait', until: capped(Infinity), reason: 'disabled' };
+  }
+  if (endpoint.status === 'paused') {
+    if (now.getTime() - head.acceptedAt.getTime() > endpoint.maxAgeMs) {
+      return { action: 'expire-head', reason: 'max_age' };
+    }
+    return { action: 'wait', until: capped(Infinity), reason: 'paused' };
+  }
+  if (
+    head.status === 'awaiting_retry' &&
+    head.nextAttemptAt !== null &&
+    head.nextAttemptAt.getTime() > now.getTime()
+  ) {
+    return { action: 'wait', until: capped(head.nextAttemptAt.getTime()), reason: 'retrying' };
+  }
+  const gate = circuitGate(input.circuit, now.getTime(), input.circuitPolicy);
+  if (!gate.allowed) return { action: 'wait', until: capped(gate.retryAt), reason: 'circuit_open' };
+  return { action: 'deliver', circuit: gate.next };
+}
+
+/**
+ * How often a lane's owner renews its lease: often enough that a stopped owner shows as such
+ * within seconds, and at least three times per lease.
+ */
+export function laneRenewEveryMs(leaseMs: number): number {
+  return Math.max(100, Math.min(5_000, Math.floor(leaseMs / 3)));
+}
+
+/** A lane's lease as stored: who runs it, until when, and when its owner last renewed it. */
+export interface LaneLease {
+  owner: string | null;
+  leaseUntil: Date | null;
+  renewedAt: Date | null;
+  /** What the owner last said holds the lane up, when it is not visible in the messages. */
+  blockedReason: 'circuit_open' | null;
+  blockedUntil: Date | null;
+}
+
+export type LaneState = 'idle' | 'delivering' | 'blocked' | 'paused';
+
+export interface LaneDescription {
+  state: LaneState;
+  blocked: boolean;
+  blockedReason: LaneBlockedReason | null;
+}
+
+/**
+ * How a lane is described to users (`fifo-state`). Paused and disabled endpoints hold their
+ * queue (`paused`); an empty queue is `idle`; otherwise the head is blocked while it waits for a
+ * retry, for the circuit's cooldown, or for the lease of a delivery whose worker stopped.
+ */
+export function describeLane(input: {
+  endpointStatus: EndpointStatus;
+  queueDepth: number;
+  head: Pick<LaneHead, 'status' | 'nextAttemptAt'> | null;
+  lease: LaneLease | null;
+  leaseMs: number;
+  now: Date;
+}): LaneDescription {
+  const { now, lease } = input;
+  if (input.endpointStatus === 'disabled' || input.endpointStatus === 'paused') {
+    return { state: 'paused', blocked: true, blockedReason: input.endpointStatus };
+  }
+  if (input.queueDepth === 0 || input.head === null) {
+    return { state: 'idle', blocked: false, blockedReason: null };
+  }
+  const blocked = (blockedReason: LaneBlockedReason): LaneDescription => ({
+    state: 'blocked',
+    blocked: true,
+    blockedReason,
+  });
+  const head = input.head;
+  if (
+    head.status === 'awaiting_retry' &&
+    head.nextAttemptAt !== null &&
+    head.nextAttemptAt.getTime() > now.getTime()
+  ) {
+    return blocked('retrying');
+  }
+  if (
+    lease?.blockedReason === 'circuit_open' &&
+    lease.blockedUntil !== null &&
+    lease.blockedUntil.getTime() > now.getTime()
+  ) {
+    return blocked('circuit_open');
+  }
+  if (isLeaseStale(lease, input.leaseMs, now)) return blocked('lease');
+  return { state: 'delivering', blocked: false, blockedReason: null };
+}
+
+/**
+ * A lease still running whose owner stopped renewing it: its worker died, and the lane waits for
+ * the lease to pass before the head is sent again.
+ */
+export function isLeaseStale(lease: LaneLease | null, leaseMs: number, now: Date): boolean {
+  if (!lease || lease.owner === null || lease.leaseUntil === null || lease.renewedAt === null) {
+    return false;
+  }
+  if (lease.leaseUntil.getTime() <= now.getTime()) return false;
+  return now.getTime() - lease.renewedAt.getTime() > 3 * laneRenewEveryMs(leaseMs);
+}

@@ -1,0 +1,49 @@
+/**
+ * A partition's low watermark: the offset to commit is the lowest one not yet finished, never
+ * "the last one read", so a crash replays exactly what was unfinished and one slow message does
+ * not let the commit skip over it. Offsets are added in the order they are read (increasing);
+ * they may finish in any order.
+ */
+export class OffsetWatermark {
+  private readonly order: bigint[] = [];
+  private start = 0;
+  private readonly finished = new Set<bigint>();
+  private last: bigint | null = null;
+
+  /** Messages read and not yet finished. */
+  get unfinished(): number {
+    return this.order.length - this.start - this.finished.size;
+  }
+
+  add(offset: string): void {
+    const value = BigInt(offset);
+    if (this.last !== null && value <= this.last) {
+      throw new Error(`offset ${offset} added after ${this.last}: offsets must increase`);
+    }
+    this.order.push(value);
+    this.last = value;
+  }
+
+  finish(offset: string): void {
+    const value = BigInt(offset);
+    if (this.start < this.order.length && value < this.order[this.start]) return;
+    this.finished.add(value);
+    while (this.start < this.order.length && this.finished.delete(this.order[this.start])) {
+      this.start++;
+    }
+    // Keep the array from growing without bound on a long-lived partition.
+    if (this.start > 1024 && this.start * 2 > this.order.length) {
+      this.order.splice(0, this.start);
+      this.start = 0;
+    }
+  }
+
+  /**
+   * The offset to commit (Kafka's "next offset to read"): the lowest unfinished one, or one past
+   * the last read when all are finished; null before anything was read.
+   */
+  committable(): string | null {
+    if (this.start < this.order.length) return this.order[this.start].toString();
+    return this.last === null ? null : (this.last + 1n).toString();
+  }
+}

@@ -1,0 +1,288 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { FIFO_QUEUED_STATUSES, LaneLease, MessageStatus, Plan } from '@hookbase/domain';
+
+const QUEUED = `status IN (${FIFO_QUEUED_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+
+/** A message in a lane's queue, with what is needed to send it. */
+export interface QueuedMessage {
+  messageId: string;
+  eventId: string;
+  organizationId: string;
+  endpointId: string;
+  eventType: string;
+  payload: Record<string, unknown>;
+  acceptedAt: Date;
+  status: MessageStatus;
+  attempts: number;
+  nextAttemptAt: Date | null;
+  /** The organization's plan, for its retention. */
+  plan: Plan;
+}
+
+/** What `fifo-state` shows of a lane, read in one go. */
+export interface LaneSnapshot {
+  queueDepth: number;
+  head: {
+    messageId: string;
+    eventType: string;
+    status: MessageStatus;
+    attempts: number;
+    maxAttempts: number;
+    nextAttemptAt: Date | null;
+    lastResponseStatus: number | null;
+    lastError: string | null;
+    queuedAt: Date;
+  } | null;
+  lease: LaneLease | null;
+}
+
+interface QueuedRow {
+  id: string;
+  event_id: string;
+  organization_id: string;
+  endpoint_id: string;
+  event_type: string;
+  payload: Record<string, unknown>;
+  accepted_at: Date;
+  status: MessageStatus;
+  attempts: number;
+  next_attempt_at: Date | null;
+  plan: Plan;
+}
+
+/**
+ * FIFO lanes in PostgreSQL (ADR 0009): each queued message keeps its place (`fifo_seq`); a lane's
+ * lease in `fifo_lanes` makes one worker at a time its runner.
+ */
+@Injectable()
+export class FifoLaneRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Queues new messages of FIFO endpoints in their lanes, each at `seq` (its offset on the
+   * deliveries partition). Only messages still `pending` whose endpoint has FIFO on are queued;
+   * the others are left for normal delivery. Returns the queued ones.
+   */
+  async park(
+    messages: readonly { messageId: string; seq: string }[],
+  ): Promise<{ messageId: string; endpointId: string }[]> {
+    if (messages.length === 0) return [];
+    const [rows]: [{ id: string; endpoint_id: string }[], number] = await this.dataSource.query(
+      `UPDATE messages m SET status = 'fifo_waiting', fifo_seq = u.seq, updated_at = now()
+         FROM unnest($1::text[], $2::bigint[]) AS u(id, seq), endpoints e
+        WHERE m.id = u.id AND m.status = 'pending' AND m.replay_of IS NULL
+          AND e.id = m.endpoint_id AND e.fifo_enabled AND e.deleted_at IS NULL
+       RETURNING m.id, m.endpoint_id`,
+      [messages.map((m) => m.messageId), messages.map((m) => m.seq)],
+    );
+    return rows.map((row) => ({ messageId: row.id, endpointId: row.endpoint_id }));
+  }
+
+  /** Takes the lane's lease for `owner` unless another owner holds a lease still running. */
+  async acquire(endpointId: string, owner: string, leaseMs: number): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `INSERT INTO fifo_lanes AS l (endpoint_id, owner, lease_until, renewed_at)
+       VALUES ($1, $2, now() + make_interval(secs => $3::float8 / 1000), now())
+       ON CONFLICT (endpoint_id) DO UPDATE
+          SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, renewed_at = now(),
+              blocked_reason = NULL, blocked_until = NULL
+        WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.lease_until < now()
+       RETURNING endpoint_id`,
+      [endpointId, owner, leaseMs],
+    );
+    return rows.length === 1;
+  }
+
+  /** Extends the leases `owner` holds; returns the lanes it still holds. */
+  async renew(
+    owner: string,
+    endpointIds: readonly string[],
+    leaseMs: number,
+  ): Promise<Set<string>> {
+    if (endpointIds.length === 0) return new Set();
+    const [rows]: [{ endpoint_id: string }[], number] = await this.dataSource.query(
+      `UPDATE fifo_lanes SET lease_until = now() + make_interval(secs => $3::float8 / 1000),
+              renewed_at = now()
+        WHERE owner = $1 AND endpoint_id = ANY($2)
+       RETURNING endpoint_id`,
+      [owner, endpointIds, leaseMs],
+    );
+    return new Set(rows.map((row) => row.endpoint_id));
+  }
+
+  /**
+   * Gives the lane up if its queue is empty, in one statement, so a message queued meanwhile is
+   * never left without a runner. False when messages are still queued.
+   */
+  async releaseIfEmpty(endpointId: string, owner: string): Promise<boolean> {
+    const [rows]: [unknown[], number] = await this.dataSource.query(
+      `UPDATE fifo_lanes SET owner = NULL, lease_until = NULL, blocked_reason = NULL,
+              blocked_until = NULL
+        WHERE endpoint_id = $1 AND owner = $2
+          AND NOT EXISTS (SELECT 1 FROM messages
+                           WHERE endpoint_id = $1 AND fifo_seq IS NOT NULL AND ${QUEUED})
+       RETURNING endpoint_id`,
+      [endpointId, owner],
+    );
+    return rows.length === 1;
+  }
+
+  /** Gives up every lane `owner` holds (an orderly stop): others may take them at once. */
+  async releaseAll(owner: string, endpointIds: readonly string[]): Promise<void> {
+    if (endpointIds.length === 0) return;
+    await this.dataSource.query(
+      `UPDATE fifo_lanes SET owner = NULL, lease_until = NULL WHERE owner = $1 AND endpoint_id = ANY($2)`,
+      [owner, endpointIds],
+    );
+  }
+
+  async setBlocked(
+    endpointId: string,
+    owner: string,
+    reason: 'circuit_open' | null,
+    until: Date | null,
+  ): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE fifo_lanes SET blocked_reason = $3, blocked_until = $4
+        WHERE endpoint_id = $1 AND owner = $2`,
+      [endpointId, owner, reason, until],
+    );
+  }
+
+  /** The first `limit` messages of the lane's queue, head first. */
+  async queue(endpointId: string, limit: number): Promise<QueuedMessage[]> {
+    const rows: QueuedRow[] = await this.dataSource.query(
+      `SELECT m.id, m.event_id, m.organization_id, m.endpoint_id, m.event_type, m.status,
+              m.attempts, m.next_attempt_at, e.payload, e.accepted_at, o.plan
+         FROM messages m
+         JOIN events e ON e.id = m.event_id
+         JOIN organizations o ON o.id = m.organization_id
+        WHERE m.endpoint_id = $1 AND m.fifo_seq IS NOT NULL AND m.${QUEUED}
+        ORDER BY m.fifo_seq
+        LIMIT $2`,
+      [endpointId, limit],
+    );
+    return rows.map((row) => ({
+      messageId: row.id,
+      eventId: row.event_id,
+      organizationId: row.organization_id,
+      endpointId: row.endpoint_id,
+      eventType: row.event_type,
+      payload: row.payload,
+      acceptedAt: row.accepted_at,
+      status: row.status,
+      attempts: row.attempts,
+      nextAttemptAt: row.next_attempt_at,
+      plan: row.plan,
+    }));
+  }
+
+  /** Shows the head as being delivered (for the message log); a no-op once it has finished. */
+  async markHeadInFlight(messageId: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE messages SET status = 'in_flight', next_attempt_at = NULL, updated_at = now()
+        WHERE id = $1 AND status IN ('fifo_waiting', 'awaiting_retry')`,
+      [messageId],
+    );
+  }
+
+  /**
+   * FIFO turned off: every queued message goes back to normal delivery (the retry schedule), due
+   * at once, except a head whose retry is still ahead, which keeps its time.
+   */
+  async handBack(endpointId: string): Promise<number> {
+    const [, count]: [unknown, number] = await this.dataSource.query(
+      `UPDATE messages
+          SET fifo_seq = NULL, status = 'awaiting_retry', updated_at = now(),
+              next_attempt_at = CASE WHEN status = 'awaiting_retry' AND next_attempt_at > now()
+                                     THEN next_attempt_at ELSE now() END
+        WHERE endpoint_id = $1 AND fifo_seq IS NOT NULL AND ${QUEUED}`,
+      [endpointId],
+    );
+    return count;
+  }
+
+  /** Lanes with queued messages that no worker holds (never taken, given up, or lease passed). */
+  async unowned(limit: number): Promise<string[]> {
+    const rows: { endpoint_id: string }[] = await this.dataSource.query(
+      `SELECT q.endpoint_id
+         FROM (SELECT DISTINCT endpoint_id FROM messages WHERE fifo_seq IS NOT NULL AND ${QUEUED}) q
+         LEFT JOIN fifo_lanes l ON l.endpoint_id = q.endpoint_id
+        WHERE l.owner IS NULL OR l.lease_until < now()
+        LIMIT $1`,
+      [limit],
+    );
+    return rows.map((row) => row.endpoint_id);
+  }
+
+  async snapshot(endpointId: string): Promise<LaneSnapshot> {
+    const [[counted], heads, leases] = await Promise.all([
+      this.dataSource.query(
+        `SELECT count(*)::int AS n FROM messages
+          WHERE endpoint_id = $1 AND fifo_seq IS NOT NULL AND ${QUEUED}`,
+        [endpointId],
+      ) as Promise<{ n: number }[]>,
+      this.dataSource.query(
+        `SELECT id, event_type, status, attempts, max_attempts, next_attempt_at,
+                last_response_status, last_error, created_at
+           FROM messages
+          WHERE endpoint_id = $1 AND fifo_seq IS NOT NULL AND ${QUEUED}
+          ORDER BY fifo_seq LIMIT 1`,
+        [endpointId],
+      ) as Promise<
+        {
+          id: string;
+          event_type: string;
+          status: MessageStatus;
+          attempts: number;
+          max_attempts: number;
+          next_attempt_at: Date | null;
+          last_response_status: number | null;
+          last_error: string | null;
+          created_at: Date;
+        }[]
+      >,
+      this.dataSource.query(
+        `SELECT owner, lease_until, renewed_at, blocked_reason, blocked_until
+           FROM fifo_lanes WHERE endpoint_id = $1`,
+        [endpointId],
+      ) as Promise<
+        {
+          owner: string | null;
+          lease_until: Date | null;
+          renewed_at: Date | null;
+          blocked_reason: 'circuit_open' | null;
+          blocked_until: Date | null;
+        }[]
+      >,
+    ]);
+    const head = heads[0];
+    const lease = leases[0];
+    return {
+      queueDepth: counted.n,
+      head: head
+        ? {
+            messageId: head.id,
+            eventType: head.event_type,
+            status: head.status,
+            attempts: head.attempts,
+            maxAttempts: head.max_attempts,
+            nextAttemptAt: head.next_attempt_at,
+            lastResponseStatus: head.last_response_status,
+            lastError: head.last_error,
+            queuedAt: head.created_at,
+          }
+        : null,
+      lease: lease
+        ? {
+            owner: lease.owner,
+            leaseUntil: lease.lease_until,
+            renewedAt: lease.renewed_at,
+            blockedReason: lease.blocked_reason,
+            blockedUntil: lease.blocked_until,
+          }
+        : null,
+    };
+  }
+}
