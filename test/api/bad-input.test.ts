@@ -222,13 +222,13 @@ describe('the HTTP API refuses bad input clearly', () => {
       403,
       'PLAN_REQUIRED',
     );
-    // Pro may turn it on, but this build does not run FIFO lanes yet and says so.
     const proEndpoints = `/api/organizations/${other.organizationId}/webhook-endpoints`;
-    expectError(
-      await other.client.post(proEndpoints, { url: 'https://example.com', fifoEnabled: true }),
-      400,
-      'FEATURE_NOT_AVAILABLE',
-    );
+    const pro = await other.client.post(proEndpoints, {
+      url: 'https://example.com',
+      fifoEnabled: true,
+    });
+    expect(pro.status).toBe(201);
+    expect(pro.body.data.fifoEnabled).toBe(true);
     expectError(
       await other.client.post(proEndpoints, { kind: 'sqs' }),
       400,

@@ -236,7 +236,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     // Shown in the log as being delivered; not waited for (the lease, not this, guards the head).
     if (head.status !== 'in_flight') {
       void this.store
-        .markHeadInFlight(head.messageId)
+        .markHeadInFlight(head.messageId, head.attempts)
         .catch((error: Error) => this.logger.warn(error.message));
     }
     const { outcome, decision } = await this.delivery.withDispatchSlot(() =>

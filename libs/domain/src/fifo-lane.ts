@@ -96,10 +96,10 @@ export function nextLaneStep(input: {
 
 /**
  * How often a lane's owner renews its lease: often enough that a stopped owner shows as such
- * within seconds, and at least three times per lease.
+ * within seconds (two missed renewals), and at least five times per lease.
  */
 export function laneRenewEveryMs(leaseMs: number): number {
-  return Math.max(100, Math.min(5_000, Math.floor(leaseMs / 3)));
+  return Math.max(100, Math.min(5_000, Math.floor(leaseMs / 5)));
 }
 
 /** A lane's lease as stored: who runs it, until when, and when its owner last renewed it. */
@@ -173,5 +173,5 @@ export function isLeaseStale(lease: LaneLease | null, leaseMs: number, now: Date
     return false;
   }
   if (lease.leaseUntil.getTime() <= now.getTime()) return false;
-  return now.getTime() - lease.renewedAt.getTime() > 3 * laneRenewEveryMs(leaseMs);
+  return now.getTime() - lease.renewedAt.getTime() > 2 * laneRenewEveryMs(leaseMs);
 }

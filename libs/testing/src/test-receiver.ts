@@ -30,6 +30,8 @@ export class TestReceiver {
   private server: Server | undefined;
   private script: ResponseScript = () => ({ status: 200, body: 'ok' });
 
+  private readonly delayed = new Set<NodeJS.Timeout>();
+
   respondWith(script: ResponseScript): void {
     this.script = script;
   }
@@ -63,12 +65,20 @@ export class TestReceiver {
         res.writeHead(response.status, response.headers);
         res.end(response.body ?? '');
       };
-      if (response.delayMs) setTimeout(send, response.delayMs);
-      else send();
+      if (response.delayMs) {
+        const timer = setTimeout(() => {
+          this.delayed.delete(timer);
+          if (!res.destroyed) send();
+        }, response.delayMs);
+        this.delayed.add(timer);
+      } else send();
     });
   }
 
   async stop(): Promise<void> {
+    // Answers still being held back (slow receivers) are dropped with the connections.
+    this.delayed.forEach((timer) => clearTimeout(timer));
+    this.delayed.clear();
     if (!this.server) return;
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server!.close(() => resolve()));

@@ -178,12 +178,15 @@ export class FifoLaneRepository {
     }));
   }
 
-  /** Shows the head as being delivered (for the message log); a no-op once it has finished. */
-  async markHeadInFlight(messageId: string): Promise<void> {
+  /**
+   * Shows the head as being delivered (for the message log). Sent alongside the attempt, so it is
+   * a no-op if that attempt was recorded first (its count has moved on).
+   */
+  async markHeadInFlight(messageId: string, attemptsBefore: number): Promise<void> {
     await this.dataSource.query(
       `UPDATE messages SET status = 'in_flight', next_attempt_at = NULL, updated_at = now()
-        WHERE id = $1 AND status IN ('fifo_waiting', 'awaiting_retry')`,
-      [messageId],
+        WHERE id = $1 AND attempts = $2 AND status IN ('fifo_waiting', 'awaiting_retry')`,
+      [messageId, attemptsBefore],
     );
   }
 
