@@ -17,6 +17,20 @@ const BUSINESS_RETENTION_DAYS = 4 / 86_400;
 
 type Behaviour = (request: ReceivedRequest) => ScriptedResponse;
 
+/** The body of `GET .../fifo-state` (API.md). */
+interface FifoState {
+  fifoEnabled: boolean;
+  state: string;
+  blocked: boolean;
+  blockedReason: string | null;
+  queueDepth: number;
+  waitingCount: number;
+  oldestQueuedAt: string | null;
+  lagSeconds: number;
+  head: { status: string; attempts: number; nextAttemptAt: string | null } | null;
+  leaseSeconds: number;
+}
+
 /**
  * Every rule of a FIFO lane (reference/fifo-ordering.txt), each against the running system with
  * its timings shortened by configuration.
@@ -95,12 +109,16 @@ describe('FIFO lane rules', () => {
     return response.body.data.id as string;
   }
 
-  const fifoState = async (endpointId: string, orgPath = org, client = tenant.client) =>
+  const fifoState = async (
+    endpointId: string,
+    orgPath = org,
+    client = tenant.client,
+  ): Promise<FifoState> =>
     (await client.get(`${orgPath}/webhook-endpoints/${endpointId}/fifo-state`)).body.data;
 
   const waitForState = (
     endpointId: string,
-    check: (state: Record<string, any>) => boolean,
+    check: (state: FifoState) => boolean,
     description: string,
     orgPath = org,
     client = tenant.client,
@@ -149,10 +167,10 @@ describe('FIFO lane rules', () => {
         lastError: 'HTTP 503',
       },
     });
-    expect(blocked.head.attempts).toBeGreaterThanOrEqual(1);
-    expect(new Date(blocked.head.nextAttemptAt).getTime()).toBeGreaterThan(Date.now() - 1_000);
+    expect(blocked.head!.attempts).toBeGreaterThanOrEqual(1);
+    expect(Date.parse(blocked.head!.nextAttemptAt!)).toBeGreaterThan(Date.now() - 1_000);
     expect(blocked.lagSeconds).toBeGreaterThanOrEqual(0);
-    expect(Date.parse(blocked.oldestQueuedAt)).not.toBeNaN();
+    expect(Date.parse(blocked.oldestQueuedAt!)).not.toBeNaN();
     const waiting = (
       await tenant.client.get(`${org}/messages?endpointId=${endpointId}&status=fifo_waiting`)
     ).body.data;
@@ -202,7 +220,7 @@ describe('FIFO lane rules', () => {
       'the lane blocked by the open circuit',
     );
     expect(open).toMatchObject({ state: 'blocked', blocked: true, queueDepth: 3 });
-    expect(open.head.attempts).toBe(CIRCUIT_THRESHOLD);
+    expect(open.head!.attempts).toBe(CIRCUIT_THRESHOLD);
     expect(seenAt('/circuit')).toHaveLength(CIRCUIT_THRESHOLD);
     healthy = true;
     await pollUntil(async () => firstSeen('/circuit').length === 3, {
@@ -238,7 +256,7 @@ describe('FIFO lane rules', () => {
     healthy = true;
     // Held: nothing is sent while disabled, not even the head's due retry.
     const before = seenAt('/disabled').length;
-    const due = new Date((await fifoState(endpointId)).head.nextAttemptAt).getTime();
+    const due = Date.parse((await fifoState(endpointId)).head!.nextAttemptAt!);
     await pollUntil(async () => Date.now() > due + 2 * RECHECK_MS, {
       description: "the head's retry time passed while disabled",
     });
