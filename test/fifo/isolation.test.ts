@@ -13,6 +13,7 @@ import { partitionFor } from '../../bench/src/partitioner';
 
 const BLOCKED = 2_000;
 const HEALTHY = 200;
+const HANG_MS = 8_000;
 
 /**
  * Two FIFO endpoints on one partition of the deliveries topic, one whose head fails for good and
@@ -20,7 +21,7 @@ const HEALTHY = 200;
  * it is held in the partition) and the healthy lane delivers everything, in order, meanwhile.
  * (Throughput and latency against a run without the neighbour are the bench's `isolation --fifo`.)
  */
-describe('FIFO lanes sharing a partition', () => {
+describe('endpoints sharing a partition of the deliveries topic', () => {
   let stack: RunningStack;
   const receiver = new TestReceiver();
   let receiverUrl: string;
@@ -28,7 +29,10 @@ describe('FIFO lanes sharing a partition', () => {
 
   beforeAll(async () => {
     receiverUrl = await receiver.start();
-    receiver.respondWith((request) => ({ status: request.path === '/failing' ? 503 : 200 }));
+    receiver.respondWith((request) => {
+      if (request.path === '/hanging') return { status: 200, delayMs: HANG_MS };
+      return { status: request.path === '/failing' ? 503 : 200 };
+    });
     stack = await startStack({ HOOKBASE_RETRY_POLL_MS: '100' });
     admin = new Kafka({
       clientId: 'fifo-isolation-test',
@@ -112,6 +116,46 @@ describe('FIFO lanes sharing a partition', () => {
     const blocked = (await client.get(`${org}/webhook-endpoints/${failing}/fifo-state`)).body.data;
     expect(blocked).toMatchObject({ queueDepth: BLOCKED, blockedReason: 'retrying' });
     expect(receiver.requests.filter((r) => r.path === '/failing')).toHaveLength(1);
+  });
+
+  it('reads an unordered partition on past a receiver that hangs: its neighbour is not held up', async () => {
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken, 'pro');
+    const org = `/api/organizations/${organizationId}`;
+    const topic = topicNames(stack.topicPrefix).deliveries;
+    const partitions = (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0].partitions
+      .length;
+    const plain = async (path: string, eventType: string) =>
+      (
+        await client.post(`${org}/webhook-endpoints`, {
+          url: `${receiverUrl}${path}`,
+          eventTypes: [eventType],
+        })
+      ).body.data.id as string;
+    const quick = await plain('/quick', 'quick');
+    let slow: string | undefined;
+    for (let tries = 0; !slow && tries < 20 * partitions; tries++) {
+      const candidate = await plain('/hanging', 'slow');
+      if (partitionFor(candidate, partitions) === partitionFor(quick, partitions)) slow = candidate;
+      else await client.delete(`${org}/webhook-endpoints/${candidate}`);
+    }
+    expect(slow).toBeDefined();
+
+    // The hanging endpoint's messages come first in the partition, the quick one's after them.
+    for (let n = 0; n < 20; n++)
+      await client.post('/v1/events', { eventType: 'slow', payload: { n } });
+    const firstHang = await pollUntil(() => receiver.requests.find((r) => r.path === '/hanging'), {
+      description: 'the hanging receiver called',
+    });
+    for (let n = 0; n < 50; n++)
+      await client.post('/v1/events', { eventType: 'quick', payload: { n } });
+    await pollUntil(() => receiver.requests.filter((r) => r.path === '/quick').length === 50, {
+      timeoutMs: HANG_MS,
+      description: 'the quick endpoint served while its neighbour hangs',
+    });
+    const lastQuick = Math.max(
+      ...receiver.requests.filter((r) => r.path === '/quick').map((r) => r.receivedAt),
+    );
+    expect(lastQuick).toBeLessThan(firstHang.receivedAt + HANG_MS);
   });
 });
 

@@ -85,7 +85,18 @@ export class DeliveryService implements OnApplicationShutdown {
    * any attempt: the caller retries the group later and no attempt is used up.
    */
   async deliver(deliveries: readonly PendingDelivery[]): Promise<void> {
-    if (deliveries.length === 0) return;
+    const sends = await this.start(deliveries);
+    await Promise.all(sends.values());
+  }
+
+  /**
+   * Reads the endpoints fresh, settles the messages that cannot go now (deleted endpoint, held,
+   * expired) and starts the others' attempts, returning each started send by message id. Throws
+   * (before any attempt) when the management store cannot be read.
+   */
+  async start(deliveries: readonly PendingDelivery[]): Promise<Map<string, Promise<void>>> {
+    const sends = new Map<string, Promise<void>>();
+    if (deliveries.length === 0) return sends;
     const now = new Date();
     const endpointIds = [...new Set(deliveries.map((d) => d.endpointId))];
     const [endpoints, secrets] = await Promise.all([
@@ -115,17 +126,19 @@ export class DeliveryService implements OnApplicationShutdown {
       new Date(now.getTime() + this.config.delivery.holdRecheckMs),
     );
     await this.messages.markInFlight(ready.map((d) => d.messageId));
-    await Promise.all(
-      ready.map((delivery) =>
-        this.limited(delivery.endpointId, () =>
-          this.sendOne(
-            delivery,
-            byId.get(delivery.endpointId)!,
-            secrets.get(delivery.endpointId) ?? [],
-          ),
+    for (const delivery of ready) {
+      const send = this.limited(delivery.endpointId, () =>
+        this.sendOne(
+          delivery,
+          byId.get(delivery.endpointId)!,
+          secrets.get(delivery.endpointId) ?? [],
         ),
-      ),
-    );
+      );
+      // The caller handles failures; this only keeps an early one from counting as unhandled.
+      send.catch(() => undefined);
+      sends.set(delivery.messageId, send);
+    }
+    return sends;
   }
 
   /**

@@ -2,17 +2,30 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Kafka } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { DeliveryRecord, deliveryRecordSchema } from '@hookbase/domain';
-import { ConsumedRecord, KAFKA, TopicNames, TOPICS, TopicWorker } from '@hookbase/kafka';
+import {
+  BatchContext,
+  ConsumedRecord,
+  InFlightRecord,
+  KAFKA,
+  TopicNames,
+  TOPICS,
+  TopicWorker,
+} from '@hookbase/kafka';
 import { FifoLaneRepository, MessageRepository } from '@hookbase/persistence';
 import { DeliveryService, PendingDelivery } from './delivery.service';
 import { FifoLaneRunner } from './fifo-lane-runner';
 
+/** Unfinished messages a partition may have under way before its reading waits (bounded memory). */
+const MAX_UNFINISHED_PER_PARTITION = 1_000;
+
 /**
- * Consumes `<prefix>.deliveries`. Each batch is one partition's records; its offsets are committed
- * once every message in it is finished, handed to the retry schedule, or queued in its endpoint's
- * FIFO lane (parked in PostgreSQL at its offset, so a blocked lane holds no offsets). Messages
- * already finished, queued or owned by the retry schedule (seen again after a restart) are
- * recognised by id and skipped.
+ * Consumes `<prefix>.deliveries`, pipelined: a partition is read on while its messages are being
+ * delivered, and its committed offset is its low watermark, the lowest offset not yet finished
+ * (succeeded, dead-lettered, handed to the retry schedule, or queued in its endpoint's FIFO lane,
+ * which parks it in PostgreSQL at its offset). So a slow or failing endpoint never holds up the
+ * others of its partition, and a crash replays exactly what was unfinished. Messages already
+ * finished, queued or owned by the retry schedule (seen again after a restart) are recognised by
+ * id and skipped.
  */
 @Injectable()
 export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
@@ -30,10 +43,15 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
       topic: topics.deliveries,
       schema: deliveryRecordSchema,
       partitionsConsumedConcurrently: 12,
+      maxUnfinishedPerPartition: MAX_UNFINISHED_PER_PARTITION,
     });
   }
 
-  protected async handle(records: DeliveryRecord[], sources: ConsumedRecord[]): Promise<void> {
+  protected async handle(
+    records: DeliveryRecord[],
+    sources: ConsumedRecord[],
+    context: BatchContext,
+  ): Promise<InFlightRecord[]> {
     const states = await this.messages.deliveryStates(records.map((d) => d.messageId));
     const seen = new Set<string>();
     const candidates: { record: DeliveryRecord; offset: string; attemptsMade: number }[] = [];
@@ -56,8 +74,10 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
     const inLanes = new Set(queued.map((q) => q.messageId));
     this.laneRunner.wake(new Set(queued.map((q) => q.endpointId)));
     const pending: PendingDelivery[] = [];
-    for (const { record, attemptsMade } of candidates) {
+    const offsets = new Map<string, string>();
+    for (const { record, offset, attemptsMade } of candidates) {
       if (inLanes.has(record.messageId)) continue;
+      offsets.set(record.messageId, offset);
       pending.push({
         messageId: record.messageId,
         webhookId: record.messageId,
@@ -71,6 +91,41 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
         attemptsMade,
       });
     }
-    await this.delivery.deliver(pending);
+    const sends = await this.delivery.start(pending);
+    return pending
+      .filter((delivery) => sends.has(delivery.messageId))
+      .map((delivery) => ({
+        offset: offsets.get(delivery.messageId)!,
+        done: this.untilDone(delivery, sends.get(delivery.messageId)!, context),
+      }));
+  }
+
+  /**
+   * A send that failed (the store or Kafka went away mid-way) is delivered again, alone, while
+   * this process owns the partition; otherwise it stays unfinished and is read again later.
+   */
+  private async untilDone(
+    delivery: PendingDelivery,
+    send: Promise<void>,
+    context: BatchContext,
+  ): Promise<void> {
+    let failure: unknown;
+    try {
+      return await send;
+    } catch (error) {
+      failure = error;
+    }
+    for (let attempt = 1; context.isActive(); attempt++) {
+      this.logger.warn(
+        `message ${delivery.messageId} will be delivered again: ${(failure as Error).message}`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** attempt, 10_000)));
+      try {
+        return await this.delivery.deliver([delivery]);
+      } catch (error) {
+        failure = error;
+      }
+    }
+    throw failure;
   }
 }

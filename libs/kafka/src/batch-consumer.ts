@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Consumer, Kafka } from 'kafkajs';
+import { OffsetWatermark } from '@hookbase/domain';
 
 export interface ConsumedRecord {
   partition: number;
@@ -17,7 +18,20 @@ export interface BatchContext {
   isActive(): boolean;
 }
 
-export type BatchHandler = (records: ConsumedRecord[], context: BatchContext) => Promise<void>;
+/** Work on a record that goes on after its batch's handler returned; done settles when it has finished. */
+export interface InFlightRecord {
+  offset: string;
+  done: Promise<void>;
+}
+
+/**
+ * Handles a batch. In pipelined mode it may return work still under way; every other record of
+ * the batch counts as finished when the handler returns.
+ */
+export type BatchHandler = (
+  records: ConsumedRecord[],
+  context: BatchContext,
+) => Promise<void | InFlightRecord[]>;
 
 export interface BatchConsumerOptions {
   groupId: string;
@@ -25,6 +39,57 @@ export interface BatchConsumerOptions {
   topic: string;
   partitionsConsumedConcurrently?: number;
   maxBytesPerPartition?: number;
+  /**
+   * Pipelined mode: the next batch of a partition is read while earlier records are still under
+   * way, up to this many unfinished records per partition, and the committed offset is the
+   * partition's low watermark (its lowest unfinished offset). Unset: one batch at a time, committed
+   * when the handler returns.
+   */
+  maxUnfinishedPerPartition?: number;
+  /** How long an orderly stop waits for work under way before leaving it to be replayed. */
+  drainMs?: number;
+}
+
+/** One partition's watermark while this process owns it. */
+class PartitionProgress {
+  readonly watermark = new OffsetWatermark();
+  lastOffset: bigint | null = null;
+  committed: string | null = null;
+  commitTimer: NodeJS.Timeout | undefined;
+  private waiters: (() => void)[] = [];
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+  ) {}
+
+  /** Records must come after the last one read; a replay (seek, rejoin) starts a new progress. */
+  follows(offset: string): boolean {
+    return this.lastOffset === null || BigInt(offset) > this.lastOffset;
+  }
+
+  add(offset: string): void {
+    this.watermark.add(offset);
+    this.lastOffset = BigInt(offset);
+  }
+
+  finish(offset: string): void {
+    this.watermark.finish(offset);
+    const waiters = this.waiters;
+    this.waiters = [];
+    waiters.forEach((wake) => wake());
+  }
+
+  /** Resolves when some record finishes, or after `ms`. */
+  progress(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
 }
 
 /**
@@ -36,6 +101,8 @@ export class BatchConsumer {
   private readonly logger: Logger;
   private consumer: Consumer | undefined;
   private stopping = false;
+  private readonly partitions = new Map<string, PartitionProgress>();
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly kafka: Kafka,
@@ -55,6 +122,9 @@ export class BatchConsumer {
       maxWaitTimeInMs: 100,
     });
     this.consumer = consumer;
+    // After a rebalance the partitions are read again from their committed offsets: progress kept
+    // from before is dropped, so late completions never commit for a partition read anew.
+    consumer.on(consumer.events.GROUP_JOIN, () => this.forgetPartitions());
     await consumer.connect();
     await consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
     await consumer.run({
@@ -76,9 +146,13 @@ export class BatchConsumer {
           value: message.value,
           timestamp: message.timestamp,
         }));
-        const done = await this.runWithRetry(records, context);
-        if (!done) return;
         const last = batch.messages[batch.messages.length - 1].offset;
+        if (this.options.maxUnfinishedPerPartition) {
+          if (await this.runPipelined(records, context)) resolveOffset(last);
+          return;
+        }
+        const done = await this.runWithRetry(records, context);
+        if (done === false) return;
         resolveOffset(last);
         await consumer.commitOffsets([
           {
@@ -91,11 +165,89 @@ export class BatchConsumer {
     });
   }
 
-  private async runWithRetry(records: ConsumedRecord[], context: BatchContext): Promise<boolean> {
+  /**
+   * Pipelined: the batch's records join the partition's watermark, the handler starts them, and
+   * the partition is read on (true) while they finish; commits follow the low watermark.
+   */
+  private async runPipelined(records: ConsumedRecord[], context: BatchContext): Promise<boolean> {
+    const key = `${context.topic}:${context.partition}`;
+    let progress = this.partitions.get(key);
+    if (!progress || !progress.follows(records[0].offset)) {
+      progress = new PartitionProgress(context.topic, context.partition);
+      this.partitions.set(key, progress);
+    }
+    const limit = this.options.maxUnfinishedPerPartition!;
+    // Bounded memory: a partition whose window is full waits for some of it to finish.
+    while (progress.watermark.unfinished >= limit && context.isActive()) {
+      await progress.progress(1_000);
+      await context.heartbeat().catch(() => undefined);
+    }
+    if (!context.isActive()) return false;
+    records.forEach((record) => progress.add(record.offset));
+    const started = await this.runWithRetry(records, context);
+    if (started === false) return false;
+    const underWay = new Set((started ?? []).map((work) => work.offset));
+    for (const record of records) {
+      if (!underWay.has(record.offset)) progress.finish(record.offset);
+    }
+    for (const work of started ?? []) {
+      const tracked = work.done.then(
+        () => {
+          progress.finish(work.offset);
+          this.scheduleCommit(key, progress);
+        },
+        (error: Error) => {
+          // Left unfinished: the partition's next owner (or this process after a restart)
+          // reads it again from the committed offset.
+          this.logger.warn(
+            `partition ${context.partition} offset ${work.offset} left unfinished: ${error.message}`,
+          );
+        },
+      );
+      this.inFlight.add(tracked);
+      void tracked.finally(() => this.inFlight.delete(tracked));
+    }
+    this.scheduleCommit(key, progress);
+    return true;
+  }
+
+  /** Commits a partition's low watermark soon, coalescing the completions of the moment. */
+  private scheduleCommit(key: string, progress: PartitionProgress): void {
+    if (progress.commitTimer) return;
+    progress.commitTimer = setTimeout(() => {
+      progress.commitTimer = undefined;
+      void this.commit(key, progress);
+    }, 50);
+  }
+
+  private async commit(key: string, progress: PartitionProgress): Promise<void> {
+    if (this.partitions.get(key) !== progress || !this.consumer) return;
+    const offset = progress.watermark.committable();
+    if (offset === null || offset === progress.committed) return;
+    try {
+      await this.consumer.commitOffsets([
+        { topic: progress.topic, partition: progress.partition, offset },
+      ]);
+      progress.committed = offset;
+    } catch (error) {
+      this.logger.warn(
+        `commit of partition ${progress.partition} at ${offset} failed: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  private forgetPartitions(): void {
+    for (const progress of this.partitions.values()) clearTimeout(progress.commitTimer);
+    this.partitions.clear();
+  }
+
+  private async runWithRetry(
+    records: ConsumedRecord[],
+    context: BatchContext,
+  ): Promise<void | InFlightRecord[] | false> {
     for (let attempt = 1; context.isActive(); attempt++) {
       try {
-        await this.handler(records, context);
-        return true;
+        return await this.handler(records, context);
       } catch (error) {
         const delay = Math.min(200 * 2 ** Math.min(attempt, 6), 10_000);
         this.logger.error(
@@ -124,6 +276,19 @@ export class BatchConsumer {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    if (this.inFlight.size > 0) {
+      // Work under way finishes (bounded), and what finished is committed before leaving.
+      await Promise.race([
+        Promise.allSettled([...this.inFlight]),
+        new Promise((resolve) => setTimeout(resolve, this.options.drainMs ?? 10_000).unref()),
+      ]);
+    }
+    await Promise.all(
+      [...this.partitions.entries()].map(([key, progress]) => {
+        clearTimeout(progress.commitTimer);
+        return this.commit(key, progress);
+      }),
+    );
     await this.consumer?.disconnect().catch(() => undefined);
   }
 }

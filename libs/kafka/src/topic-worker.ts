@@ -3,7 +3,7 @@ import { Kafka } from 'kafkajs';
 import type { ZodType } from 'zod';
 import { HookbaseConfig } from '@hookbase/config';
 import { parseRecord } from '@hookbase/domain';
-import { BatchConsumer, ConsumedRecord } from './batch-consumer';
+import { BatchConsumer, BatchContext, ConsumedRecord, InFlightRecord } from './batch-consumer';
 import { consumerGroup } from './topics';
 
 /** A record that could not be read as its topic's schema, with why. */
@@ -18,6 +18,8 @@ export interface TopicWorkerOptions<T> {
   /** Every record is checked against it; a malformed one is logged and passed over. */
   schema: ZodType<T>;
   partitionsConsumedConcurrently?: number;
+  /** Pipelined mode with a low-watermark commit (see BatchConsumerOptions). */
+  maxUnfinishedPerPartition?: number;
 }
 
 /**
@@ -39,16 +41,22 @@ export abstract class TopicWorker<T> implements OnApplicationBootstrap, OnApplic
         sessionTimeoutMs: config.kafka.sessionTimeoutMs,
         topic: options.topic,
         partitionsConsumedConcurrently: options.partitionsConsumedConcurrently,
+        maxUnfinishedPerPartition: options.maxUnfinishedPerPartition,
       },
-      (records) => this.process(records, options.schema),
+      (records, context) => this.process(records, context, options.schema),
     );
   }
 
   /**
    * Does the batch's work on its well-formed records (`sources[i]` is where `records[i]` was
-   * read); throwing makes the same batch run again later.
+   * read); throwing makes the same batch run again later. In pipelined mode it may return work
+   * still under way (by source offset).
    */
-  protected abstract handle(records: T[], sources: ConsumedRecord[]): Promise<void>;
+  protected abstract handle(
+    records: T[],
+    sources: ConsumedRecord[],
+    context: BatchContext,
+  ): Promise<void | InFlightRecord[]>;
 
   /** What becomes of malformed records; by default they are logged and counted. */
   protected async passOver(rejected: RejectedRecord[]): Promise<void> {
@@ -67,7 +75,11 @@ export abstract class TopicWorker<T> implements OnApplicationBootstrap, OnApplic
     await this.consumer.stop();
   }
 
-  private async process(records: ConsumedRecord[], schema: ZodType<T>): Promise<void> {
+  private async process(
+    records: ConsumedRecord[],
+    context: BatchContext,
+    schema: ZodType<T>,
+  ): Promise<void | InFlightRecord[]> {
     const good: T[] = [];
     const sources: ConsumedRecord[] = [];
     const rejected: RejectedRecord[] = [];
@@ -82,6 +94,6 @@ export abstract class TopicWorker<T> implements OnApplicationBootstrap, OnApplic
       await this.passOver(rejected);
       this.malformedRecords += rejected.length;
     }
-    await this.handle(good, sources);
+    return this.handle(good, sources, context);
   }
 }
