@@ -27,12 +27,16 @@ const READ_AHEAD = 50;
 /** Lanes taken per sweep. */
 const SWEEP_BATCH = 200;
 const DEAD_LETTER_CHUNK = 500;
+/** How long a lane delivering back to back reuses its read of the endpoint. */
+const ENDPOINT_READ_REUSE_MS = 250;
 
 interface LaneProgress {
   /** The head and the messages read after it. */
   window: QueuedMessage[];
   /** Whether the lane last told the store it waits for the circuit breaker. */
   saidBlocked: boolean;
+  /** The last read of the endpoint, reused while the lane runs back to back. */
+  endpointRead?: { endpoint: EndpointEntity | undefined; secrets: readonly string[]; at: number };
 }
 
 /** One running lane in this process. */
@@ -165,10 +169,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     }
     const head = state.window[0];
     const now = new Date();
-    const [[endpoint], secrets] = await Promise.all([
-      this.endpoints.findByIds([endpointId]),
-      this.endpoints.signingSecrets([endpointId], now),
-    ]);
+    const { endpoint, secrets } = await this.readEndpoint(endpointId, state, now);
     const step = nextLaneStep({
       endpoint: endpoint ? laneEndpoint(endpoint) : null,
       head,
@@ -198,11 +199,14 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
           await this.store.setBlocked(endpointId, this.owner, 'circuit_open', step.until);
           state.saidBlocked = true;
         }
-        // A waiting lane keeps nothing in memory; it reads its head afresh when it wakes.
+        // A waiting lane keeps nothing in memory; it reads its head and endpoint afresh on waking.
         state.window = [];
+        state.endpointRead = undefined;
         await lane.sleepUntil(step.until);
         break;
       case 'deliver': {
+        // 'deliver' is only ever decided for an endpoint that exists.
+        if (!endpoint) throw new Error(`endpoint ${endpointId} vanished`);
         this.delivery.setCircuit(endpointId, step.circuit);
         if (state.saidBlocked) {
           await this.store.setBlocked(endpointId, this.owner, null, null);
@@ -211,10 +215,11 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
         const token = await this.delivery.waitForToken(endpoint);
         if (token !== true) {
           state.window = [head];
+          state.endpointRead = undefined;
           await lane.sleepUntil(token);
           break;
         }
-        if (await this.deliverHead(endpoint, head, secrets.get(endpointId) ?? [])) {
+        if (await this.deliverHead(endpoint, head, secrets)) {
           state.window.shift();
         }
         break;
@@ -225,6 +230,27 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       }
     }
     return false;
+  }
+
+  /**
+   * The endpoint and its signing secrets, read fresh, or reused from a read of the last
+   * ENDPOINT_READ_REUSE_MS while the lane runs back to back (a change to the endpoint still
+   * applies to the messages that follow within that time, as it does to a batch in flight).
+   */
+  private async readEndpoint(
+    endpointId: string,
+    state: LaneProgress,
+    now: Date,
+  ): Promise<{ endpoint: EndpointEntity | undefined; secrets: readonly string[] }> {
+    const cached = state.endpointRead;
+    if (cached && now.getTime() - cached.at < ENDPOINT_READ_REUSE_MS) return cached;
+    const [[endpoint], secrets] = await Promise.all([
+      this.endpoints.findByIds([endpointId]),
+      this.endpoints.signingSecrets([endpointId], now),
+    ]);
+    const read = { endpoint, secrets: secrets.get(endpointId) ?? [], at: now.getTime() };
+    state.endpointRead = read;
+    return read;
   }
 
   /** One attempt of the head; true once it has finished (succeeded or dead-lettered). */

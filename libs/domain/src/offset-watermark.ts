@@ -7,12 +7,13 @@
 export class OffsetWatermark {
   private readonly order: bigint[] = [];
   private start = 0;
-  private readonly finished = new Set<bigint>();
+  /** Read and not yet finished. */
+  private readonly open = new Set<bigint>();
   private last: bigint | null = null;
 
   /** Messages read and not yet finished. */
   get unfinished(): number {
-    return this.order.length - this.start - this.finished.size;
+    return this.open.size;
   }
 
   add(offset: string): void {
@@ -21,14 +22,14 @@ export class OffsetWatermark {
       throw new Error(`offset ${offset} added after ${this.last}: offsets must increase`);
     }
     this.order.push(value);
+    this.open.add(value);
     this.last = value;
   }
 
+  /** Finishing an offset that is not open (never read, or finished already) changes nothing. */
   finish(offset: string): void {
-    const value = BigInt(offset);
-    if (this.start < this.order.length && value < this.order[this.start]) return;
-    this.finished.add(value);
-    while (this.start < this.order.length && this.finished.delete(this.order[this.start])) {
+    if (!this.open.delete(BigInt(offset))) return;
+    while (this.start < this.order.length && !this.open.has(this.order[this.start])) {
       this.start++;
     }
     // Keep the array from growing without bound on a long-lived partition.
