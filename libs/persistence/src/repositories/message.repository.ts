@@ -42,6 +42,11 @@ export interface AttemptRecord {
   nextAttemptAt: Date | null;
 }
 
+/** node-postgres's pool as TypeORM's driver holds it: enough of it to run a named statement. */
+interface PreparedQueryPool {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>;
+}
+
 export interface MessageFilter {
   endpointId?: string;
   status?: MessageStatus;
@@ -94,6 +99,7 @@ export class MessageRepository {
    */
   async recordAttempts(records: readonly AttemptRecord[]): Promise<void> {
     if (records.length === 0) return;
+    if (records.length === 1) return this.recordOne(records[0]);
     await this.dataSource.query(
       `WITH recorded AS (
          INSERT INTO attempts (id, message_id, attempt_number, started_at, duration_ms, outcome,
@@ -121,6 +127,40 @@ export class MessageRepository {
         records.map((r) => r.nextAttemptAt),
       ],
     );
+  }
+
+  /**
+   * One attempt, as a named prepared statement: planned once per connection instead of at every
+   * call (planning the general form costs more than running it). A FIFO lane waits for this write
+   * before sending its next message, so it is on the lane's critical path.
+   */
+  private async recordOne(r: AttemptRecord): Promise<void> {
+    const pool = (this.dataSource.driver as unknown as { master: PreparedQueryPool }).master;
+    await pool.query({
+      name: 'hookbase-record-attempt',
+      text: `WITH recorded AS (
+               INSERT INTO attempts (id, message_id, attempt_number, started_at, duration_ms,
+                                     outcome, response_status, response_excerpt, error)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9))
+             UPDATE messages
+                SET status = $10, attempts = $3, next_attempt_at = $11,
+                    last_response_status = $7, last_error = $9, updated_at = now(),
+                    finished_at = CASE WHEN $10 IN ('succeeded', 'failed') THEN now() ELSE NULL END
+              WHERE id = $2`,
+      values: [
+        newId('att'),
+        r.messageId,
+        r.attemptNumber,
+        r.startedAt,
+        Math.round(r.durationMs),
+        r.outcome,
+        r.responseStatus,
+        r.responseExcerpt,
+        r.error,
+        r.messageStatus,
+        r.nextAttemptAt,
+      ],
+    });
   }
 
   /**
