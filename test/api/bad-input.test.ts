@@ -191,6 +191,13 @@ describe('the HTTP API refuses bad input clearly', () => {
     expect(JSON.stringify(viaOurPath.body)).not.toContain('example.com/theirs');
   });
 
+  it('answers 400 VALIDATION_FAILED to an over-long or undecodable id in the path', async () => {
+    const longId = `${endpointsPath}/ép_${'x'.repeat(250)}`;
+    expectError(await tenant.client.patch(longId, {}), 400, 'VALIDATION_FAILED');
+    expectError(await tenant.client.get(`${longId}/fifo-state`), 400, 'VALIDATION_FAILED');
+    expectError(await tenant.client.get(`${endpointsPath}/ep_%E0%A4%A`), 400, 'VALIDATION_FAILED');
+  });
+
   it('refuses hostile and malformed endpoint URLs', async () => {
     for (const url of [
       'http://127.0.0.1:9/x',

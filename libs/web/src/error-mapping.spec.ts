@@ -14,6 +14,8 @@ describe('toHttpError', () => {
     [{ code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 }, 413, 'PAYLOAD_TOO_LARGE'],
     [{ code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
     [{ code: 'FST_ERR_CTP_EMPTY_JSON_BODY', statusCode: 400 }, 400, 'INVALID_JSON'],
+    [{ code: 'FST_ERR_MAX_PARAM_LENGTH', statusCode: 414 }, 400, 'VALIDATION_FAILED'],
+    [{ code: 'FST_ERR_BAD_URL', statusCode: 400 }, 400, 'VALIDATION_FAILED'],
     [{ name: 'SyntaxError', statusCode: 400, message: 'Unexpected token' }, 400, 'INVALID_JSON'],
     [{ name: 'NotFoundException', status: 404 }, 404, 'ROUTE_NOT_FOUND'],
     [{ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' }, 503, 'SERVICE_UNAVAILABLE'],

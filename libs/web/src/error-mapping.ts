@@ -77,6 +77,9 @@ interface FrameworkError {
  * the HTTP stack itself (body parsing, size limits, unknown routes) get codes too, so a client
  * never sees an uncoded error.
  */
+/** The longest path parameter the router takes; every id Hookbase issues is far shorter. */
+export const MAX_PATH_PARAM_LENGTH = 200;
+
 export function toHttpError(error: unknown): {
   status: number;
   body: ErrorBody;
@@ -103,6 +106,13 @@ export function toHttpError(error: unknown): {
       return known('INVALID_JSON', 'Body is empty but content-type is application/json');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return known('INVALID_JSON', 'Body is not valid JSON');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return known(
+        'VALIDATION_FAILED',
+        `A path parameter is longer than ${MAX_PATH_PARAM_LENGTH} characters: no id is that long`,
+      );
+    case 'FST_ERR_BAD_URL':
+      return known('VALIDATION_FAILED', 'The request path is not a valid URL path');
   }
   if (framework.name === 'SyntaxError' && status === 400) {
     return known('INVALID_JSON', `Body is not valid JSON: ${framework.message ?? ''}`.trim());

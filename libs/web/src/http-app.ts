@@ -1,9 +1,11 @@
 import { DynamicModule, INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DomainError, unstorableTextAt } from '@hookbase/domain';
 import { HookbaseConfig } from '@hookbase/config';
 import { HttpExceptionFilter } from './http-exception.filter';
+import { MAX_PATH_PARAM_LENGTH, toHttpError } from './error-mapping';
 
 const NEST_LOG_LEVELS: Record<HookbaseConfig['logLevel'], LogLevel[]> = {
   error: ['fatal', 'error'],
@@ -25,6 +27,13 @@ export async function createHttpApp(
     bodyLimit: config.http.maxPayloadBytes,
     logger: false,
     trustProxy: false,
+    maxParamLength: MAX_PATH_PARAM_LENGTH,
+    // Errors the router raises before any route runs (an over-long parameter, a path that does
+    // not decode) get the same coded body as every other error, not Fastify's own.
+    frameworkErrors: (error: Error, _request: FastifyRequest, reply: FastifyReply) => {
+      const { status, body } = toHttpError(error);
+      void reply.code(status).send(body);
+    },
   });
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
     logger: nestLogLevels(config),
