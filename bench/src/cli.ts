@@ -7,6 +7,9 @@ import { ScenarioResult } from './result';
 import { gitCommit, machine, ScenarioContext } from './session';
 import { runE2e } from './scenarios/e2e';
 import { runFifoMany, runFifoRtt } from './scenarios/fifo';
+import { runIngestBatch } from './scenarios/ingest-batch';
+import { runIngestGrpc } from './scenarios/ingest-grpc';
+import { runIngestKafka } from './scenarios/ingest-kafka';
 import { runIngestRest } from './scenarios/ingest-rest';
 import { runIsolation } from './scenarios/isolation';
 import { runKafkaClient } from './scenarios/kafka-client';
@@ -15,6 +18,9 @@ type Runner = (ctx: ScenarioContext) => Promise<ScenarioResult>;
 
 const RUNNERS: Partial<Record<ScenarioName, Runner>> = {
   'ingest-rest': runIngestRest,
+  'ingest-batch': runIngestBatch,
+  'ingest-grpc': runIngestGrpc,
+  'ingest-kafka': runIngestKafka,
   e2e: runE2e,
   'fifo-rtt': runFifoRtt,
   'fifo-many': runFifoMany,

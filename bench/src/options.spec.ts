@@ -54,10 +54,61 @@ describe('parseCommandLine', () => {
     ).toEqual([2, 4]);
   });
 
+  it('gives the ingest scenarios their steps, batch sizes and raw baseline', () => {
+    const batch = parseCommandLine(['ingest-batch'], env).optionsFor('ingest-batch');
+    expect(batch).toMatchObject({
+      endpoints: 0,
+      batchSizes: [100, 500],
+      batchSteps: [1, 4, 16],
+      records: 100_000,
+      batch: 500,
+      grpcAddress: undefined,
+    });
+    expect(parseCommandLine(['ingest-grpc'], env).optionsFor('ingest-grpc').steps).toEqual([
+      1, 8, 32, 128,
+    ]);
+    expect(parseCommandLine(['ingest-kafka'], env).optionsFor('ingest-kafka')).toMatchObject({
+      events: 100_000,
+      organizations: 6,
+      rate: 0,
+      durationSeconds: 8,
+    });
+    const given = parseCommandLine(
+      ['ingest-grpc', '--batch-sizes', '50, 250', '--batch-steps', '2', '--organizations', '3'],
+      env,
+    ).optionsFor('ingest-grpc');
+    expect(given).toMatchObject({ batchSizes: [50, 250], batchSteps: [2], organizations: 3 });
+  });
+
+  it('takes a running stack’s gRPC address only with --url, and only on loopback', () => {
+    const attached = ['--url', 'http://127.0.0.1:3000', '--admin-token', 't'];
+    expect(
+      parseCommandLine(
+        ['ingest-grpc', ...attached, '--grpc-address', '127.0.0.1:50051'],
+        env,
+      ).optionsFor('ingest-grpc').grpcAddress,
+    ).toBe('127.0.0.1:50051');
+    expect(() =>
+      parseCommandLine(['ingest-grpc', '--grpc-address', '127.0.0.1:50051'], env),
+    ).toThrow(/goes with --url/);
+    expect(() =>
+      parseCommandLine(['ingest-grpc', ...attached, '--grpc-address', '10.0.0.5:50051'], env),
+    ).toThrow(/loopback/);
+    expect(() => parseCommandLine(['ingest-batch', '--batch-sizes', '100,0'], env)).toThrow(
+      /--batch-sizes must be an integer from 1/,
+    );
+  });
+
   it('expands all into every scenario, in order', () => {
     const line = parseCommandLine(['all'], env);
     expect(line.target).toBe('all');
     expect(line.scenarios).toEqual([...SCENARIOS]);
+    expect(line.scenarios.slice(0, 4)).toEqual([
+      'ingest-rest',
+      'ingest-batch',
+      'ingest-grpc',
+      'ingest-kafka',
+    ]);
   });
 
   it('reads a running stack, and only on loopback', () => {

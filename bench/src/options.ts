@@ -3,6 +3,9 @@ import { parseFailWith } from './behaviour';
 
 export const SCENARIOS = [
   'ingest-rest',
+  'ingest-batch',
+  'ingest-grpc',
+  'ingest-kafka',
   'e2e',
   'fifo-rtt',
   'fifo-many',
@@ -38,6 +41,14 @@ export interface BenchOptions {
   failWith: number | 'drop';
   steps: number[];
   stepSeconds: number;
+  /** Events per request of the batch calls (ingest-batch, ingest-grpc's PublishBatch). */
+  batchSizes: number[];
+  /** Requests in flight, one step each, for the batch calls. */
+  batchSteps: number[];
+  /** A running Hookbase's gRPC ingest, host:port (with --url; a started stack picks its own). */
+  grpcAddress: string | undefined;
+  /** ingest-kafka: organizations the direct producer writes for, spread over the partitions. */
+  organizations: number;
   events: number;
   eventsPerEndpoint: number;
   healthy: number;
@@ -71,6 +82,10 @@ const COMMON: Tunable = {
   failWith: 503,
   steps: [1, 8, 32, 128],
   stepSeconds: 4,
+  batchSizes: [100, 500],
+  batchSteps: [1, 4, 16],
+  grpcAddress: undefined,
+  organizations: 6,
   events: 300,
   eventsPerEndpoint: 10,
   healthy: 8,
@@ -86,7 +101,29 @@ const COMMON: Tunable = {
 
 /** Each scenario's defaults: chosen so that it finishes in under 3 minutes on a 2-core machine. */
 export const SCENARIO_DEFAULTS: Record<ScenarioName, Partial<Tunable>> = {
-  'ingest-rest': { endpoints: 0, steps: [1, 8, 32, 128], stepSeconds: 4 },
+  'ingest-rest': { endpoints: 0, steps: [1, 8, 32, 128], stepSeconds: 4, records: 100_000 },
+  'ingest-batch': {
+    endpoints: 0,
+    batchSizes: [100, 500],
+    batchSteps: [1, 4, 16],
+    records: 100_000,
+  },
+  'ingest-grpc': {
+    endpoints: 0,
+    steps: [1, 8, 32, 128],
+    batchSizes: [100, 500],
+    batchSteps: [1, 4, 16],
+    records: 100_000,
+  },
+  // rate 0: the paced phase runs at half the rate the fan-out reached in the burst.
+  'ingest-kafka': {
+    endpoints: 0,
+    events: 100_000,
+    organizations: 6,
+    rate: 0,
+    durationSeconds: 8,
+    records: 100_000,
+  },
   e2e: { endpoints: 1000, rate: 1, durationSeconds: 20, drainTimeoutSeconds: 90 },
   'fifo-rtt': { endpoints: 1, events: 300, receiverLatencyMs: 10 },
   'fifo-many': { endpoints: 500, eventsPerEndpoint: 10, receiverLatencyMs: 10, maxInFlight: 32 },
@@ -98,6 +135,9 @@ export const USAGE = `usage: npm run bench -- <scenario|all> [options]
 
 scenarios
   ingest-rest   POST /v1/events, one event per request, at rising concurrency (--steps)
+  ingest-batch  POST /v1/events/batch: --batch-sizes events per request at --batch-steps in flight
+  ingest-grpc   gRPC hookbase.v1.Ingest: Publish at --steps, PublishBatch as ingest-batch
+  ingest-kafka  envelopes produced straight onto <prefix>.events, timed to the fan-out's commit
   e2e           fan-out to --endpoints http endpoints (1000), --rate events/s for --duration s
   fifo-rtt      one FIFO endpoint, receiver latency 10 ms: ordered deliveries/s against 1/RTT
   fifo-many     --endpoints FIFO endpoints (500): aggregate ordered deliveries/s, order verified
@@ -108,6 +148,7 @@ scenarios
 stack
   --url URL --admin-token T    drive a running Hookbase instead of starting one
   --topic-prefix P             its topic prefix (hookbase)   --pid N   its process, for RSS
+  --grpc-address HOST:PORT     its gRPC ingest (127.0.0.1:50051), for ingest-grpc
   --topology standalone|split  one process (as npm start) or one per service (standalone)
   --stack-env KEY=VALUE        extra environment for started services (repeatable)
   --log-level L                services' LOG_LEVEL (warn)
@@ -119,6 +160,11 @@ load
   --max-in-flight N            publishes in flight at most (64)
   --payload-bytes N            event payload size (256)
   --steps 1,8,32,128           ingest-rest concurrency steps   --step-seconds S (4)
+  --batch-sizes 100,500        events per batch request   --batch-steps 1,4,16  batch concurrency
+  --records N --batch N        ingest-*: the raw kafkajs produce baseline's records (100000),
+                               sent --batch at a time (500; ingest-kafka's producer too)
+  --events N --organizations N ingest-kafka: burst size (100000), organizations (6)
+  --rate N --duration S        ingest-kafka: paced phase (default half the burst's rate, 8 s)
   --events N                   fifo-rtt events (300)   --events-per-endpoint N  fifo-many (10)
   --healthy N --neighbour-rate N --neighbour-latency MS --fifo      isolation
   --records N (200000) --message-bytes N (1024) --partitions N (3) --batch N (500)  kafka-client
@@ -134,6 +180,11 @@ bounds and output
   --max-seconds S              hard bound on one scenario (175)
   --results-dir DIR            where JSON and SVG results go (bench/results)
 `;
+
+/** A comma-separated list of integers, each within [min, max]. */
+function numberList(name: string, value: string, min: number, max: number): number[] {
+  return value.split(',').map((item) => number(name, item.trim(), min, max));
+}
 
 function number(name: string, value: string, min: number, max: number, integer = true): number {
   const parsed = Number(value);
@@ -191,6 +242,10 @@ export function parseCommandLine(
         'fail-status': { type: 'string' },
         steps: { type: 'string' },
         'step-seconds': { type: 'string' },
+        'batch-sizes': { type: 'string' },
+        'batch-steps': { type: 'string' },
+        'grpc-address': { type: 'string' },
+        organizations: { type: 'string' },
         events: { type: 'string' },
         'events-per-endpoint': { type: 'string' },
         healthy: { type: 'string' },
@@ -264,9 +319,13 @@ export function parseCommandLine(
       throw new UsageError((error as Error).message);
     }
   }
-  if (v.steps !== undefined) {
-    given.steps = v.steps.split(',').map((step) => number('steps', step.trim(), 1, 4096));
-  }
+  if (v.steps !== undefined) given.steps = numberList('steps', v.steps, 1, 4096);
+  if (v['batch-sizes'] !== undefined)
+    given.batchSizes = numberList('batch-sizes', v['batch-sizes'], 1, 100_000);
+  if (v['batch-steps'] !== undefined)
+    given.batchSteps = numberList('batch-steps', v['batch-steps'], 1, 4096);
+  if (v.organizations !== undefined)
+    given.organizations = number('organizations', v.organizations, 1, 1000);
   if (v['step-seconds'] !== undefined)
     given.stepSeconds = number('step-seconds', v['step-seconds'], 0.5, 600, false);
   if (v.events !== undefined) given.events = number('events', v.events, 1, 10_000_000);
@@ -310,6 +369,16 @@ export function parseCommandLine(
       topicPrefix: v['topic-prefix'] ?? 'hookbase',
       pid: v.pid === undefined ? undefined : number('pid', v.pid, 1, 2 ** 22),
     };
+  }
+
+  if (v['grpc-address'] !== undefined) {
+    if (!attach) throw new UsageError('--grpc-address goes with --url (a running Hookbase)');
+    if (!/^(127\.\d+\.\d+\.\d+|localhost|\[::1\]):\d+$/.test(v['grpc-address'])) {
+      throw new UsageError(
+        `--grpc-address must be a loopback host:port (load stays on this machine), got "${v['grpc-address']}"`,
+      );
+    }
+    given.grpcAddress = v['grpc-address'];
   }
 
   const brokers = v.brokers ?? env.HOOKBASE_BENCH_KAFKA_BROKERS ?? env.KAFKA_BROKERS ?? '';

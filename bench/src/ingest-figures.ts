@@ -1,0 +1,71 @@
+import { fmtInt, fmtMs, fmtRate } from './report';
+
+/** What issue 6 asks of an ingest surface on this 2-core machine. */
+export interface IngestTarget {
+  eventsPerSecond: number;
+  p99Ms: number;
+}
+
+export const TARGETS = {
+  /** Single-event REST. */
+  single: { eventsPerSecond: 10_000, p99Ms: 50 },
+  /** Batch REST and gRPC. */
+  batch: { eventsPerSecond: 50_000, p99Ms: 50 },
+} as const satisfies Record<string, IngestTarget>;
+
+/** One step's figures, as the verdict reads them (p99 of the request latency). */
+export interface StepFigure {
+  label: string;
+  acceptedPerSecond: number;
+  p99Ms: number | null;
+}
+
+export interface TargetVerdict {
+  met: boolean;
+  /** The fastest step whose p99 was within the bound (null when none was). */
+  within: StepFigure | null;
+  text: string;
+}
+
+function describe(step: StepFigure): string {
+  return `${fmtRate(step.acceptedPerSecond)}/s at ${step.label} (p99 ${fmtMs(step.p99Ms)})`;
+}
+
+/**
+ * The target is met when some step accepted at least the target rate with its p99 under the
+ * bound ("at the stated load"): throughput bought with latency beyond the bound does not count.
+ * A miss says by how much the best step within the bound fell short.
+ */
+export function targetVerdict(steps: readonly StepFigure[], target: IngestTarget): TargetVerdict {
+  const goal = `≥ ${fmtInt(target.eventsPerSecond)} events/s with p99 < ${target.p99Ms} ms`;
+  const within = steps
+    .filter((step) => step.p99Ms !== null && step.p99Ms < target.p99Ms)
+    .reduce<StepFigure | null>(
+      (best, step) => (!best || step.acceptedPerSecond > best.acceptedPerSecond ? step : best),
+      null,
+    );
+  const fastest = steps.reduce<StepFigure | null>(
+    (best, step) => (!best || step.acceptedPerSecond > best.acceptedPerSecond ? step : best),
+    null,
+  );
+  if (within && within.acceptedPerSecond >= target.eventsPerSecond)
+    return { met: true, within, text: `${goal}: MET, ${describe(within)}` };
+  const also = fastest && fastest !== within ? `; fastest overall ${describe(fastest)}` : '';
+  if (!within)
+    return {
+      met: false,
+      within,
+      text: `${goal}: MISSED, no step had p99 < ${target.p99Ms} ms${also}`,
+    };
+  const short = target.eventsPerSecond - within.acceptedPerSecond;
+  return {
+    met: false,
+    within,
+    text: `${goal}: MISSED by ${fmtInt(short)}/s (${Math.round((100 * short) / target.eventsPerSecond)} % short), best within the bound ${describe(within)}${also}`,
+  };
+}
+
+/** accepted ÷ raw as "0.12", or "–" without a raw figure. */
+export function ratio(accepted: number, raw: number): string {
+  return raw > 0 && Number.isFinite(accepted) ? (accepted / raw).toFixed(2) : '–';
+}

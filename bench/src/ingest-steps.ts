@@ -1,0 +1,247 @@
+import { PlacedRun } from './chart-spec';
+import { now } from './clock';
+import { createOrganization, Tenant } from './hookbase-api';
+import { EventPublisher, publishGroupInto } from './ingest-clients';
+import { IngestTarget, ratio, targetVerdict } from './ingest-figures';
+import {
+  addIngestEndpoints,
+  MeasuredRun,
+  rawBaseline,
+  rawHeadline,
+  settleRuns,
+  STEP_SEQ,
+  stepRouter,
+} from './ingest-session';
+import { Ledger } from './ledger';
+import { BenchEvent, benchPayload, EVENT_TYPE, runClosedLoop } from './publisher';
+import { fmtInt, fmtMs, fmtRate } from './report';
+import { RunReport, ScenarioResult } from './result';
+import { BenchSession, ScenarioContext } from './session';
+import { distribution, Distribution } from './stats';
+
+/** One step: `concurrency` callers, each sending its next call as soon as the last is answered. */
+export interface IngestStep {
+  /** As the tables and chart show it, e.g. "500/request, 4 in flight". */
+  label: string;
+  /** The call, e.g. "POST /v1/events/batch" or "PublishBatch". */
+  call: string;
+  concurrency: number;
+  eventsPerRequest: number;
+  publisher: EventPublisher;
+}
+
+/** What an HTTP or gRPC ingest scenario drives; the runner does the rest. */
+export interface IngestSurface {
+  /** For the title, e.g. "POST /v1/events/batch". */
+  name: string;
+  /** Issue 6's target for this surface, and what it is called there. */
+  target: IngestTarget;
+  targetName: string;
+  /** The steps, in order, built once the tenant (and its API key) exists. */
+  steps(tenant: Tenant, session: BenchSession): IngestStep[] | Promise<IngestStep[]>;
+  notes?: string[];
+}
+
+/** Calls made before step 1 (not counted): connections, the API key cache, the JIT. */
+const WARM_UP_EVENTS = 1000;
+const WARM_UP_CALLS = 20;
+
+interface StepRun extends MeasuredRun {
+  step: IngestStep;
+  requests: number;
+  /** Answered − sent of every call: for a batch, the latency each of its events saw. */
+  requestLatency: Distribution | null;
+}
+
+function cpuPercent(run: RunReport): string {
+  const measured = run.services.filter((s) => s.cpuPercent !== null);
+  if (measured.length === 0) return '–';
+  return `${Math.round(measured.reduce((sum, s) => sum + (s.cpuPercent ?? 0), 0))}%`;
+}
+
+/**
+ * The ingest scenarios over HTTP and gRPC (ingest-rest, ingest-batch, ingest-grpc): one
+ * organization, the raw Kafka produce baseline, a warm-up, then each step for --step-seconds in
+ * a closed loop. Per step: accepted events/s (from the ledger: every event is scheduled, sent and
+ * answered there, one by one, also inside a batch) and the request latency (answered − sent).
+ *
+ * By default the organization has no endpoints, so the figure is ingest's alone (the fan-out
+ * still reads and records every event); the ledger then checks every publish was answered.
+ * `--endpoints N` adds N subscribed endpoints and waits for every delivery after the steps.
+ */
+export async function runIngestSteps(
+  ctx: ScenarioContext,
+  surface: IngestSurface,
+): Promise<ScenarioResult> {
+  const { options, progress } = ctx;
+  const session = await BenchSession.open(ctx);
+  let steps: IngestStep[] = [];
+  try {
+    const tenant = await createOrganization(session.stack, 'free');
+    steps = await surface.steps(tenant, session);
+    const ledgers = steps.map((step) => new Ledger(step.label));
+    const targets = await addIngestEndpoints(
+      session,
+      tenant,
+      options.endpoints,
+      stepRouter(ledgers),
+    );
+    const raw = await rawBaseline(session, [tenant.organizationId]);
+
+    session.setPhase('warm-up', () => 'connections, API key cache, JIT');
+    const warmed = new Set<string>();
+    for (const step of steps) {
+      const key = `${step.call}/${step.eventsPerRequest}`;
+      if (warmed.has(key)) continue;
+      warmed.add(key);
+      const calls = Math.max(
+        1,
+        Math.min(WARM_UP_CALLS, Math.floor(WARM_UP_EVENTS / step.eventsPerRequest)),
+      );
+      const events = Array.from({ length: step.eventsPerRequest }, () => ({
+        eventType: 'bench.warmup',
+        payload: { s: -1 },
+      }));
+      for (let i = 0; i < calls; i++) await step.publisher.publish(events);
+    }
+
+    const done: StepRun[] = [];
+    const placed: PlacedRun[] = [];
+    for (const [index, step] of steps.entries()) {
+      const ledger = ledgers[index];
+      let seq = index * STEP_SEQ;
+      const latencies: number[] = [];
+      const startMs = now();
+      const untilMs = Math.min(startMs + options.stepSeconds * 1000, ctx.deadlineMs);
+      session.setPhase(
+        `step ${index + 1}/${steps.length}: ${step.label}`,
+        () =>
+          `accepted ${fmtInt(ledger.progress.accepted)} · refused ${fmtInt(ledger.progress.refused + ledger.progress.failed)}`,
+        () => (now() - startMs) / (untilMs - startMs),
+      );
+      await runClosedLoop({
+        workers: step.concurrency,
+        untilMs,
+        send: async () => {
+          const at = now();
+          const seqs: number[] = [];
+          const events: BenchEvent[] = [];
+          for (let i = 0; i < step.eventsPerRequest; i++) {
+            const mine = seq++;
+            ledger.schedule(mine, at, targets, index);
+            seqs.push(mine);
+            events.push({
+              eventType: EVENT_TYPE,
+              payload: benchPayload(mine, options.payloadBytes),
+            });
+          }
+          latencies.push(await publishGroupInto(ledger, step.publisher, seqs, events));
+        },
+      });
+      const window = { label: step.label, startMs, loadEndMs: now(), offeredPerSecond: null };
+      const run = await session.report(window, ledger);
+      const requestLatency = distribution(latencies);
+      done.push({ step, run, ledger, window, requests: latencies.length, requestLatency });
+      placed.push({ run, offsetSeconds: session.offset(startMs) });
+      progress.note(
+        `  ${step.label}: ${fmtRate(run.acceptedPerSecond)} accepted events/s, request p50 ${fmtMs(requestLatency?.p50)}, p99 ${fmtMs(requestLatency?.p99)}`,
+      );
+    }
+
+    const runs = done.map((d) => d.run);
+    const problems = await settleRuns(session, done);
+    const best = done.reduce((a, b) => (b.run.acceptedPerSecond > a.run.acceptedPerSecond ? b : a));
+    const verdict = targetVerdict(
+      done.map((d) => ({
+        label: d.step.label,
+        acceptedPerSecond: d.run.acceptedPerSecond,
+        p99Ms: d.requestLatency?.p99 ?? null,
+      })),
+      surface.target,
+    );
+    const refused = runs.reduce((t, r) => t + r.ledger.events.refused + r.ledger.events.failed, 0);
+    const refusals = Object.assign({}, ...runs.map((r) => r.ledger.refusals)) as object;
+    return await session.result({
+      summary:
+        `best ${fmtRate(best.run.acceptedPerSecond)} events/s at ${best.step.label} (p99 ${fmtMs(best.requestLatency?.p99)})` +
+        ` · raw ${fmtRate(raw.perSecond)}/s · ratio ${ratio(best.run.acceptedPerSecond, raw.perSecond)}` +
+        ` · target ${verdict.met ? 'met' : 'missed'}`,
+      title: `${surface.name}, ${steps.length} steps of ${options.stepSeconds} s`,
+      headline: [
+        [
+          'best',
+          `${fmtRate(best.run.acceptedPerSecond)} accepted events/s at ${best.step.label} (request p99 ${fmtMs(best.requestLatency?.p99)})`,
+        ],
+        ...rawHeadline(raw, best.run.acceptedPerSecond),
+        [`issue 6 (${surface.targetName})`, verdict.text],
+        ['accepted', fmtInt(runs.reduce((t, r) => t + r.ledger.events.accepted, 0))],
+        [
+          'refused or failed',
+          `${fmtInt(refused)}${refused > 0 ? ` (${JSON.stringify(refusals)})` : ''}`,
+        ],
+        [
+          'endpoints',
+          options.endpoints > 0
+            ? `${options.endpoints} (every delivery checked)`
+            : 'none (ingest only)',
+        ],
+      ],
+      tables: [
+        {
+          title: 'Steps (request latency = answered − sent)',
+          header: [
+            'call',
+            'events/request',
+            'in flight',
+            'requests',
+            'accepted/s',
+            '÷ raw',
+            'refused',
+            'p50',
+            'p95',
+            'p99',
+            'max',
+            'Hookbase CPU',
+          ],
+          rows: done.map(({ step, run, requests, requestLatency }) => [
+            step.call,
+            fmtInt(step.eventsPerRequest),
+            fmtInt(step.concurrency),
+            fmtInt(requests),
+            fmtRate(run.acceptedPerSecond),
+            ratio(run.acceptedPerSecond, raw.perSecond),
+            fmtInt(run.ledger.events.refused + run.ledger.events.failed),
+            fmtMs(requestLatency?.p50),
+            fmtMs(requestLatency?.p95),
+            fmtMs(requestLatency?.p99),
+            fmtMs(requestLatency?.max),
+            cpuPercent(run),
+          ]),
+        },
+      ],
+      runs: placed,
+      problems,
+      notes: [
+        'closed loop: each caller sends its next request when the previous one is answered',
+        'accepted/s counts events (a batch of 500 accepted is 500), from the ledger, over the step',
+        'CPU is of the Hookbase processes over the step (100 % = one core; this machine has 2)',
+        ...(options.endpoints === 0
+          ? [
+              'no endpoints: the ledger checks every publish was answered (there are no messages to deliver)',
+            ]
+          : []),
+        ...(surface.notes ?? []),
+      ],
+      extra: {
+        raw,
+        target: { ...surface.target, met: verdict.met, verdict: verdict.text },
+        requestLatency: done.map((d) => ({ label: d.step.label, ...d.requestLatency })),
+      },
+      chart: { combineRuns: true, latency: 'accept' },
+    });
+  } finally {
+    for (const publisher of new Set(steps.map((step) => step.publisher)))
+      await publisher.close().catch(() => undefined);
+    await session.close();
+  }
+}

@@ -1,0 +1,408 @@
+import { Kafka, logLevel, Message, Partitioners } from 'kafkajs';
+import { PlacedRun } from '../chart-spec';
+import { now } from '../clock';
+import { benchEnvelope } from '../envelope';
+import { FanoutCommitWatch, PendingOffsets, ProducedRecord, SpreadPicker } from '../fanout-offsets';
+import { createOrganization, Tenant } from '../hookbase-api';
+import { ratio } from '../ingest-figures';
+import {
+  addIngestEndpoints,
+  MeasuredRun,
+  rawBaseline,
+  rawHeadline,
+  settleRuns,
+  STEP_SEQ,
+  stepOf,
+  stepRouter,
+} from '../ingest-session';
+import { Ledger } from '../ledger';
+import { dueAt, dueBy, PacingPlan, planEvents } from '../pacing';
+import { partitionFor } from '../partitioner';
+import { fmtInt, fmtMs, fmtRate } from '../report';
+import { ScenarioResult } from '../result';
+import { BenchSession, ScenarioContext } from '../session';
+import { distribution, Distribution, ratePerSecond } from '../stats';
+
+interface Organization {
+  tenant: Tenant;
+  partition: number;
+  /** Endpoint indexes its events are addressed to (none by default). */
+  targets: ReadonlySet<number>;
+}
+
+/** Candidates tried per organization wanted before settling for an uneven spread. */
+const ORGANIZATION_TRIES = 10;
+
+/**
+ * Creates organizations through the admin API and keeps those that spread `wanted` of them over
+ * the partitions of `<prefix>.events` as evenly as possible (each organization's events go to the
+ * one partition its id hashes to, so one organization alone would use one partition).
+ */
+async function spreadOrganizations(
+  session: BenchSession,
+  partitions: number,
+  wanted: number,
+): Promise<{ tenants: { tenant: Tenant; partition: number }[]; covered: number }> {
+  const picker = new SpreadPicker(partitions, wanted);
+  const tenants: { tenant: Tenant; partition: number }[] = [];
+  for (let tries = 0; !picker.done && tries < wanted * ORGANIZATION_TRIES + 20; tries++) {
+    const tenant = await createOrganization(session.stack, 'free');
+    const partition = partitionFor(tenant.organizationId, partitions);
+    if (picker.offer(partition)) tenants.push({ tenant, partition });
+  }
+  return { tenants, covered: picker.covered };
+}
+
+interface Outgoing {
+  seq: number;
+  eventId: string;
+  organization: Organization;
+  message: Message;
+}
+
+interface PhaseFigures extends MeasuredRun {
+  label: string;
+  events: number;
+  producedPerSecond: number;
+  /** Fan-out commit seen − scheduled, for every accepted event. */
+  latency: Distribution | null;
+}
+
+/**
+ * ingest-kafka: events written straight onto `<prefix>.events` by a kafkajs producer set up as
+ * the documented direct producer (the envelope of docs/schemas/event-envelope.schema.json, keyed
+ * by organization id, murmur2 partitioner, idempotent, acks=all, --batch records per send, one
+ * send in flight), for --organizations organizations spread over the topic's partitions.
+ *
+ * "Accepted" is when the fan-out's committed offset on `<prefix>.events` passed the record,
+ * read from Kafka every 25 ms: the fan-out commits a batch only after its events and messages
+ * are in PostgreSQL and its deliveries acknowledged by Kafka. Two phases:
+ * - burst: --events records as fast as the producer goes; the fan-out's accepted events/s
+ *   (first send to the last commit) is its capacity, and latency there is mostly queueing;
+ * - paced: an open loop at --rate (default half the burst's accepted rate) for --duration s;
+ *   latency (commit seen − the record's planned time) at a load the fan-out keeps up with.
+ */
+export async function runIngestKafka(ctx: ScenarioContext): Promise<ScenarioResult> {
+  const { options, progress, cleanup } = ctx;
+  const session = await BenchSession.open(ctx);
+  const prefix = session.stack.topicPrefix;
+  const eventsTopic = `${prefix}.events`;
+  const kafka = new Kafka({
+    clientId: 'hookbase-bench-direct',
+    brokers: options.brokers.split(','),
+    logLevel: logLevel.NOTHING,
+  });
+  // As a direct producer should be set up (and as Hookbase's own producer is).
+  const producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    allowAutoTopicCreation: false,
+  });
+  const commits = new FanoutCommitWatch(options.brokers, prefix);
+  const stopClients = async () => {
+    await commits.stop().catch(() => undefined);
+    await producer.disconnect().catch(() => undefined);
+  };
+  const undo = cleanup.add('ingest-kafka clients', stopClients);
+  try {
+    const partitions = await session.kafka.partitionCount(eventsTopic);
+    session.setPhase('setup', () => `organizations over ${partitions} partitions`);
+    const spread = await spreadOrganizations(session, partitions, options.organizations);
+    const ledgers = [new Ledger('burst'), new Ledger('paced')];
+    const router = stepRouter(ledgers);
+    const organizations: Organization[] = [];
+    for (const [i, { tenant, partition }] of spread.tenants.entries()) {
+      const targets = await addIngestEndpoints(
+        session,
+        tenant,
+        options.endpoints,
+        router,
+        i * options.endpoints,
+      );
+      organizations.push({ tenant, partition, targets });
+    }
+    const raw = await rawBaseline(
+      session,
+      organizations.map((o) => o.tenant.organizationId),
+    );
+
+    const pending = new PendingOffsets();
+    const accept = (partition: number, committed: number, at: number) => {
+      for (const record of pending.passed(partition, committed))
+        ledgers[stepOf(record.seq)]?.accepted(record.seq, at, record.eventId);
+    };
+    await commits.start(accept);
+    const invalidBefore = await commits.highWatermarks(`${prefix}.events.invalid`);
+    await producer.connect();
+    // Warm-up: one record per organization (not counted), so connection set-up is not measured.
+    await producer.send({
+      topic: eventsTopic,
+      acks: -1,
+      messages: organizations.map((o) => {
+        const record = benchEnvelope(o.tenant.organizationId, -1, 0);
+        return { key: record.key, value: record.value, partition: o.partition };
+      }),
+    });
+
+    let produced = 0;
+    /** One envelope, built before it is due, so building is not counted as producing. */
+    const build = (seq: number): Outgoing => {
+      const organization = organizations[seq % organizations.length];
+      const record = benchEnvelope(organization.tenant.organizationId, seq, options.payloadBytes);
+      // The partition the key hashes to, named so the offsets below are known for certain.
+      const message = { key: record.key, value: record.value, partition: organization.partition };
+      return { seq, eventId: record.eventId, organization, message };
+    };
+    /** Sends envelopes as one produce request and files them under the offsets Kafka gave. */
+    const send = async (
+      ledger: Ledger,
+      items: readonly Outgoing[],
+      scheduledAt: (seq: number) => number,
+    ) => {
+      const byPartition = new Map<number, Omit<ProducedRecord, 'offset'>[]>();
+      for (const { seq, eventId, organization } of items) {
+        ledger.schedule(seq, scheduledAt(seq), organization.targets, stepOf(seq));
+        let list = byPartition.get(organization.partition);
+        if (!list) byPartition.set(organization.partition, (list = []));
+        list.push({ seq, eventId });
+      }
+      const sentAt = now();
+      for (const { seq } of items) ledger.sent(seq, sentAt);
+      try {
+        const metadata = await producer.send({
+          topic: eventsTopic,
+          acks: -1,
+          messages: items.map((item) => item.message),
+        });
+        for (const [partition, records] of byPartition) {
+          const base = metadata.find((m) => m.partition === partition)?.baseOffset;
+          if (base === undefined) throw new Error(`no offset for partition ${partition}`);
+          pending.add(partition, Number(base), records);
+        }
+        produced += items.length;
+      } catch (error) {
+        const at = now();
+        for (const { seq } of items) ledger.failed(seq, at, (error as Error).message);
+      }
+    };
+    const settled = async (ledger: Ledger, untilMs: number) => {
+      while (now() < Math.min(untilMs, ctx.deadlineMs) && session.stack.exited().length === 0) {
+        const p = ledger.progress;
+        if (p.accepted + p.refused + p.failed >= p.sent) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const phases: PhaseFigures[] = [];
+    const placed: PlacedRun[] = [];
+    /** A phase's figures: produced/s over its producing time, accepted/s over the ledger's. */
+    const finishPhase = async (label: string, ledger: Ledger, startMs: number, endMs: number) => {
+      const window = { label, startMs, loadEndMs: endMs, offeredPerSecond: null };
+      const run = await session.report(window, ledger);
+      const events = ledger.allEvents();
+      const latency = distribution(
+        events.filter((e) => e.outcome === 'accepted').map((e) => e.answeredAt - e.scheduledAt),
+      );
+      phases.push({
+        label,
+        run,
+        ledger,
+        window,
+        events: events.length,
+        producedPerSecond: ratePerSecond(run.ledger.events.sent, startMs, endMs),
+        latency,
+      });
+      placed.push({ run, offsetSeconds: session.offset(startMs) });
+      progress.note(
+        `  ${label}: fan-out accepted ${fmtRate(run.acceptedPerSecond)} events/s, p50 ${fmtMs(latency?.p50)}, p99 ${fmtMs(latency?.p99)}`,
+      );
+      return run;
+    };
+
+    // Burst: everything as fast as one send in flight allows (envelopes built beforehand).
+    const burst = ledgers[0];
+    session.setPhase('burst', () => `building ${fmtInt(options.events)} envelopes`);
+    const burstItems: Outgoing[] = [];
+    while (burstItems.length < options.events) {
+      // In slices, so the commit watch and the progress line keep running meanwhile.
+      const end = Math.min(options.events, burstItems.length + 5000);
+      for (let seq = burstItems.length; seq < end; seq++) burstItems.push(build(seq));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const burstStart = now();
+    session.setPhase(
+      'burst',
+      () =>
+        `produced ${fmtInt(produced)}/${fmtInt(options.events)} · fan-out accepted ${fmtInt(burst.progress.accepted)}`,
+      () => burst.progress.accepted / options.events,
+    );
+    for (let next = 0; next < burstItems.length && now() < ctx.deadlineMs;) {
+      const items = burstItems.slice(next, next + options.batch);
+      const at = now();
+      await send(burst, items, () => at);
+      next += items.length;
+    }
+    const burstProduced = now();
+    await settled(burst, now() + options.drainTimeoutSeconds * 1000);
+    const burstRun = await finishPhase('burst', burst, burstStart, burstProduced);
+
+    // Paced: an open loop at a rate the fan-out keeps up with, for its latency.
+    const rate = options.rate > 0 ? options.rate : burstRun.acceptedPerSecond / 2;
+    const paced = ledgers[1];
+    if (rate > 0) {
+      const plan: PacingPlan = {
+        startMs: now(),
+        ratePerSecond: rate,
+        count: planEvents(rate, options.durationSeconds),
+      };
+      session.setPhase(
+        `paced at ${fmtRate(rate)}/s`,
+        () =>
+          `produced ${fmtInt(paced.progress.sent)}/${fmtInt(plan.count)} · fan-out accepted ${fmtInt(paced.progress.accepted)}`,
+        () => paced.progress.accepted / plan.count,
+      );
+      // Every few milliseconds, what is due goes out as one send (at most --batch records).
+      for (let next = 0; next < plan.count && now() < ctx.deadlineMs;) {
+        const due = Math.min(dueBy(plan, now()), next + options.batch);
+        if (due <= next) {
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          continue;
+        }
+        await send(
+          paced,
+          Array.from({ length: due - next }, (_, i) => build(STEP_SEQ + next + i)),
+          (seq) => dueAt(plan, seq - STEP_SEQ),
+        );
+        next = due;
+      }
+      const pacedProduced = now();
+      await settled(paced, now() + options.drainTimeoutSeconds * 1000);
+      await finishPhase(`paced ${fmtRate(rate)}/s`, paced, plan.startMs, pacedProduced);
+    }
+    const invalid =
+      (await commits.highWatermarks(`${prefix}.events.invalid`).catch(() => null)) ?? null;
+    await commits.stop();
+
+    const problems = await settleRuns(session, phases);
+    if (invalid === null) problems.push(`could not read ${prefix}.events.invalid`);
+    else if (invalid > invalidBefore)
+      problems.push(`${invalid - invalidBefore} records were set aside as invalid`);
+    // The fan-out's commit is the measure; the API confirms it recorded what it committed.
+    let found = 0;
+    for (const [index, organization] of organizations.entries()) {
+      const id = lastAcceptedOf(ledgers, organizations.length, index);
+      if (!id) continue;
+      const response = await organization.tenant.client.get(
+        `/api/organizations/${organization.tenant.organizationId}/events/${id}`,
+      );
+      if (response.status === 200) found++;
+      else
+        problems.push(`event ${id} committed by the fan-out but GET answered ${response.status}`);
+    }
+
+    const best = phases[0];
+    const pacedPhase = phases[1];
+    return await session.result({
+      title: `${fmtInt(options.events)} envelopes straight onto ${eventsTopic}, then paced at ${fmtRate(rate)}/s for ${options.durationSeconds} s, ${organizations.length} organizations`,
+      summary:
+        `fan-out accepted ${fmtRate(best.run.acceptedPerSecond)} events/s (produced ${fmtRate(best.producedPerSecond)}/s)` +
+        ` · raw ${fmtRate(raw.perSecond)}/s · ratio ${ratio(best.run.acceptedPerSecond, raw.perSecond)}` +
+        (pacedPhase ? ` · paced p99 ${fmtMs(pacedPhase.latency?.p99)}` : ''),
+      headline: [
+        [
+          'fan-out accepted',
+          `${fmtRate(best.run.acceptedPerSecond)} events/s (burst of ${fmtInt(best.events)}; produced onto ${eventsTopic} at ${fmtRate(best.producedPerSecond)} records/s; ${
+            best.run.acceptedPerSecond >= 0.95 * best.producedPerSecond
+              ? 'the fan-out kept up, so this is the producer’s rate, a lower bound of the fan-out’s'
+              : 'the fan-out fell behind, so this is its capacity'
+          }, peak fan-out lag ${fmtInt(best.run.lag.peak?.fanout)})`,
+        ],
+        [
+          'latency when paced',
+          pacedPhase
+            ? `at ${fmtRate(rate)} events/s: p50 ${fmtMs(pacedPhase.latency?.p50)}, p95 ${fmtMs(pacedPhase.latency?.p95)}, p99 ${fmtMs(pacedPhase.latency?.p99)} (fan-out commit seen − planned time)`
+            : 'not run (nothing accepted in the burst)',
+        ],
+        ...rawHeadline(raw, best.run.acceptedPerSecond),
+        [
+          'produced ÷ raw',
+          `${ratio(best.producedPerSecond, raw.perSecond)} (the direct producer while the fan-out read beside it)`,
+        ],
+        [
+          'organizations',
+          `${organizations.length}, on ${spread.covered} of ${partitions} partitions of ${eventsTopic}`,
+        ],
+        [
+          'checks',
+          `${invalid === null ? '?' : invalid - invalidBefore} records set aside as invalid; the last accepted event of ${found}/${organizations.length} organizations found through the API`,
+        ],
+        [
+          'endpoints',
+          options.endpoints > 0
+            ? `${options.endpoints} per organization (every delivery checked)`
+            : 'none (the fan-out records each event, no messages)',
+        ],
+      ],
+      tables: [
+        {
+          title: 'Phases (latency = fan-out commit seen − planned time)',
+          header: [
+            'phase',
+            'events',
+            'produced/s',
+            'accepted/s',
+            '÷ raw',
+            'p50',
+            'p95',
+            'p99',
+            'max',
+            'peak fan-out lag',
+            'Hookbase CPU',
+          ],
+          rows: phases.map((phase) => [
+            phase.label,
+            fmtInt(phase.events),
+            fmtRate(phase.producedPerSecond),
+            fmtRate(phase.run.acceptedPerSecond),
+            ratio(phase.run.acceptedPerSecond, raw.perSecond),
+            fmtMs(phase.latency?.p50),
+            fmtMs(phase.latency?.p95),
+            fmtMs(phase.latency?.p99),
+            fmtMs(phase.latency?.max),
+            fmtInt(phase.run.lag.peak?.fanout),
+            `${Math.round(phase.run.services.reduce((sum, s) => sum + (s.cpuPercent ?? 0), 0))}%`,
+          ]),
+        },
+      ],
+      runs: placed,
+      problems,
+      notes: [
+        `accepted = the fan-out group's committed offset on ${eventsTopic} passed the record (read every 25 ms): it commits only after the event and its messages are in PostgreSQL`,
+        'burst latency is mostly waiting behind the burst; the paced phase is the latency figure',
+        `raw produce: the same client and settings to a scratch topic, nothing reading it`,
+      ],
+      extra: { raw, organizations: organizations.length, partitionsCovered: spread.covered },
+      chart: { combineRuns: true, latency: 'accept' },
+    });
+  } finally {
+    undo();
+    await stopClients();
+    await session.close();
+  }
+}
+
+/** The id of the last event of organization `index` the fan-out accepted, latest phase first. */
+function lastAcceptedOf(
+  ledgers: readonly Ledger[],
+  organizations: number,
+  index: number,
+): string | undefined {
+  for (const ledger of [...ledgers].reverse()) {
+    const events = ledger.allEvents();
+    for (let i = events.length - 1; i >= 0; i--) {
+      const event = events[i];
+      if (event.outcome === 'accepted' && event.seq % organizations === index) return event.eventId;
+    }
+  }
+  return undefined;
+}
