@@ -18,6 +18,11 @@ export interface DeliveryTarget {
   url: string | null;
   config: Record<string, unknown>;
   secrets: readonly string[];
+  /**
+   * The endpoint delivers in order (FIFO). Adapters whose service orders by a key use the endpoint
+   * id as that key (Pub/Sub's ordering key); SQS and SNS order by their `.fifo` queues and topics.
+   */
+  ordered?: boolean;
 }
 
 export interface DeliveryReport {

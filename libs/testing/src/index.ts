@@ -5,3 +5,4 @@ export * from './test-database';
 export * from './test-receiver';
 export * from './tcp-proxy';
 export * from './scratch-kafka';
+export * from './emulators';

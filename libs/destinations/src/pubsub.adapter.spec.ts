@@ -1,0 +1,46 @@
+import { pubsubClientConfig } from './pubsub.adapter';
+
+describe('pubsubClientConfig', () => {
+  it('uses Google defaults without an endpoint', () => {
+    expect(pubsubClientConfig({ projectId: 'my-project', topic: 'orders' })).toEqual({
+      projectId: 'my-project',
+    });
+  });
+
+  it('reaches an http endpoint as an emulator: plain gRPC, no metadata-server lookups', () => {
+    expect(
+      pubsubClientConfig({
+        projectId: 'my-project',
+        topic: 'orders',
+        endpoint: 'http://127.0.0.1:8085',
+      }),
+    ).toEqual({
+      projectId: 'my-project',
+      apiEndpoint: '127.0.0.1:8085',
+      emulatorMode: true,
+      universeDomain: 'googleapis.com',
+    });
+  });
+
+  it('reaches an https endpoint over TLS with credentials (port 443 by default)', () => {
+    expect(
+      pubsubClientConfig({
+        projectId: 'my-project',
+        topic: 'orders',
+        endpoint: 'https://pubsub.example.com',
+        credentials: {
+          clientEmail: 'svc@my-project.iam.gserviceaccount.com',
+          privateKey: '-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n',
+        },
+      }),
+    ).toEqual({
+      projectId: 'my-project',
+      apiEndpoint: 'pubsub.example.com:443',
+      emulatorMode: false,
+      credentials: {
+        client_email: 'svc@my-project.iam.gserviceaccount.com',
+        private_key: '-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n',
+      },
+    });
+  });
+});

@@ -1,0 +1,96 @@
+import { MessageAttributeValue, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { classifyAwsError } from './aws-errors';
+import {
+  awsClientSettings,
+  checkEndpointOverride,
+  ClientCache,
+  clientKey,
+  CloudAdapterOptions,
+  deliveryAttributes,
+  outputStatus,
+  refusedReport,
+  timedAttempt,
+} from './cloud-support';
+import {
+  DeliveryReport,
+  DeliveryTarget,
+  DestinationAdapter,
+  OutboundMessage,
+} from './destination.adapter';
+import { parseDestinationConfig, SqsConfig } from './destination-config';
+
+/**
+ * Delivers to an SQS queue: SendMessage with the payload's JSON as the body and the delivery
+ * attributes as String message attributes. On a FIFO queue (URL ending in `.fifo`) the message
+ * group is the endpoint id (one ordered stream per endpoint) and the deduplication id the
+ * webhook id (stable across retries: SQS drops a resend within its 5-minute window).
+ */
+export class SqsDestinationAdapter implements DestinationAdapter {
+  readonly kind = 'sqs' as const;
+  private readonly clients: ClientCache<SQSClient>;
+
+  constructor(private readonly options: CloudAdapterOptions) {
+    this.clients = new ClientCache((client) => client.destroy(), options.maxClients);
+  }
+
+  async deliver(message: OutboundMessage, target: DeliveryTarget): Promise<DeliveryReport> {
+    let config: SqsConfig;
+    try {
+      config = parseDestinationConfig('sqs', target.config);
+      checkEndpointOverride(config.endpoint, this.options.allowPrivateTargets);
+    } catch (error) {
+      return refusedReport(error);
+    }
+    const client = this.client(config);
+    const fifo = config.queueUrl.endsWith('.fifo');
+    const command = new SendMessageCommand({
+      QueueUrl: config.queueUrl,
+      MessageBody: JSON.stringify(message.payload),
+      MessageAttributes: stringAttributes(deliveryAttributes(message)),
+      ...(fifo
+        ? { MessageGroupId: target.endpointId, MessageDeduplicationId: message.webhookId }
+        : {}),
+    });
+    return timedAttempt(async () => {
+      const output = await client.send(command, {
+        abortSignal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      return {
+        status: outputStatus(output),
+        excerpt: JSON.stringify({
+          MessageId: output.MessageId,
+          ...(output.SequenceNumber ? { SequenceNumber: output.SequenceNumber } : {}),
+        }),
+      };
+    }, classifyAwsError);
+  }
+
+  private client(config: SqsConfig): SQSClient {
+    const key = clientKey(['sqs', config.region, config.endpoint, config.credentials]);
+    return this.clients.get(
+      key,
+      () =>
+        new SQSClient({
+          ...awsClientSettings(config, this.options),
+          // The request goes to the regional endpoint or the configured override, never to
+          // whatever host a queue URL names.
+          useQueueUrlAsEndpoint: false,
+        }),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.clients.close();
+  }
+}
+
+export function stringAttributes(
+  attributes: Record<string, string>,
+): Record<string, MessageAttributeValue> {
+  return Object.fromEntries(
+    Object.entries(attributes).map(([name, value]) => [
+      name,
+      { DataType: 'String', StringValue: value },
+    ]),
+  );
+}
