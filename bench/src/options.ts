@@ -125,7 +125,7 @@ export const SCENARIO_DEFAULTS: Record<ScenarioName, Partial<Tunable>> = {
     records: 100_000,
   },
   e2e: { endpoints: 1000, rate: 1, durationSeconds: 20, drainTimeoutSeconds: 90 },
-  'fifo-rtt': { endpoints: 1, events: 300, receiverLatencyMs: 10 },
+  'fifo-rtt': { endpoints: 1, events: 500, receiverLatencyMs: 10 },
   'fifo-many': { endpoints: 500, eventsPerEndpoint: 10, receiverLatencyMs: 10, maxInFlight: 32 },
   isolation: { healthy: 8, rate: 150, durationSeconds: 8, neighbourRate: 50 },
   'kafka-client': { records: 200_000, messageBytes: 1024, partitions: 3, batch: 500 },

@@ -217,7 +217,13 @@ export class DeliveryService implements OnApplicationShutdown {
     delivery: PendingDelivery,
     endpoint: EndpointEntity,
     secrets: readonly string[],
-  ): Promise<{ outcome: 'succeeded' | 'retry' | 'failed'; decision: DeliveryDecision }> {
+    options: { deferSuccessRecord?: boolean } = {},
+  ): Promise<{
+    outcome: 'succeeded' | 'retry' | 'failed';
+    decision: DeliveryDecision;
+    /** The attempt's record in the store; already settled unless a success was deferred. */
+    recorded: Promise<void>;
+  }> {
     const adapter = this.adapters.get(endpoint.kind);
     const attemptNumber = delivery.attemptsMade + 1;
     const startedAt = new Date();
@@ -281,8 +287,15 @@ export class DeliveryService implements OnApplicationShutdown {
         ),
       );
     }
-    await this.recorder.record(record);
-    return { outcome: outcome.kind, decision };
+    const recorded = this.recorder.record(record);
+    if (options.deferSuccessRecord && decision.status === 'succeeded') {
+      // The caller awaits it later (a FIFO lane, before it next reads its queue); until then a
+      // failure must not surface as an unhandled rejection.
+      recorded.catch(() => undefined);
+      return { outcome: outcome.kind, decision, recorded };
+    }
+    await recorded;
+    return { outcome: outcome.kind, decision, recorded };
   }
 
   /** Sends messages to the DLQ with `reason` and ends them with `status`. */

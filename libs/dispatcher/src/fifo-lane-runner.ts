@@ -37,6 +37,11 @@ interface LaneProgress {
   saidBlocked: boolean;
   /** The last read of the endpoint, reused while the lane runs back to back. */
   endpointRead?: { endpoint: EndpointEntity | undefined; secrets: readonly string[]; at: number };
+  /**
+   * The store write of the last head's success, still under way while the next head is sent (at
+   * most one). The lane waits for it before it reads its queue again or does anything else.
+   */
+  recording?: Promise<void>;
 }
 
 /** One running lane in this process. */
@@ -143,6 +148,15 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     if (!(await this.store.acquire(endpointId, this.owner, this.config.fifo.leaseMs))) return;
     lane.acquired = true;
     const state: LaneProgress = { window: [], saidBlocked: false };
+    try {
+      await this.loop(endpointId, lane, state);
+    } finally {
+      // A stopping lane's last success is stored before its lease is handed over.
+      await settle(state).catch((error: Error) => this.logger.warn(error.message));
+    }
+  }
+
+  private async loop(endpointId: string, lane: LaneHandle, state: LaneProgress): Promise<void> {
     for (let failures = 0; !this.stopping && !lane.lost;) {
       try {
         if (await this.step(endpointId, lane, state)) return;
@@ -164,6 +178,8 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
   /** One step of a lane; true when the lane is done (its queue is empty and released). */
   private async step(endpointId: string, lane: LaneHandle, state: LaneProgress): Promise<boolean> {
     if (state.window.length === 0) {
+      // The queue read must not see the last head as still queued: its success is stored first.
+      await settle(state);
       state.window = await this.store.queue(endpointId, READ_AHEAD);
       if (state.window.length === 0) return this.store.releaseIfEmpty(endpointId, this.owner);
     }
@@ -179,6 +195,8 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       circuit: this.delivery.circuitOf(endpointId),
       circuitPolicy: this.delivery.circuitSettings,
     });
+    // Only a delivery goes on beside the last success's write; every other step changes the queue.
+    if (step.action !== 'deliver') await settle(state);
     switch (step.action) {
       case 'dead-letter-all':
         await this.deadLetterQueue(endpointId);
@@ -219,7 +237,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
           await lane.sleepUntil(token);
           break;
         }
-        if (await this.deliverHead(endpoint, head, secrets)) {
+        if (await this.deliverHead(endpoint, head, secrets, state)) {
           state.window.shift();
         }
         break;
@@ -253,11 +271,17 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     return read;
   }
 
-  /** One attempt of the head; true once it has finished (succeeded or dead-lettered). */
+  /**
+   * One attempt of the head; true once it has finished (succeeded or dead-lettered). A success is
+   * stored while the next head is sent (ADR 9): the lane waits a round trip to the receiver per
+   * message, not that plus a write. A crash before the write lands sends that head again before
+   * the next, so first deliveries stay in order.
+   */
   private async deliverHead(
     endpoint: EndpointEntity,
     head: QueuedMessage,
     secrets: readonly string[],
+    state: LaneProgress,
   ): Promise<boolean> {
     // Shown in the log as being delivered; not waited for (the lease, not this, guards the head).
     if (head.status !== 'in_flight') {
@@ -265,9 +289,12 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
         .markHeadInFlight(head.messageId, head.attempts)
         .catch((error: Error) => this.logger.warn(error.message));
     }
-    const { outcome, decision } = await this.delivery.withDispatchSlot(() =>
-      this.delivery.attempt(pending(head), endpoint, secrets),
+    const { outcome, decision, recorded } = await this.delivery.withDispatchSlot(() =>
+      this.delivery.attempt(pending(head), endpoint, secrets, { deferSuccessRecord: true }),
     );
+    // The previous head's write (long done: it had a whole round trip) before this one's starts.
+    await settle(state);
+    state.recording = recorded;
     this.delivery.afterAttempt(endpoint.id, outcome);
     head.attempts++;
     if (decision.status === 'awaiting_retry') {
@@ -315,6 +342,14 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       this.logger.warn(`FIFO sweep failed: ${(error as Error).message}`);
     }
   }
+}
+
+/** Waits for the lane's outstanding success write; a failed write throws (the lane re-reads). */
+async function settle(state: LaneProgress): Promise<void> {
+  const recording = state.recording;
+  if (!recording) return;
+  state.recording = undefined;
+  await recording;
 }
 
 function laneEndpoint(endpoint: EndpointEntity): LaneEndpoint {
