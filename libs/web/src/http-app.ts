@@ -27,7 +27,7 @@ export async function createHttpApp(
     bodyLimit: config.http.maxPayloadBytes,
     logger: false,
     trustProxy: false,
-    maxParamLength: MAX_PATH_PARAM_LENGTH,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     // Errors the router raises before any route runs (an over-long parameter, a path that does
     // not decode) get the same coded body as every other error, not Fastify's own.
     frameworkErrors: (error: Error, _request: FastifyRequest, reply: FastifyReply) => {
