@@ -59,16 +59,19 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     if (unknown.length > 0) await this.quarantine(unknown);
     const envelopes = all.filter((envelope) => known.has(envelope.organizationId));
     const recorded = await this.events.recordEvents(envelopes);
+    // Messages of polling endpoints are complete once recorded (in their poll log): nothing to send.
     const deliveries = envelopes.flatMap((envelope) =>
-      (recorded.get(envelope.id) ?? []).map((message): DeliveryRecord => ({
-        messageId: message.messageId,
-        eventId: envelope.id,
-        organizationId: envelope.organizationId,
-        endpointId: message.endpointId,
-        eventType: envelope.eventType,
-        payload: envelope.payload,
-        acceptedAt: envelope.acceptedAt,
-      })),
+      (recorded.get(envelope.id) ?? [])
+        .filter((message) => !message.polled)
+        .map((message): DeliveryRecord => ({
+          messageId: message.messageId,
+          eventId: envelope.id,
+          organizationId: envelope.organizationId,
+          endpointId: message.endpointId,
+          eventType: envelope.eventType,
+          payload: envelope.payload,
+          acceptedAt: envelope.acceptedAt,
+        })),
     );
     // Duplicated envelopes (a repeated publish) produce their deliveries once.
     const seen = new Set<string>();

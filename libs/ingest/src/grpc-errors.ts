@@ -34,6 +34,8 @@ export function grpcStatusFor(code: ErrorCode): GrpcStatus {
       return GrpcStatus.NOT_FOUND;
     case 'IDEMPOTENCY_CONFLICT':
       return GrpcStatus.ALREADY_EXISTS;
+    case 'ENDPOINT_NOT_POLLING':
+      return GrpcStatus.FAILED_PRECONDITION;
     case 'PAYLOAD_TOO_LARGE':
     case 'RATE_LIMITED':
       return GrpcStatus.RESOURCE_EXHAUSTED;

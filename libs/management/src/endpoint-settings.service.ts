@@ -3,6 +3,7 @@ import { lookup } from 'node:dns/promises';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import {
   checkFifoSetting,
+  checkPollingFields,
   checkTargetUrl,
   CreateEndpointInput,
   DEFAULT_RETRY_POLICY,
@@ -16,7 +17,7 @@ import { EndpointEntity, EndpointRepository, OrganizationRepository } from '@hoo
 import { generateSecret, isValidSecret } from '@hookbase/signing';
 
 /** Endpoint kinds this build can deliver to; the others are refused rather than stored unused. */
-const AVAILABLE_KINDS: readonly EndpointKind[] = ['http'];
+const AVAILABLE_KINDS: readonly EndpointKind[] = ['http', 'polling'];
 const DNS_CHECK_TIMEOUT_MS = 2_000;
 
 /** Create, change and delete endpoints, with every rule checked before anything is stored. */
@@ -35,6 +36,7 @@ export class EndpointSettingsService {
         `Endpoint kind "${input.kind}" is not available yet; available: ${AVAILABLE_KINDS.join(', ')}`,
       );
     }
+    checkPollingFields(input.kind, input);
     const url = await this.checkUrl(input.kind, input.url);
     await this.checkFifo(organizationId, input.kind, false, input.fifoEnabled ?? false);
     if (input.secret !== undefined && !isValidSecret(input.secret)) {
@@ -61,6 +63,7 @@ export class EndpointSettingsService {
   }
 
   async update(endpoint: EndpointEntity, input: UpdateEndpointInput): Promise<EndpointEntity> {
+    checkPollingFields(endpoint.kind, input);
     if (input.url !== undefined) endpoint.url = await this.checkUrl(endpoint.kind, input.url);
     if (input.fifoEnabled !== undefined) {
       await this.checkFifo(

@@ -20,7 +20,7 @@ import {
   updateEndpointSchema,
 } from '@hookbase/domain';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import { EndpointRepository, FifoLaneRepository } from '@hookbase/persistence';
+import { EndpointRepository, FifoLaneRepository, PollLogRepository } from '@hookbase/persistence';
 import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
 import { EndpointSettingsService } from './endpoint-settings.service';
 import { endpointView, fifoStateView } from './views';
@@ -32,6 +32,7 @@ export class EndpointsController {
     private readonly endpoints: EndpointRepository,
     private readonly settings: EndpointSettingsService,
     private readonly lanes: FifoLaneRepository,
+    private readonly pollLog: PollLogRepository,
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
 
@@ -76,11 +77,15 @@ export class EndpointsController {
     return { data: fifoStateView(endpoint, lane, this.config.fifo.leaseMs, new Date()) };
   }
 
-  /** Queued messages are dead-lettered (endpoint_deleted) when the dispatcher next sees them. */
+  /**
+   * Queued messages are dead-lettered (endpoint_deleted) when the dispatcher next sees them; a
+   * polling endpoint's unfetched ones at once (the dispatcher never sees them).
+   */
   @Delete(':endpointId')
   async remove(@OrganizationId() organizationId: string, @Param('endpointId') endpointId: string) {
     const endpoint = await this.require(organizationId, endpointId);
     await this.endpoints.softDelete(endpoint);
+    if (endpoint.kind === 'polling') await this.pollLog.closeDeleted(endpoint.id);
     return { data: { id: endpoint.id, deleted: true } };
   }
 

@@ -4,14 +4,16 @@ import { EndpointsController } from './endpoints.controller';
 import { InvalidEventsController } from './invalid-events.controller';
 import { LogController } from './log.controller';
 import { OrganizationsController } from './organizations.controller';
+import { PollController } from './poll.controller';
 import { ReplayController } from './replay.controller';
 import { ReplayService } from './replay.service';
 
-/** The management API: organizations and keys, endpoints, the message log and the DLQ. */
+/** The management API: organizations and keys, endpoints, polling, the message log and the DLQ. */
 @Module({
   controllers: [
     OrganizationsController,
     EndpointsController,
+    PollController,
     LogController,
     ReplayController,
     InvalidEventsController,

@@ -11,4 +11,5 @@ export * from './repositories/invalid-event.repository';
 export * from './repositories/message.repository';
 export * from './repositories/organization.repository';
 export * from './repositories/page';
+export * from './repositories/poll-log.repository';
 export * from './repositories/retention.repository';

@@ -18,6 +18,7 @@ import { IdempotencyRepository } from './repositories/idempotency.repository';
 import { InvalidEventRepository } from './repositories/invalid-event.repository';
 import { MessageRepository } from './repositories/message.repository';
 import { OrganizationRepository } from './repositories/organization.repository';
+import { PollLogRepository } from './repositories/poll-log.repository';
 import { RetentionRepository } from './repositories/retention.repository';
 
 const REPOSITORIES = [
@@ -30,6 +31,7 @@ const REPOSITORIES = [
   InvalidEventRepository,
   MessageRepository,
   OrganizationRepository,
+  PollLogRepository,
   RetentionRepository,
 ];
 

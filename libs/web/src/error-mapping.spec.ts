@@ -43,6 +43,7 @@ describe('httpStatusFor', () => {
     ['PLAN_REQUIRED', 403],
     ['ENDPOINT_NOT_FOUND', 404],
     ['IDEMPOTENCY_CONFLICT', 409],
+    ['ENDPOINT_NOT_POLLING', 409],
     ['SERVICE_UNAVAILABLE', 503],
   ] as const)('%s is %i', (code, status) => {
     expect(httpStatusFor(code)).toBe(status);

@@ -25,6 +25,7 @@ export function httpStatusFor(code: ErrorCode): number {
     case 'DLQ_ENTRY_NOT_FOUND':
       return 404;
     case 'IDEMPOTENCY_CONFLICT':
+    case 'ENDPOINT_NOT_POLLING':
       return 409;
     case 'PAYLOAD_TOO_LARGE':
       return 413;

@@ -30,4 +30,6 @@ export class MessageEntity {
   @Column({ name: 'replay_of', type: 'text', nullable: true }) replayOf!: string | null;
   /** Its place in its endpoint's FIFO lane while queued there; null outside a lane. */
   @Column({ name: 'fifo_seq', type: 'bigint', nullable: true }) fifoSeq!: string | null;
+  /** Its place in its polling endpoint's poll log (ADR 0011); null for push kinds. */
+  @Column({ name: 'poll_seq', type: 'bigint', nullable: true }) pollSeq!: string | null;
 }

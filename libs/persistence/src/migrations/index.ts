@@ -2,10 +2,12 @@ import { InitialSchema1764460800000 } from './1764460800000-initial-schema';
 import { MessageReplays1764547200000 } from './1764547200000-message-replays';
 import { InvalidEvents1764633600000 } from './1764633600000-invalid-events';
 import { FifoLanes1764720000000 } from './1764720000000-fifo-lanes';
+import { PollLog1764806400000 } from './1764806400000-poll-log';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
   MessageReplays1764547200000,
   InvalidEvents1764633600000,
   FifoLanes1764720000000,
+  PollLog1764806400000,
 ];

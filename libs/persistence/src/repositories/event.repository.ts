@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import {
   DEFAULT_RETRY_POLICY,
+  EndpointKind,
   EndpointStatus,
   EventEnvelope,
   matchRecipients,
@@ -11,11 +12,14 @@ import {
   RetryPolicy,
 } from '@hookbase/domain';
 import { EventEntity, MessageEntity } from '../entities';
+import { takePollPlaces } from './poll-log.repository';
 
 export interface RecordedMessage {
   messageId: string;
   eventId: string;
   endpointId: string;
+  /** In a polling endpoint's log: consumers fetch it, nothing is sent. */
+  polled: boolean;
 }
 
 /**
@@ -33,16 +37,20 @@ export class EventRepository {
       const fresh = await this.insertNewEvents(tx, envelopes);
       if (fresh.length > 0) await this.insertMessages(tx, fresh);
       const eventIds = [...new Set(envelopes.map((envelope) => envelope.id))];
-      const rows: { id: string; event_id: string; endpoint_id: string }[] = await tx.query(
-        `SELECT id, event_id, endpoint_id FROM messages
+      const rows: { id: string; event_id: string; endpoint_id: string; polled: boolean }[] =
+        await tx.query(
+          `SELECT id, event_id, endpoint_id, poll_seq IS NOT NULL AS polled FROM messages
           WHERE event_id = ANY($1) AND replay_of IS NULL ORDER BY id`,
-        [eventIds],
-      );
+          [eventIds],
+        );
       const byEvent = new Map<string, RecordedMessage[]>(eventIds.map((id) => [id, []]));
       for (const row of rows) {
-        byEvent
-          .get(row.event_id)!
-          .push({ messageId: row.id, eventId: row.event_id, endpointId: row.endpoint_id });
+        byEvent.get(row.event_id)!.push({
+          messageId: row.id,
+          eventId: row.event_id,
+          endpointId: row.endpoint_id,
+          polled: row.polled,
+        });
       }
       return byEvent;
     });
@@ -79,15 +87,19 @@ export class EventRepository {
     const rows: {
       id: string;
       organization_id: string;
+      kind: EndpointKind;
       status: EndpointStatus;
       event_types: string[];
       retry: RetryPolicy | null;
     }[] = await tx.query(
-      `SELECT id, organization_id, status, event_types, retry FROM endpoints
+      `SELECT id, organization_id, kind, status, event_types, retry FROM endpoints
         WHERE organization_id = ANY($1) AND deleted_at IS NULL AND status <> 'disabled'`,
       [organizationIds],
     );
-    const byOrganization = new Map<string, (RecipientCandidate & { maxAttempts: number })[]>();
+    const byOrganization = new Map<
+      string,
+      (RecipientCandidate & { maxAttempts: number; polling: boolean })[]
+    >();
     for (const row of rows) {
       const candidates = byOrganization.get(row.organization_id) ?? [];
       candidates.push({
@@ -96,6 +108,7 @@ export class EventRepository {
         eventTypes: row.event_types,
         deleted: false,
         maxAttempts: maxAttempts(row.retry ?? DEFAULT_RETRY_POLICY),
+        polling: row.kind === 'polling',
       });
       byOrganization.set(row.organization_id, candidates);
     }
@@ -107,13 +120,21 @@ export class EventRepository {
       })),
     );
     if (messages.length === 0) return;
+    // Places in polling endpoints' logs, in event (acceptance) order, taken in this transaction.
+    const polled = messages.filter((m) => m.endpoint.polling);
+    const places = await takePollPlaces(
+      tx,
+      polled.map((m) => m.endpoint.id),
+    );
+    const placeOf = new Map(polled.map((m, i) => [m.id, places[i].toString()]));
     await tx.query(
       `INSERT INTO messages (id, organization_id, event_id, endpoint_id, event_type, status, attempts,
-                             max_attempts, created_at, updated_at)
+                             max_attempts, created_at, updated_at, poll_seq)
        SELECT m.id, m.organization_id, m.event_id, m.endpoint_id, m.event_type, 'pending', 0,
-              m.max_attempts, now(), now()
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[])
-              AS m(id, organization_id, event_id, endpoint_id, event_type, max_attempts)
+              m.max_attempts, now(), now(), m.poll_seq
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[],
+                     $7::bigint[])
+              AS m(id, organization_id, event_id, endpoint_id, event_type, max_attempts, poll_seq)
        ON CONFLICT (event_id, endpoint_id) WHERE replay_of IS NULL DO NOTHING`,
       [
         messages.map((m) => m.id),
@@ -122,6 +143,7 @@ export class EventRepository {
         messages.map((m) => m.endpoint.id),
         messages.map((m) => m.event.eventType),
         messages.map((m) => m.endpoint.maxAttempts),
+        messages.map((m) => placeOf.get(m.id) ?? null),
       ],
     );
   }

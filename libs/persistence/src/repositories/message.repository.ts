@@ -3,6 +3,7 @@ import { DataSource, In } from 'typeorm';
 import { MessageStatus, newId } from '@hookbase/domain';
 import { AttemptEntity, MessageEntity } from '../entities';
 import { Page, toPage } from './page';
+import { takePollPlaces } from './poll-log.repository';
 
 export interface DeliveryState {
   status: MessageStatus;
@@ -217,27 +218,57 @@ export class MessageRepository {
   /**
    * Copies messages for a replay or DLQ retry: new rows, due at once on the retry schedule (outside
    * any FIFO lane), with a fresh attempt budget from the endpoint's current policy. Copies of
-   * copies point at the original, whose id stays the webhook-id.
+   * copies point at the original, whose id stays the webhook-id. A copy for a polling endpoint is
+   * appended to the end of its poll log instead (`pending`, never on the retry schedule).
    */
   async createCopies(
     organizationId: string,
     originalIds: readonly string[],
   ): Promise<MessageEntity[]> {
     if (originalIds.length === 0) return [];
-    const copies = originalIds.map((id) => ({ original: id, copy: newId('msg') }));
-    await this.dataSource.query(
-      `INSERT INTO messages (id, organization_id, event_id, endpoint_id, event_type, status, attempts,
-                             max_attempts, next_attempt_at, created_at, updated_at, replay_of)
-       SELECT c.copy_id, m.organization_id, m.event_id, m.endpoint_id, m.event_type, 'awaiting_retry', 0,
-              jsonb_array_length(e.retry -> 'delaysMs'), now(), now(), now(), COALESCE(m.replay_of, m.id)
-         FROM unnest($2::text[], $3::text[]) AS c(original_id, copy_id)
-         JOIN messages m ON m.id = c.original_id AND m.organization_id = $1
-         JOIN endpoints e ON e.id = m.endpoint_id AND e.deleted_at IS NULL`,
-      [organizationId, copies.map((c) => c.original), copies.map((c) => c.copy)],
-    );
-    return this.dataSource
-      .getRepository(MessageEntity)
-      .find({ where: { id: In(copies.map((c) => c.copy)) }, order: { id: 'ASC' } });
+    return this.dataSource.transaction(async (tx) => {
+      const originals: { id: string; endpoint_id: string; polling: boolean }[] = await tx.query(
+        `SELECT m.id, m.endpoint_id, e.kind = 'polling' AS polling
+           FROM unnest($2::text[]) WITH ORDINALITY AS c(original_id, position)
+           JOIN messages m ON m.id = c.original_id AND m.organization_id = $1
+           JOIN endpoints e ON e.id = m.endpoint_id AND e.deleted_at IS NULL
+          ORDER BY c.position`,
+        [organizationId, originalIds],
+      );
+      const polled = originals.filter((o) => o.polling);
+      const places = await takePollPlaces(
+        tx,
+        polled.map((o) => o.endpoint_id),
+      );
+      const placeOf = new Map(polled.map((o, i) => [o.id, places[i].toString()]));
+      const copies = originals.map((o) => ({
+        original: o.id,
+        copy: newId('msg'),
+        place: placeOf.get(o.id) ?? null,
+      }));
+      await tx.query(
+        `INSERT INTO messages (id, organization_id, event_id, endpoint_id, event_type, status, attempts,
+                               max_attempts, next_attempt_at, created_at, updated_at, replay_of,
+                               poll_seq)
+         SELECT c.copy_id, m.organization_id, m.event_id, m.endpoint_id, m.event_type,
+                CASE WHEN c.poll_seq IS NULL THEN 'awaiting_retry' ELSE 'pending' END, 0,
+                jsonb_array_length(e.retry -> 'delaysMs'),
+                CASE WHEN c.poll_seq IS NULL THEN now() END, now(), now(),
+                COALESCE(m.replay_of, m.id), c.poll_seq
+           FROM unnest($2::text[], $3::text[], $4::bigint[]) AS c(original_id, copy_id, poll_seq)
+           JOIN messages m ON m.id = c.original_id AND m.organization_id = $1
+           JOIN endpoints e ON e.id = m.endpoint_id`,
+        [
+          organizationId,
+          copies.map((c) => c.original),
+          copies.map((c) => c.copy),
+          copies.map((c) => c.place),
+        ],
+      );
+      return tx
+        .getRepository(MessageEntity)
+        .find({ where: { id: In(copies.map((c) => c.copy)) }, order: { id: 'ASC' } });
+    });
   }
 
   /** Failed messages of an endpoint (originals and copies), oldest first, for replay-failed. */

@@ -3,6 +3,8 @@ import { DataSource } from 'typeorm';
 import type { Plan } from '@hookbase/domain';
 
 export interface PruneCounts {
+  /** Messages of polling endpoints never fetched within retention, now `expired`. */
+  expired: number;
   messages: number;
   attempts: number;
   events: number;
@@ -15,7 +17,8 @@ const RETENTION_LOCK = 7_246_802;
 
 /**
  * Removes what each organization's plan no longer keeps. Only finished messages are pruned: one
- * still waiting stays until it finishes (its endpoint's maxAgeMs bounds that). An event goes once
+ * still waiting stays until it finishes (its endpoint's maxAgeMs bounds that; a polling endpoint's
+ * message not fetched within retention expires here). An event goes once
  * none of its messages remain, and its idempotency key with it ("reserved until pruned").
  */
 @Injectable()
@@ -42,6 +45,13 @@ export class RetentionRepository {
         );
         return rows[0].n;
       };
+      // A polling endpoint's message nobody fetched within retention expires (finished, so it is
+      // pruned a retention period later, like any finished message); polls skip it.
+      const expired = await count(`
+        UPDATE messages m SET status = 'expired', finished_at = now(), updated_at = now()
+          FROM cutoff c
+         WHERE m.organization_id = c.id AND m.poll_seq IS NOT NULL AND m.status = 'pending'
+           AND m.created_at < c.before`);
       const attempts = await count(`
         DELETE FROM attempts a USING messages m, cutoff c
          WHERE a.message_id = m.id AND m.organization_id = c.id AND m.finished_at < c.before`);
@@ -59,7 +69,7 @@ export class RetentionRepository {
         DELETE FROM idempotency_keys k USING cutoff c
          WHERE k.organization_id = c.id AND k.created_at < c.before
            AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)`);
-      return { messages, attempts, events, dlqEntries, idempotencyKeys };
+      return { expired, messages, attempts, events, dlqEntries, idempotencyKeys };
     });
   }
 }

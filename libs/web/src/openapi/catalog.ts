@@ -6,6 +6,7 @@ import {
   ErrorCode,
   listQuerySchema,
   messageQuerySchema,
+  pollQuerySchema,
   publishEventSchema,
   replayFailedSchema,
   rotateSecretSchema,
@@ -130,6 +131,48 @@ const page = (extra: Record<string, JsonSchema> = {}): JsonSchema => ({
     ...extra,
   },
 });
+const polledMessage: JsonSchema = {
+  type: 'object',
+  required: [
+    'messageId',
+    'webhookId',
+    'replayOf',
+    'eventId',
+    'eventType',
+    'payload',
+    'acceptedAt',
+    'createdAt',
+    'sequence',
+    'cursor',
+  ],
+  properties: {
+    messageId: { type: 'string', description: "This message's id in the message log." },
+    webhookId: {
+      type: 'string',
+      description:
+        'What a webhook would carry as `webhook-id`: the original message id, for a replay copy too. Deduplicate by it.',
+    },
+    replayOf: nullable('string'),
+    eventId: { type: 'string' },
+    eventType: { type: 'string' },
+    payload: object,
+    acceptedAt: { type: 'string', description: 'When the event was accepted.' },
+    createdAt: { type: 'string', description: 'When the message entered the poll log.' },
+    sequence: { type: 'string', description: 'Its place in the poll log (a decimal integer).' },
+    cursor: { type: 'string', description: 'Pass as `cursor` to resume after this message.' },
+  },
+};
+const pollPage: JsonSchema = {
+  type: 'object',
+  required: ['data', 'nextCursor'],
+  properties: {
+    data: { type: 'array', items: polledMessage },
+    nextCursor: {
+      type: 'string',
+      description: 'Pass as `cursor` on the next poll; unchanged when no message was returned.',
+    },
+  },
+};
 const secretKey = data({
   type: 'object',
   required: ['key'],
@@ -251,7 +294,7 @@ export const HOOKBASE_ROUTES: RouteSpec[] = [
     path: `${ORG}/webhook-endpoints`,
     operationId: 'createEndpoint',
     tag: 'Endpoints',
-    summary: 'Create an endpoint (only kind `http` so far).',
+    summary: 'Create an endpoint (kinds `http` and `polling` so far).',
     security: 'apiKey',
     body: { name: 'CreateEndpoint', schema: createEndpointSchema, required: true },
     success: { status: 201, description: 'The endpoint', schema: data() },
@@ -350,6 +393,24 @@ export const HOOKBASE_ROUTES: RouteSpec[] = [
     security: 'apiKey',
     success: { status: 200, description: 'The FIFO state', schema: data(fifoState) },
     errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'get',
+    path: `${ENDPOINT}/poll`,
+    operationId: 'pollEndpoint',
+    tag: 'Endpoints',
+    summary:
+      "A polling endpoint's next messages after `cursor`, in acceptance order, and the cursor to pass next. Polling past a message acknowledges it (`succeeded`); a paused or disabled endpoint answers an empty page.",
+    security: 'apiKey',
+    query: { name: 'PollQuery', schema: pollQuerySchema },
+    success: { status: 200, description: 'The next messages', schema: pollPage },
+    errors: [
+      'ORGANIZATION_NOT_FOUND',
+      'ENDPOINT_NOT_FOUND',
+      'ENDPOINT_NOT_POLLING',
+      'VALIDATION_FAILED',
+    ],
     usesStore: true,
   },
   {
