@@ -62,4 +62,27 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HOOKBASE_ADMIN_TOKEN: 'short' })).toThrow(ConfigError);
     expect(() => requireAdminToken(loadConfig({}))).toThrow(/HOOKBASE_ADMIN_TOKEN/);
   });
+
+  it('reads the credentials key (32 bytes in base64) and refuses anything else', () => {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    const old = Buffer.alloc(32, 9).toString('base64');
+    expect(loadConfig({}).credentials).toEqual({ key: undefined, previousKeys: [] });
+    expect(
+      loadConfig({
+        HOOKBASE_CREDENTIALS_KEY: key,
+        HOOKBASE_CREDENTIALS_PREVIOUS_KEYS: ` ${old} `,
+      }).credentials,
+    ).toEqual({ key, previousKeys: [old] });
+    const short = Buffer.alloc(16).toString('base64');
+    expect(() => loadConfig({ HOOKBASE_CREDENTIALS_KEY: short })).toThrow(
+      /HOOKBASE_CREDENTIALS_KEY: must be 32 bytes/,
+    );
+    expect(() => loadConfig({ HOOKBASE_CREDENTIALS_KEY: 'not base64!' })).toThrow(ConfigError);
+    expect(() =>
+      loadConfig({ HOOKBASE_CREDENTIALS_KEY: key, HOOKBASE_CREDENTIALS_PREVIOUS_KEYS: `${old},x` }),
+    ).toThrow(/HOOKBASE_CREDENTIALS_PREVIOUS_KEYS/);
+    expect(() => loadConfig({ HOOKBASE_CREDENTIALS_PREVIOUS_KEYS: old })).toThrow(
+      /needs HOOKBASE_CREDENTIALS_KEY/,
+    );
+  });
 });

@@ -10,6 +10,11 @@ const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const KEY_MESSAGE = 'must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)';
+const isKey = (text: string) => BASE64.test(text) && Buffer.from(text, 'base64').length === 32;
+// An AES-256 key for cloud endpoints' credentials at rest, in base64.
+const credentialsKey = z.string().trim().refine(isKey, KEY_MESSAGE);
 
 const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -60,6 +65,16 @@ const envSchema = z.object({
   HOOKBASE_RESPONSE_EXCERPT_BYTES: int(0, 65_536).default(4096),
   HOOKBASE_API_KEY_CACHE_MS: int(0, 600_000).default(10_000),
   HOOKBASE_RUN_MIGRATIONS: bool.default(true),
+  // Without a key, cloud endpoints that carry credentials are refused (the SDKs' default chains
+  // still work); previous keys (comma-separated) still decrypt during a key rotation.
+  HOOKBASE_CREDENTIALS_KEY: credentialsKey.optional(),
+  HOOKBASE_CREDENTIALS_PREVIOUS_KEYS: z
+    .string()
+    .refine(
+      (list) => list.split(',').every((key) => isKey(key.trim())),
+      `each comma-separated key ${KEY_MESSAGE}`,
+    )
+    .optional(),
   LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
 });
 
@@ -89,6 +104,11 @@ export interface HookbaseConfig {
     circuit: { failureThreshold: number; cooldownMs: number };
   };
   fifo: { leaseMs: number; sweepMs: number };
+  /**
+   * Encryption at rest of cloud endpoints' credentials (AES-256-GCM): the key (base64) that
+   * encrypts, undefined when none is configured, and older keys that still decrypt.
+   */
+  credentials: { key: string | undefined; previousKeys: string[] };
   retention: { days: Record<'free' | 'pro' | 'business', number>; intervalMs: number };
   logLevel: 'error' | 'warn' | 'info' | 'debug';
 }
@@ -112,6 +132,14 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
     );
   }
   const e = parsed.data;
+  if (
+    e.HOOKBASE_CREDENTIALS_PREVIOUS_KEYS !== undefined &&
+    e.HOOKBASE_CREDENTIALS_KEY === undefined
+  ) {
+    throw new ConfigError([
+      'HOOKBASE_CREDENTIALS_PREVIOUS_KEYS: needs HOOKBASE_CREDENTIALS_KEY (the key that encrypts)',
+    ]);
+  }
   return {
     http: {
       host: e.HOST,
@@ -148,6 +176,13 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       },
     },
     fifo: { leaseMs: e.HOOKBASE_FIFO_LEASE_MS, sweepMs: e.HOOKBASE_FIFO_SWEEP_MS },
+    credentials: {
+      key: e.HOOKBASE_CREDENTIALS_KEY,
+      previousKeys: (e.HOOKBASE_CREDENTIALS_PREVIOUS_KEYS ?? '')
+        .split(',')
+        .map((key) => key.trim())
+        .filter(Boolean),
+    },
     retention: {
       days: {
         free: e.HOOKBASE_RETENTION_DAYS_FREE,

@@ -3,6 +3,7 @@ export * from './cloud-support';
 export * from './credentials-cipher';
 export * from './destination-config';
 export * from './destination.adapter';
+export * from './endpoint-credentials';
 export * from './eventbridge.adapter';
 export * from './google-errors';
 export * from './guarded-lookup';

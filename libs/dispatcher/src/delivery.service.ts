@@ -15,7 +15,18 @@ import {
   takeToken,
   TokenBucket,
 } from '@hookbase/domain';
-import { DestinationAdapter, HttpDestinationAdapter } from '@hookbase/destinations';
+import {
+  CloudAdapterOptions,
+  DeliveryReport,
+  DestinationAdapter,
+  EndpointCredentials,
+  EventBridgeDestinationAdapter,
+  HttpDestinationAdapter,
+  PubsubDestinationAdapter,
+  S3DestinationAdapter,
+  SnsDestinationAdapter,
+  SqsDestinationAdapter,
+} from '@hookbase/destinations';
 import { KafkaProducer, TOPICS, TopicNames } from '@hookbase/kafka';
 import {
   AttemptRecord,
@@ -53,6 +64,8 @@ export class DeliveryService implements OnApplicationShutdown {
   private readonly logger = new Logger(DeliveryService.name);
   private readonly adapters: Map<EndpointKind, DestinationAdapter>;
   private readonly http: HttpDestinationAdapter;
+  private readonly cloud: (DestinationAdapter & { close(): Promise<void> })[];
+  private readonly credentials: EndpointCredentials;
   private readonly global: ConcurrencyLimit;
   private readonly perEndpoint = new Map<string, { limit: ConcurrencyLimit; users: number }>();
   // Owned by this dispatcher: the endpoints keyed to its partitions (and what its retry loop claims).
@@ -75,7 +88,23 @@ export class DeliveryService implements OnApplicationShutdown {
       responseExcerptBytes: config.delivery.responseExcerptBytes,
       userAgent: 'Hookbase/0.1 (+https://github.com/hookbase/hookbase)',
     });
-    this.adapters = new Map<EndpointKind, DestinationAdapter>([['http', this.http]]);
+    const cloudOptions: CloudAdapterOptions = {
+      timeoutMs: config.delivery.timeoutMs,
+      connectTimeoutMs: config.delivery.connectTimeoutMs,
+      allowPrivateTargets: config.delivery.allowPrivateTargets,
+    };
+    this.cloud = [
+      new SqsDestinationAdapter(cloudOptions),
+      new SnsDestinationAdapter(cloudOptions),
+      new EventBridgeDestinationAdapter(cloudOptions),
+      new PubsubDestinationAdapter(cloudOptions),
+      new S3DestinationAdapter(cloudOptions),
+    ];
+    this.adapters = new Map<EndpointKind, DestinationAdapter>([
+      ['http', this.http],
+      ...this.cloud.map((adapter) => [adapter.kind, adapter] as const),
+    ]);
+    this.credentials = new EndpointCredentials(config.credentials);
     this.global = new ConcurrencyLimit(config.delivery.dispatchConcurrency);
     this.circuitPolicy = config.delivery.circuit;
   }
@@ -228,23 +257,7 @@ export class DeliveryService implements OnApplicationShutdown {
     const attemptNumber = delivery.attemptsMade + 1;
     const startedAt = new Date();
     const report = adapter
-      ? await adapter.deliver(
-          {
-            messageId: delivery.messageId,
-            webhookId: delivery.webhookId,
-            eventId: delivery.eventId,
-            eventType: delivery.eventType,
-            payload: delivery.payload,
-            attemptNumber,
-          },
-          {
-            endpointId: endpoint.id,
-            kind: endpoint.kind,
-            url: endpoint.url,
-            config: endpoint.config,
-            secrets,
-          },
-        )
+      ? await this.deliverThrough(adapter, delivery, endpoint, secrets, attemptNumber)
       : {
           outcome: {
             kind: 'failed' as const,
@@ -298,6 +311,50 @@ export class DeliveryService implements OnApplicationShutdown {
     return { outcome: outcome.kind, decision, recorded };
   }
 
+  /**
+   * The attempt through the kind's adapter, with the endpoint's stored credentials decrypted into
+   * its config. Credentials that cannot be decrypted (no key, or not the key they were sealed
+   * with) are an operator's mistake that a restart with the right key fixes: the attempt is
+   * retried on the endpoint's schedule, not failed for good.
+   */
+  private async deliverThrough(
+    adapter: DestinationAdapter,
+    delivery: PendingDelivery,
+    endpoint: EndpointEntity,
+    secrets: readonly string[],
+    attemptNumber: number,
+  ): Promise<DeliveryReport> {
+    let config: Record<string, unknown>;
+    try {
+      config = this.credentials.open(endpoint.organizationId, endpoint.kind, endpoint.config);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return {
+        outcome: { kind: 'retry', error: `stored credentials: ${reason}` },
+        durationMs: 0,
+        responseExcerpt: null,
+      };
+    }
+    return adapter.deliver(
+      {
+        messageId: delivery.messageId,
+        webhookId: delivery.webhookId,
+        eventId: delivery.eventId,
+        eventType: delivery.eventType,
+        payload: delivery.payload,
+        attemptNumber,
+      },
+      {
+        endpointId: endpoint.id,
+        kind: endpoint.kind,
+        url: endpoint.url,
+        config,
+        secrets,
+        ordered: endpoint.fifoEnabled,
+      },
+    );
+  }
+
   /** Sends messages to the DLQ with `reason` and ends them with `status`. */
   async deadLetter(
     deliveries: PendingDelivery[],
@@ -336,7 +393,11 @@ export class DeliveryService implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.http.close().catch((error: Error) => this.logger.warn(error.message));
+    await Promise.all(
+      [this.http, ...this.cloud].map((adapter) =>
+        adapter.close().catch((error: Error) => this.logger.warn(error.message)),
+      ),
+    );
   }
 }
 

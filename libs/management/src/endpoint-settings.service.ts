@@ -13,21 +13,32 @@ import {
   UpdateEndpointInput,
   validateRetryPolicy,
 } from '@hookbase/domain';
+import {
+  CLOUD_DESTINATION_KINDS,
+  EndpointCredentials,
+  hasStoredCredentials,
+  isCloudDestinationKind,
+  publicEndpointConfig,
+} from '@hookbase/destinations';
 import { EndpointEntity, EndpointRepository, OrganizationRepository } from '@hookbase/persistence';
 import { generateSecret, isValidSecret } from '@hookbase/signing';
 
 /** Endpoint kinds this build can deliver to; the others are refused rather than stored unused. */
-const AVAILABLE_KINDS: readonly EndpointKind[] = ['http', 'polling'];
+const AVAILABLE_KINDS: readonly EndpointKind[] = ['http', 'polling', ...CLOUD_DESTINATION_KINDS];
 const DNS_CHECK_TIMEOUT_MS = 2_000;
 
 /** Create, change and delete endpoints, with every rule checked before anything is stored. */
 @Injectable()
 export class EndpointSettingsService {
+  private readonly credentials: EndpointCredentials;
+
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly endpoints: EndpointRepository,
     private readonly organizations: OrganizationRepository,
-  ) {}
+  ) {
+    this.credentials = new EndpointCredentials(config.credentials);
+  }
 
   async create(organizationId: string, input: CreateEndpointInput): Promise<EndpointEntity> {
     if (!AVAILABLE_KINDS.includes(input.kind)) {
@@ -38,6 +49,7 @@ export class EndpointSettingsService {
     }
     checkPollingFields(input.kind, input);
     const url = await this.checkUrl(input.kind, input.url);
+    const config = await this.checkConfig(organizationId, input.kind, input.config, undefined);
     await this.checkFifo(organizationId, input.kind, false, input.fifoEnabled ?? false);
     if (input.secret !== undefined && !isValidSecret(input.secret)) {
       throw new DomainError(
@@ -51,7 +63,7 @@ export class EndpointSettingsService {
         kind: input.kind,
         url,
         description: input.description ?? null,
-        config: input.config ?? {},
+        config,
         eventTypes: input.eventTypes ?? [],
         status: input.status ?? 'active',
         fifoEnabled: input.fifoEnabled ?? false,
@@ -74,7 +86,14 @@ export class EndpointSettingsService {
       );
     }
     if (input.description !== undefined) endpoint.description = input.description;
-    if (input.config !== undefined) endpoint.config = input.config;
+    if (input.config !== undefined) {
+      endpoint.config = await this.checkConfig(
+        endpoint.organizationId,
+        endpoint.kind,
+        input.config,
+        endpoint.config,
+      );
+    }
     if (input.eventTypes !== undefined) endpoint.eventTypes = input.eventTypes;
     if (input.status !== undefined) endpoint.status = input.status;
     if (input.fifoEnabled !== undefined) endpoint.fifoEnabled = input.fifoEnabled;
@@ -82,6 +101,15 @@ export class EndpointSettingsService {
     if (input.rateLimitPerSecond !== undefined)
       endpoint.rateLimitPerSecond = input.rateLimitPerSecond;
     return this.endpoints.save(endpoint);
+  }
+
+  /** Deletes the endpoint; stored cloud credentials are cleared first, as signing secrets are. */
+  async delete(endpoint: EndpointEntity): Promise<void> {
+    if (hasStoredCredentials(endpoint.config)) {
+      endpoint.config = publicEndpointConfig(endpoint.config);
+      await this.endpoints.save(endpoint);
+    }
+    await this.endpoints.softDelete(endpoint);
   }
 
   async rotateSecret(endpoint: EndpointEntity, overlapSeconds: number): Promise<string> {
@@ -103,6 +131,29 @@ export class EndpointSettingsService {
   }
 
   /**
+   * A cloud endpoint's config, validated for its kind and with its credentials sealed (see
+   * EndpointCredentials.seal); an endpoint override is held to the same private-target rule as
+   * HTTP URLs, names resolved included. Other kinds' configs are stored as given.
+   */
+  private async checkConfig(
+    organizationId: string,
+    kind: EndpointKind,
+    raw: Record<string, unknown> | undefined,
+    current: Record<string, unknown> | undefined,
+  ): Promise<Record<string, unknown>> {
+    if (!isCloudDestinationKind(kind)) return raw ?? {};
+    const allowPrivateTargets = this.config.delivery.allowPrivateTargets;
+    const config = this.credentials.seal(organizationId, kind, raw, {
+      allowPrivateTargets,
+      current,
+    });
+    if (typeof config.endpoint === 'string') {
+      await this.refusePrivateNames(new URL(config.endpoint), 'config.endpoint');
+    }
+    return config;
+  }
+
+  /**
    * An HTTP endpoint needs a URL that is not aimed at this network. IP literals are checked by
    * the rule itself; names are resolved here too (and again at every send, against rebinding).
    */
@@ -112,7 +163,13 @@ export class EndpointSettingsService {
       throw new DomainError('VALIDATION_FAILED', 'url is required for http endpoints');
     const allowPrivate = this.config.delivery.allowPrivateTargets;
     const url = checkTargetUrl(raw, { allowPrivate });
-    if (!allowPrivate) {
+    await this.refusePrivateNames(url, 'url');
+    return url.toString();
+  }
+
+  /** Unless private targets are allowed, refuses a host name that resolves into this network. */
+  private async refusePrivateNames(url: URL, field: string): Promise<void> {
+    if (!this.config.delivery.allowPrivateTargets) {
       const host = url.hostname.replace(/^\[|\]$/g, '');
       const addresses = await Promise.race([
         lookup(host, { all: true }).catch(() => []),
@@ -122,10 +179,9 @@ export class EndpointSettingsService {
       if (inside) {
         throw new DomainError(
           'URL_NOT_ALLOWED',
-          `${host} resolves to ${inside.address}, a private address; set HOOKBASE_ALLOW_PRIVATE_TARGETS=true to allow it`,
+          `${field}: ${host} resolves to ${inside.address}, a private address; set HOOKBASE_ALLOW_PRIVATE_TARGETS=true to allow it`,
         );
       }
     }
-    return url.toString();
   }
 }

@@ -84,7 +84,7 @@ export class EndpointsController {
   @Delete(':endpointId')
   async remove(@OrganizationId() organizationId: string, @Param('endpointId') endpointId: string) {
     const endpoint = await this.require(organizationId, endpointId);
-    await this.endpoints.softDelete(endpoint);
+    await this.settings.delete(endpoint);
     if (endpoint.kind === 'polling') await this.pollLog.closeDeleted(endpoint.id);
     return { data: { id: endpoint.id, deleted: true } };
   }

@@ -1,4 +1,9 @@
 import { describeLane } from '@hookbase/domain';
+import {
+  hasStoredCredentials,
+  isCloudDestinationKind,
+  publicEndpointConfig,
+} from '@hookbase/destinations';
 import type {
   AttemptEntity,
   DlqEntryEntity,
@@ -9,7 +14,10 @@ import type {
   OrganizationEntity,
 } from '@hookbase/persistence';
 
-/** How stored rows are shown through the API. Secrets never appear here. */
+/**
+ * How stored rows are shown through the API. Secrets never appear here: nor signing secrets, nor
+ * cloud credentials (an endpoint shows only whether it has some, as `credentials.configured`).
+ */
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
@@ -28,7 +36,10 @@ export function endpointView(endpoint: EndpointEntity) {
     kind: endpoint.kind,
     url: endpoint.url,
     description: endpoint.description,
-    config: endpoint.config,
+    config: publicEndpointConfig(endpoint.config),
+    credentials: isCloudDestinationKind(endpoint.kind)
+      ? { configured: hasStoredCredentials(endpoint.config) }
+      : null,
     eventTypes: endpoint.eventTypes,
     status: endpoint.status,
     fifoEnabled: endpoint.fifoEnabled,

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import {
-  createEndpointSchema,
   createOrganizationSchema,
   dlqQuerySchema,
   ErrorCode,
@@ -10,9 +9,9 @@ import {
   publishEventSchema,
   replayFailedSchema,
   rotateSecretSchema,
-  updateEndpointSchema,
   updateOrganizationSchema,
 } from '@hookbase/domain';
+import { createEndpointBody, endpointBody, updateEndpointBody } from './endpoint-bodies';
 
 /**
  * Every HTTP route the services serve, described once: what the OpenAPI document
@@ -294,10 +293,11 @@ export const HOOKBASE_ROUTES: RouteSpec[] = [
     path: `${ORG}/webhook-endpoints`,
     operationId: 'createEndpoint',
     tag: 'Endpoints',
-    summary: 'Create an endpoint (kinds `http` and `polling` so far).',
+    summary:
+      'Create an endpoint: `http`, a cloud kind (`sqs`, `sns`, `eventbridge`, `pubsub`, `s3`; `config` per kind) or `polling`.',
     security: 'apiKey',
-    body: { name: 'CreateEndpoint', schema: createEndpointSchema, required: true },
-    success: { status: 201, description: 'The endpoint', schema: data() },
+    body: { name: 'CreateEndpoint', schema: createEndpointBody, required: true },
+    success: { status: 201, description: 'The endpoint', schema: data(endpointBody) },
     errors: [
       'ORGANIZATION_NOT_FOUND',
       'INVALID_URL',
@@ -316,7 +316,7 @@ export const HOOKBASE_ROUTES: RouteSpec[] = [
     tag: 'Endpoints',
     summary: 'One endpoint.',
     security: 'apiKey',
-    success: { status: 200, description: 'The endpoint', schema: data() },
+    success: { status: 200, description: 'The endpoint', schema: data(endpointBody) },
     errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
     usesStore: true,
   },
@@ -327,8 +327,8 @@ export const HOOKBASE_ROUTES: RouteSpec[] = [
     tag: 'Endpoints',
     summary: 'Change an endpoint.',
     security: 'apiKey',
-    body: { name: 'UpdateEndpoint', schema: updateEndpointSchema, required: true },
-    success: { status: 200, description: 'The endpoint', schema: data() },
+    body: { name: 'UpdateEndpoint', schema: updateEndpointBody, required: true },
+    success: { status: 200, description: 'The endpoint', schema: data(endpointBody) },
     errors: [
       'ORGANIZATION_NOT_FOUND',
       'ENDPOINT_NOT_FOUND',

@@ -58,14 +58,31 @@ describe('the OpenAPI document', () => {
   });
 
   it('takes request schemas from the zod inputs, defaults optional', () => {
-    const create = document.components.schemas.CreateEndpoint as {
-      properties: Record<string, unknown>;
+    type ObjectSchema = {
+      properties: Record<string, { const?: string; required?: string[] }>;
       required?: string[];
       additionalProperties?: boolean;
     };
-    expect(create.properties.url).toEqual({ type: 'string', maxLength: 2048 });
-    expect(create.required ?? []).not.toContain('kind');
-    expect(create.additionalProperties).toBe(false);
+    // One branch per kind: http (and polling) with `kind` defaulted, then each cloud kind with
+    // its config schema.
+    const [http, ...cloud] = (
+      document.components.schemas.CreateEndpoint as { anyOf: ObjectSchema[] }
+    ).anyOf;
+    expect(http.properties.url).toEqual({ type: 'string', maxLength: 2048 });
+    expect(http.required ?? []).not.toContain('kind');
+    expect(http.additionalProperties).toBe(false);
+    expect(cloud.map((branch) => branch.properties.kind.const)).toEqual([
+      'sqs',
+      'sns',
+      'eventbridge',
+      'pubsub',
+      's3',
+    ]);
+    for (const branch of cloud) {
+      expect(branch.required).toEqual(expect.arrayContaining(['kind', 'config']));
+      expect(branch.additionalProperties).toBe(false);
+    }
+    expect(cloud[0].properties.config.required).toEqual(['region', 'queueUrl']);
     const publish = document.components.schemas.PublishEvent as { required: string[] };
     expect(publish.required.sort()).toEqual(['eventType', 'payload']);
   });

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import {
+  createEndpointSchema,
+  ENDPOINT_KINDS,
+  ENDPOINT_STATUSES,
+  updateEndpointSchema,
+} from '@hookbase/domain';
+import {
+  awsCredentialsSchema,
+  CLOUD_DESTINATION_KINDS,
+  destinationConfigSchemas,
+  googleCredentialsSchema,
+} from '@hookbase/destinations';
+import type { JsonSchema } from './catalog';
+
+/**
+ * The endpoint bodies as the API accepts them: the controller parses createEndpointSchema /
+ * updateEndpointSchema, then EndpointSettingsService validates a cloud kind's `config` with its
+ * schema from libs/destinations. The document shows both steps at once, as one branch per kind.
+ */
+
+const KIND_DESCRIPTIONS: Record<(typeof CLOUD_DESTINATION_KINDS)[number], string> = {
+  sqs: 'An SQS queue (`queueUrl`; a `.fifo` queue gets the endpoint id as message group).',
+  sns: 'An SNS topic (`topicArn` in `region`; a `.fifo` topic gets the endpoint id as message group).',
+  eventbridge:
+    'An EventBridge bus (`eventBusName`, events with `source` and the event type as detail-type).',
+  pubsub: 'A Pub/Sub topic (`projectId`, `topic`; FIFO endpoints publish with an ordering key).',
+  s3: 'An S3 bucket: one JSON object per message under `prefix`.',
+};
+
+const CREDENTIALS_NOTE =
+  'Optional `credentials` are stored encrypted (AES-256-GCM) and never returned; without them the SDK default chain of the Hookbase host applies. Refused with FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do.';
+
+function cloudConfig(kind: (typeof CLOUD_DESTINATION_KINDS)[number], forPatch: boolean) {
+  const schema = destinationConfigSchemas[kind] as z.ZodType;
+  if (!forPatch)
+    return schema.meta({ description: `${KIND_DESCRIPTIONS[kind]} ${CREDENTIALS_NOTE}` });
+  // On a PATCH, config replaces the stored one, except that `credentials` left out keeps the
+  // stored credentials and `credentials: null` removes them.
+  const credentials = (
+    kind === 'pubsub' ? googleCredentialsSchema : awsCredentialsSchema
+  ).nullable();
+  const base = destinationConfigSchemas[kind] as unknown as z.ZodObject;
+  return base.safeExtend({ credentials: credentials.optional() }).meta({
+    description: `${KIND_DESCRIPTIONS[kind]} Replaces the stored config; \`credentials\` left out keeps the stored ones, \`null\` removes them. ${CREDENTIALS_NOTE}`,
+  });
+}
+
+export const createEndpointBody = z.union([
+  createEndpointSchema.extend({
+    kind: z.enum(['http', 'polling']).default('http'),
+    config: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .meta({ description: 'Free-form for http and polling endpoints, stored as given.' }),
+  }),
+  ...CLOUD_DESTINATION_KINDS.map((kind) =>
+    createEndpointSchema.extend({ kind: z.literal(kind), config: cloudConfig(kind, false) }),
+  ),
+]);
+
+export const updateEndpointBody = updateEndpointSchema.extend({
+  config: z
+    .union([
+      ...CLOUD_DESTINATION_KINDS.map((kind) => cloudConfig(kind, true)),
+      z
+        .record(z.string(), z.unknown())
+        .meta({ description: 'http and polling endpoints: free-form, stored as given.' }),
+    ])
+    .optional()
+    .meta({ description: "The config of the endpoint's kind (a kind cannot change)." }),
+});
+
+const nullable = (type: string): JsonSchema => ({ type: [type, 'null'] });
+
+/** An endpoint as the API shows it (views.ts): never a credential nor a signing secret. */
+export const endpointBody: JsonSchema = {
+  type: 'object',
+  required: ['id', 'kind', 'config', 'credentials', 'eventTypes', 'status', 'fifoEnabled'],
+  properties: {
+    id: { type: 'string' },
+    kind: { enum: [...ENDPOINT_KINDS] },
+    url: nullable('string'),
+    description: nullable('string'),
+    config: {
+      type: 'object',
+      description: 'The stored config, without `credentials` (cloud kinds).',
+    },
+    credentials: {
+      description:
+        'Cloud kinds: whether credentials are stored (they are never shown); null for other kinds.',
+      oneOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          required: ['configured'],
+          properties: { configured: { type: 'boolean' } },
+        },
+      ],
+    },
+    eventTypes: { type: 'array', items: { type: 'string' } },
+    status: { enum: [...ENDPOINT_STATUSES] },
+    fifoEnabled: { type: 'boolean' },
+    retry: { type: 'object' },
+    rateLimitPerSecond: nullable('integer'),
+    createdAt: nullable('string'),
+    updatedAt: nullable('string'),
+  },
+};
