@@ -2,10 +2,10 @@ import { ScenarioUnavailable } from './errors';
 import { ApiRefusal, createEndpoint, EndpointRequest, Tenant } from './hookbase-api';
 
 /**
- * Creates an endpoint with FIFO ordering. This build's API refuses `fifoEnabled: true` with
- * 400 FEATURE_NOT_AVAILABLE (FIFO lanes are issue 5): that refusal stops the scenario with a
- * plain message and exit code 2 — not a crash, and not a run on plain endpoints passed off as
- * FIFO. Any other refusal is a real failure and is thrown as is.
+ * Creates an endpoint with FIFO ordering. A build whose API refuses `fifoEnabled: true` with
+ * 400 FEATURE_NOT_AVAILABLE (older ones did) stops the scenario with a plain message and exit
+ * code 2: not a crash, and not a run on plain endpoints passed off as FIFO. Any other refusal
+ * (403 PLAN_REQUIRED, for one) is a real failure and is thrown as is.
  */
 export async function createFifoEndpoint(
   scenario: string,
@@ -24,7 +24,7 @@ export async function createFifoEndpoint(
       throw new ScenarioUnavailable(
         `${scenario} needs FIFO endpoints, and this build's API refuses them: creating an endpoint with ` +
           `fifoEnabled: true on a pro organization answered 400 FEATURE_NOT_AVAILABLE ("${error.apiMessage}"). ` +
-          `FIFO lanes are issue 5; the scenario is implemented and runs once they land (${instead}).`,
+          `The scenario runs against a build that has FIFO lanes (${instead}).`,
       );
     }
     throw error;

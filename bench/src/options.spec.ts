@@ -25,6 +25,17 @@ describe('parseCommandLine', () => {
     ]);
   });
 
+  it('loads isolation --fifo below what FIFO lanes carry, unless --rate is given', () => {
+    const of = (...args: string[]) =>
+      parseCommandLine(['isolation', ...args], env).optionsFor('isolation');
+    expect(of()).toMatchObject({ rate: 150, fifo: false, neighbourBacklog: null });
+    expect(of('--fifo')).toMatchObject({ rate: 50, fifo: true });
+    expect(of('--fifo', '--rate', '80', '--neighbour-backlog', '1000')).toMatchObject({
+      rate: 80,
+      neighbourBacklog: 1000,
+    });
+  });
+
   it('lets the command line override defaults', () => {
     const line = parseCommandLine(
       [

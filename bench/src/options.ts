@@ -54,6 +54,11 @@ export interface BenchOptions {
   healthy: number;
   neighbourRate: number;
   neighbourLatencyMs: number;
+  /**
+   * isolation: messages queued behind the failing neighbour's head before run 2 (null: 50,000
+   * with --fifo, none without).
+   */
+  neighbourBacklog: number | null;
   fifo: boolean;
   nonFifo: boolean;
   records: number;
@@ -91,6 +96,7 @@ const COMMON: Tunable = {
   healthy: 8,
   neighbourRate: 50,
   neighbourLatencyMs: 0,
+  neighbourBacklog: null,
   fifo: false,
   nonFifo: false,
   records: 100_000,
@@ -100,6 +106,9 @@ const COMMON: Tunable = {
 };
 
 /** Each scenario's defaults: chosen so that it finishes in under 3 minutes on a 2-core machine. */
+/** isolation --fifo: events/s to each healthy FIFO lane, unless --rate says otherwise. */
+export const ISOLATION_FIFO_RATE = 50;
+
 export const SCENARIO_DEFAULTS: Record<ScenarioName, Partial<Tunable>> = {
   'ingest-rest': { endpoints: 0, steps: [1, 8, 32, 128], stepSeconds: 4, records: 100_000 },
   'ingest-batch': {
@@ -165,8 +174,10 @@ load
                                sent --batch at a time (500; ingest-kafka's producer too)
   --events N --organizations N ingest-kafka: burst size (100000), organizations (6)
   --rate N --duration S        ingest-kafka: paced phase (default half the burst's rate, 8 s)
-  --events N                   fifo-rtt events (300)   --events-per-endpoint N  fifo-many (10)
+  --events N                   fifo-rtt events (500)   --events-per-endpoint N  fifo-many (10)
   --healthy N --neighbour-rate N --neighbour-latency MS --fifo      isolation
+  --neighbour-backlog N        isolation: messages queued behind the failing head before run 2
+                               (50000 with --fifo, 0 without)
   --records N (200000) --message-bytes N (1024) --partitions N (3) --batch N (500)  kafka-client
   --non-fifo                   run a FIFO scenario on plain endpoints (harness self-check only)
 
@@ -251,6 +262,7 @@ export function parseCommandLine(
         healthy: { type: 'string' },
         'neighbour-rate': { type: 'string' },
         'neighbour-latency': { type: 'string' },
+        'neighbour-backlog': { type: 'string' },
         fifo: { type: 'boolean' },
         'non-fifo': { type: 'boolean' },
         records: { type: 'string' },
@@ -336,6 +348,8 @@ export function parseCommandLine(
     given.neighbourRate = number('neighbour-rate', v['neighbour-rate'], 0, 100_000, false);
   if (v['neighbour-latency'] !== undefined)
     given.neighbourLatencyMs = number('neighbour-latency', v['neighbour-latency'], 0, 60_000);
+  if (v['neighbour-backlog'] !== undefined)
+    given.neighbourBacklog = number('neighbour-backlog', v['neighbour-backlog'], 0, 1_000_000);
   if (v.fifo) given.fifo = true;
   if (v['non-fifo']) given.nonFifo = true;
   if (v.records !== undefined) given.records = number('records', v.records, 1, 100_000_000);
@@ -398,6 +412,9 @@ export function parseCommandLine(
       return {
         ...COMMON,
         ...SCENARIO_DEFAULTS[scenario],
+        // FIFO lanes carry one message at a time each: isolation --fifo loads its healthy lanes
+        // below what they carry on this machine, so the comparison is of lanes that keep up.
+        ...(scenario === 'isolation' && given.fifo ? { rate: ISOLATION_FIFO_RATE } : {}),
         ...given,
         scenario,
         brokers,

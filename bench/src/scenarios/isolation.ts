@@ -2,10 +2,18 @@ import { EndpointBehaviour, HEALTHY } from '../behaviour';
 import { now } from '../clock';
 import { createFifoEndpoint } from '../fifo-support';
 import { createEndpoint, createOrganization, Tenant } from '../hookbase-api';
+import { BatchRestPublisher } from '../ingest-clients';
 import { Ledger, LedgerSink } from '../ledger';
 import { planEvents } from '../pacing';
 import { partitionFor } from '../partitioner';
-import { benchPayload, EVENT_TYPE, IngestClient, publishInto, runOpenLoop } from '../publisher';
+import {
+  BenchEvent,
+  benchPayload,
+  EVENT_TYPE,
+  IngestClient,
+  publishInto,
+  runOpenLoop,
+} from '../publisher';
 import { fmtInt, fmtMb, fmtMs, fmtRate } from '../report';
 import { RunReport, ScenarioResult } from '../result';
 import { BenchSession, ScenarioContext } from '../session';
@@ -15,6 +23,10 @@ const NEIGHBOUR = 0;
 const RUN_SEQ = 10_000_000;
 const WARM_UP = 3;
 const WARM_UP_SECONDS = 2;
+/** With --fifo, messages queued behind the failing head before run 2 unless told otherwise. */
+const FIFO_BACKLOG = 50_000;
+const BACKLOG_BATCH = 500;
+const BACKLOG_CONNECTIONS = 4;
 const ALWAYS_503 = (latencyMs: number): EndpointBehaviour => ({
   latencyMs,
   failRate: 1,
@@ -32,6 +44,7 @@ async function endpointsOnPartition(
   partition: number,
   partitions: number,
   wanted: number,
+  fifo: boolean,
   onProgress: (found: number, created: number) => void,
 ): Promise<string[]> {
   const found: string[] = [];
@@ -45,7 +58,10 @@ async function endpointsOnPartition(
     }
     const batch = await Promise.all(
       Array.from({ length: 16 }, (_, i) =>
-        createEndpoint(tenant, { url: `${receiverUrl}/e/${1 + created + i}` }).then((id) => ({
+        createEndpoint(tenant, {
+          url: `${receiverUrl}/e/${1 + created + i}`,
+          fifoEnabled: fifo || undefined,
+        }).then((id) => ({
           id,
           index: 1 + created + i,
         })),
@@ -63,12 +79,100 @@ async function endpointsOnPartition(
   return found;
 }
 
+interface FifoState {
+  queueDepth: number;
+  blockedReason: string | null;
+  head: { attempts: number } | null;
+}
+
+async function fifoState(tenant: Tenant, endpointId: string): Promise<FifoState | null> {
+  const response = await tenant.client.get(
+    `/api/organizations/${tenant.organizationId}/webhook-endpoints/${endpointId}/fifo-state`,
+  );
+  return response.status === 200 ? (response.body.data as FifoState) : null;
+}
+
+/**
+ * Queues `count` messages behind the failing FIFO head (batch REST, 500 events a request, a few
+ * requests in flight), then waits until the lane's queue holds them all (parked in PostgreSQL).
+ * Returns the time each took and the queue depth reached.
+ */
+async function pourBacklog(
+  session: BenchSession,
+  tenant: Tenant,
+  neighbourId: string,
+  ledger: Ledger,
+  seqs: { next: number },
+  count: number,
+  payloadBytes: number,
+  deadlineMs: number,
+  onProgress: (text: string) => void,
+): Promise<{ publishSeconds: number; parkSeconds: number; queued: number; accepted: number }> {
+  const publisher = new BatchRestPublisher(
+    session.stack.ingestUrl,
+    tenant.apiKey,
+    BACKLOG_CONNECTIONS,
+  );
+  const startMs = now();
+  let sent = 0;
+  let accepted = 0;
+  try {
+    const worker = async () => {
+      while (sent < count && now() < deadlineMs) {
+        const size = Math.min(BACKLOG_BATCH, count - sent);
+        sent += size;
+        const group = Array.from({ length: size }, () => seqs.next++);
+        const events: BenchEvent[] = group.map((seq) => ({
+          eventType: EVENT_TYPE,
+          payload: benchPayload(seq, payloadBytes),
+          endpointIds: [neighbourId],
+        }));
+        const at = now();
+        for (const seq of group) {
+          ledger.schedule(seq, at, new Set([NEIGHBOUR]));
+          ledger.sent(seq, at);
+        }
+        const outcomes = await publisher.publish(events);
+        const answeredAt = now();
+        group.forEach((seq, i) => {
+          const outcome = outcomes[i];
+          if (outcome?.kind === 'accepted') {
+            accepted++;
+            ledger.accepted(seq, answeredAt, outcome.eventId);
+          } else if (outcome?.kind === 'refused') ledger.refused(seq, answeredAt, outcome.detail);
+          else ledger.failed(seq, answeredAt, outcome?.detail ?? 'no outcome');
+        });
+        onProgress(`backlog: ${fmtInt(accepted)}/${fmtInt(count)} accepted`);
+      }
+    };
+    await Promise.all(Array.from({ length: BACKLOG_CONNECTIONS }, worker));
+  } finally {
+    await publisher.close();
+  }
+  const publishedMs = now();
+  let queued = 0;
+  while (now() < deadlineMs) {
+    queued = (await fifoState(tenant, neighbourId))?.queueDepth ?? 0;
+    onProgress(`backlog: ${fmtInt(queued)}/${fmtInt(accepted)} queued behind the failing head`);
+    if (queued >= accepted) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return {
+    publishSeconds: (publishedMs - startMs) / 1000,
+    parkSeconds: (now() - publishedMs) / 1000,
+    queued,
+    accepted,
+  };
+}
+
 /**
  * isolation: a failing endpoint (always 503) shares its partition of `<prefix>.deliveries` with
  * healthy endpoints. Run 1 measures the healthy endpoints alone; run 2 the same load with the
  * failing neighbour receiving its own load. Reported: the healthy throughput and latency ratios
  * (with / without) and the dispatcher's memory while the neighbour's backlog grows. With
- * --fifo the failing endpoint is a FIFO endpoint (refused by this build: exit 2).
+ * --fifo every endpoint is a FIFO endpoint, and before run 2 the failing one gets 50,000 messages
+ * queued behind its head (--neighbour-backlog), so run 2 also shows the memory a long blocked lane
+ * costs.
  */
 export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
   const { options, progress } = ctx;
@@ -108,6 +212,7 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
         partition,
         partitions,
         options.healthy,
+        options.fifo,
         (found, created) => {
           status = `${found} found in ${created} created`;
         },
@@ -163,9 +268,30 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
       window: { fromMs: number; toMs: number };
     }[] = [];
     const problems: string[] = [];
-    let neighbourSeq = 2 * RUN_SEQ;
+    const neighbourSeqs = { next: 2 * RUN_SEQ };
+    const backlogWanted = options.neighbourBacklog ?? (options.fifo ? FIFO_BACKLOG : 0);
+    let backlog: Awaited<ReturnType<typeof pourBacklog>> | undefined;
     for (const [runIndex, ledger] of runs.entries()) {
       const withNeighbour = runIndex === 1;
+      if (withNeighbour && backlogWanted > 0) {
+        let text = '';
+        session.setPhase('backlog', () => text);
+        backlog = await pourBacklog(
+          session,
+          tenant,
+          neighbourId,
+          neighbourLedger,
+          neighbourSeqs,
+          backlogWanted,
+          options.payloadBytes,
+          Math.min(ctx.deadlineMs - 60_000, now() + 90_000),
+          (t) => (text = t),
+        );
+        if (backlog.queued < backlog.accepted)
+          problems.push(
+            `backlog: only ${backlog.queued} of ${backlog.accepted} accepted messages were queued behind the failing head in time`,
+          );
+      }
       session.watch(ledger.name, [ledger], planned);
       const startMs = now();
       const deadlineMs = Math.min(
@@ -195,7 +321,7 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
               maxInFlight: options.maxInFlight,
               deadlineMs,
               send: async (_, scheduledAt) => {
-                const seq = neighbourSeq++;
+                const seq = neighbourSeqs.next++;
                 neighbourLedger.schedule(seq, scheduledAt, new Set([NEIGHBOUR]));
                 await publishInto(neighbourLedger, client, seq, {
                   eventType: EVENT_TYPE,
@@ -240,6 +366,7 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
       withNeighbour.services.find((s) => s.name === 'dispatcher') ?? withNeighbour.services[0];
     const neighbour = neighbourLedger.reconcile();
     const kind = options.fifo ? 'FIFO' : 'non-FIFO';
+    const laneAtEnd = options.fifo ? await fifoState(tenant, neighbourId) : null;
     return await session.result({
       summary: `healthy throughput ratio ${throughputRatio.toFixed(2)} with/without a failing ${kind} neighbour, p99 ratio ${p99Ratio?.toFixed(2) ?? '–'}`,
       title: `${healthy.length} healthy endpoints beside an always-503 ${kind} neighbour on partition ${partition}, ${options.rate * healthy.length} msg/s for ${options.durationSeconds} s`,
@@ -260,6 +387,17 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
           'dispatcher memory',
           `${dispatcher ? `${dispatcher.name}: peak ${fmtMb(dispatcher.windowPeakRssMb)} during run 2 (run 1: ${fmtMb(without.services.find((s) => s.name === dispatcher.name)?.windowPeakRssMb)}), VmHWM ${fmtMb(dispatcher.peakRssMb)}` : 'no process to read (attached without --pid)'}`,
         ],
+        ...(backlog
+          ? [
+              [
+                'blocked lane',
+                `${fmtInt(backlog.accepted)} messages queued behind the failing head before run 2 (published in ${backlog.publishSeconds.toFixed(1)} s, all queued ${backlog.parkSeconds.toFixed(1)} s later)` +
+                  (laneAtEnd
+                    ? `; at the end: queueDepth ${fmtInt(laneAtEnd.queueDepth)}, blocked (${laneAtEnd.blockedReason ?? '–'}), head attempts ${laneAtEnd.head?.attempts ?? '–'}`
+                    : ''),
+              ] as [string, string],
+            ]
+          : []),
         [
           'neighbour backlog',
           `${fmtInt(neighbour.messages.published)} messages published to it, ${fmtInt(neighbour.messages.attempts)} attempts (all 503), ` +
@@ -270,7 +408,9 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
       runs: reports.map(({ run, offsetSeconds }) => ({ run, offsetSeconds })),
       problems,
       notes: [
-        `the failing endpoint is ${kind}${options.fifo ? '' : ' (run with --fifo for a FIFO neighbour once FIFO lanes land)'}; healthy endpoints are plain`,
+        options.fifo
+          ? 'every endpoint is FIFO: the healthy lanes share the failing lane’s partition'
+          : 'the failing and the healthy endpoints are plain (run with --fifo for FIFO lanes)',
         'ratio 1.00 means the neighbour costs the healthy endpoints nothing; lower is worse',
       ],
       extra: {
@@ -281,6 +421,8 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
         throughputRatio,
         latencyRatio: { p50: p50Ratio, p99: p99Ratio },
         neighbour: neighbour.messages,
+        backlog: backlog ?? null,
+        laneAtEnd,
       },
     });
   } finally {
