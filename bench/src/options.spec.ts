@@ -25,11 +25,12 @@ describe('parseCommandLine', () => {
     ]);
   });
 
-  it('loads isolation --fifo below what FIFO lanes carry, unless --rate is given', () => {
+  it('runs isolation on FIFO lanes loaded below what they carry, unless told otherwise', () => {
     const of = (...args: string[]) =>
       parseCommandLine(['isolation', ...args], env).optionsFor('isolation');
-    expect(of()).toMatchObject({ rate: 150, fifo: false, neighbourBacklog: null });
+    expect(of()).toMatchObject({ rate: 50, fifo: true, neighbourBacklog: null });
     expect(of('--fifo')).toMatchObject({ rate: 50, fifo: true });
+    expect(of('--non-fifo')).toMatchObject({ rate: 150, fifo: false, nonFifo: true });
     expect(of('--fifo', '--rate', '80', '--neighbour-backlog', '1000')).toMatchObject({
       rate: 80,
       neighbourBacklog: 1000,

@@ -106,7 +106,7 @@ const COMMON: Tunable = {
 };
 
 /** Each scenario's defaults: chosen so that it finishes in under 3 minutes on a 2-core machine. */
-/** isolation --fifo: events/s to each healthy FIFO lane, unless --rate says otherwise. */
+/** isolation (FIFO): events/s to each healthy lane, unless --rate says otherwise. */
 export const ISOLATION_FIFO_RATE = 50;
 
 export const SCENARIO_DEFAULTS: Record<ScenarioName, Partial<Tunable>> = {
@@ -150,7 +150,8 @@ scenarios
   e2e           fan-out to --endpoints http endpoints (1000), --rate events/s for --duration s
   fifo-rtt      one FIFO endpoint, receiver latency 10 ms: ordered deliveries/s against 1/RTT
   fifo-many     --endpoints FIFO endpoints (500): aggregate ordered deliveries/s, order verified
-  isolation     healthy endpoints sharing a partition with an always-503 neighbour, with/without
+  isolation     healthy FIFO lanes sharing a partition with an always-503 FIFO neighbour and
+                50,000 messages queued behind it, with/without (--non-fifo: plain endpoints)
   kafka-client  raw produce/consume of kafkajs beside @platformatic/kafka
   all           every scenario in turn (one that cannot run here is reported as not run)
 
@@ -175,11 +176,13 @@ load
   --events N --organizations N ingest-kafka: burst size (100000), organizations (6)
   --rate N --duration S        ingest-kafka: paced phase (default half the burst's rate, 8 s)
   --events N                   fifo-rtt events (500)   --events-per-endpoint N  fifo-many (10)
-  --healthy N --neighbour-rate N --neighbour-latency MS --fifo      isolation
+  --healthy N --neighbour-rate N --neighbour-latency MS            isolation (rate: 50 each,
+                               150 with --non-fifo)
   --neighbour-backlog N        isolation: messages queued behind the failing head before run 2
-                               (50000 with --fifo, 0 without)
+                               (50000 on FIFO lanes, 0 with --non-fifo)
   --records N (200000) --message-bytes N (1024) --partitions N (3) --batch N (500)  kafka-client
-  --non-fifo                   run a FIFO scenario on plain endpoints (harness self-check only)
+  --non-fifo                   fifo-rtt, fifo-many: plain endpoints (harness self-check only);
+                               isolation: plain endpoints (the non-FIFO case)
 
 receiver
   --receiver-latency MS        answer after MS milliseconds (0; fifo scenarios 10)
@@ -412,9 +415,12 @@ export function parseCommandLine(
       return {
         ...COMMON,
         ...SCENARIO_DEFAULTS[scenario],
-        // FIFO lanes carry one message at a time each: isolation --fifo loads its healthy lanes
-        // below what they carry on this machine, so the comparison is of lanes that keep up.
-        ...(scenario === 'isolation' && given.fifo ? { rate: ISOLATION_FIFO_RATE } : {}),
+        // isolation runs FIFO lanes unless --non-fifo. A FIFO lane carries one message at a time:
+        // its healthy lanes are loaded below what they carry on this machine, so the comparison
+        // is of lanes that keep up.
+        ...(scenario === 'isolation' && !given.nonFifo
+          ? { fifo: true, rate: ISOLATION_FIFO_RATE }
+          : {}),
         ...given,
         scenario,
         brokers,

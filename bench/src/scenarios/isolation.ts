@@ -183,10 +183,10 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
     const neighbourRequest = { url: `${session.receiverUrl}/e/${NEIGHBOUR}` };
     const neighbourId = options.fifo
       ? await createFifoEndpoint(
-          'isolation --fifo',
+          'isolation',
           tenant,
           neighbourRequest,
-          'without --fifo the scenario runs today, with a non-FIFO failing endpoint',
+          '--non-fifo runs it on plain endpoints',
         )
       : await createEndpoint(tenant, neighbourRequest);
     session.addEndpoint(
@@ -373,7 +373,7 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
       headline: [
         [
           'run',
-          `${kind} failing endpoint (${options.fifo ? '--fifo' : 'without --fifo'}), ${session.stack.topology}`,
+          `${kind} endpoints (${options.fifo ? 'the default' : '--non-fifo'}), ${session.stack.topology}`,
         ],
         [
           'healthy throughput ratio',
