@@ -129,3 +129,19 @@ export function sentOneAtATime(attempts: Attempt[]): boolean {
         Date.parse(attempt.startedAt) + 1,
   );
 }
+
+/**
+ * A FIFO endpoint's sends, per event in publish order: each event's attempts all started (and
+ * ended) before the next event's first attempt, and no two attempts overlapped.
+ */
+export function sentInPublishOrder(perEvent: Attempt[][]): boolean {
+  const flat = perEvent.flat();
+  const start = (a: Attempt) => Date.parse(a.startedAt);
+  return (
+    sentOneAtATime(flat) &&
+    perEvent.every(
+      (attempts, i) =>
+        i === 0 || Math.max(...perEvent[i - 1].map(start)) <= Math.min(...attempts.map(start)),
+    )
+  );
+}
