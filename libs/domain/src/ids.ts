@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 /** Prefixes of Hookbase ids: the kind of thing an id names is visible in the id itself. */
 export type IdPrefix = 'org' | 'key' | 'ep' | 'evt' | 'msg' | 'att' | 'dlq' | 'sec' | 'inv';
@@ -17,10 +17,19 @@ function encodeTime(ms: number): string {
   return out;
 }
 
+// Random bytes come from the system's CSPRNG in blocks, not one call per id: ingest makes several
+// ids per event, and a call per id was a measurable share of its CPU. Each byte is used once.
+const POOL = Buffer.alloc(4096);
+let poolOffset = POOL.length;
+
 function encodeRandom(length: number): string {
-  const bytes = randomBytes(length);
+  if (poolOffset + length > POOL.length) {
+    randomFillSync(POOL);
+    poolOffset = 0;
+  }
   let out = '';
-  for (let i = 0; i < length; i++) out += ALPHABET[bytes[i] % 32];
+  for (let i = 0; i < length; i++) out += ALPHABET[POOL[poolOffset + i] % 32];
+  poolOffset += length;
   return out;
 }
 
