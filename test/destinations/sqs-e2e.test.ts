@@ -142,6 +142,45 @@ describe('SQS endpoints (moto)', () => {
     }
   });
 
+  it('refuses an invalid config naming the field, and keeps, replaces or removes credentials on PATCH', async () => {
+    const invalid = await e2e.client.post(`${e2e.org}/webhook-endpoints`, {
+      kind: 'sqs',
+      config: { region: 'mars', queueUrl: 'https://example.com/not-a-queue' },
+    });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.error.code).toBe('VALIDATION_FAILED');
+    expect(invalid.body.error.details.issues.map((i: { path: string }) => i.path).sort()).toEqual([
+      'config.queueUrl',
+      'config.region',
+    ]);
+
+    const queueUrl = await createQueue(`e2e-${run}-patched`);
+    const endpointId = await e2e.endpoint({ kind: 'sqs', config: config(queueUrl) });
+    const path = `${e2e.org}/webhook-endpoints/${endpointId}`;
+    const envelope = async () => (await e2e.storedConfig(endpointId)).encryptedCredentials;
+    const first = await envelope();
+    expect(typeof first).toBe('string');
+
+    // A GET's config PATCHed back as is keeps the stored credentials.
+    const shown = (await e2e.client.get(path)).body.data;
+    const kept = await e2e.client.patch(path, { config: shown.config });
+    expect(kept.status).toBe(200);
+    expect(kept.body.data.credentials).toEqual({ configured: true });
+    expect(await envelope()).toBe(first);
+
+    const replaced = await e2e.client.patch(path, {
+      config: { ...shown.config, credentials: { ...emulatorAwsCredentials(), sessionToken: 't' } },
+    });
+    expect(replaced.body.data.credentials).toEqual({ configured: true });
+    expect(await envelope()).not.toBe(first);
+
+    const removed = await e2e.client.patch(path, {
+      config: { ...shown.config, credentials: null },
+    });
+    expect(removed.body.data).toMatchObject({ credentials: { configured: false } });
+    expect(await envelope()).toBeUndefined();
+  });
+
   it('delivers a FIFO endpoint into a FIFO queue in publish order, one message group', async () => {
     const queueUrl = await createQueue(`e2e-${run}-ordered.fifo`);
     const endpointId = await e2e.endpoint({
