@@ -8,7 +8,11 @@ export interface Tenant {
 }
 
 export interface EndpointRequest {
-  url: string;
+  /** http endpoints (the default kind) */
+  url?: string;
+  /** Cloud kinds (sqs, s3, …) take a `config` instead of a url. */
+  kind?: string;
+  config?: Record<string, unknown>;
   eventTypes?: string[];
   retry?: { delaysMs: number[]; maxAgeMs: number };
   fifoEnabled?: boolean;

@@ -169,3 +169,25 @@ describe('parseCommandLine', () => {
     expect(parseCommandLine(['--help'], {}).help).toBe(true);
   });
 });
+
+describe('e2e --kind', () => {
+  const of = (...args: string[]) => parseCommandLine(['e2e', ...args], env).optionsFor('e2e');
+
+  it('delivers to http endpoints unless told otherwise', () => {
+    expect(of()).toMatchObject({ kind: 'http', endpoints: 1000, httpBeside: true });
+  });
+
+  it('defaults cloud kinds to 50 endpoints with an http run beside them', () => {
+    expect(of('--kind', 'sqs')).toMatchObject({ kind: 'sqs', endpoints: 50, httpBeside: true });
+    expect(of('--kind', 's3', '--endpoints', '20', '--no-http-run')).toMatchObject({
+      kind: 's3',
+      endpoints: 20,
+      httpBeside: false,
+    });
+  });
+
+  it('refuses unknown kinds and --kind on other scenarios', () => {
+    expect(() => of('--kind', 'sns')).toThrow(UsageError);
+    expect(() => parseCommandLine(['fifo-rtt', '--kind', 'sqs'], env)).toThrow(UsageError);
+  });
+});

@@ -14,6 +14,10 @@ export const SCENARIOS = [
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
+/** Endpoint kinds the e2e scenario can deliver to: the bench's receiver, or moto. */
+export const E2E_KINDS = ['http', 'sqs', 's3'] as const;
+export type E2eKind = (typeof E2E_KINDS)[number];
+
 export class UsageError extends Error {}
 
 /** Everything a scenario reads, resolved: the scenario's defaults overridden by the command line. */
@@ -65,6 +69,10 @@ export interface BenchOptions {
   messageBytes: number;
   partitions: number;
   batch: number;
+  /** e2e: the endpoints' kind (http to the bench's receiver, or sqs / s3 in moto). */
+  kind: E2eKind;
+  /** e2e with a cloud kind: also run http endpoints at the same settings, in the same stack. */
+  httpBeside: boolean;
 }
 
 type Tunable = Omit<
@@ -103,7 +111,12 @@ const COMMON: Tunable = {
   messageBytes: 1024,
   partitions: 3,
   batch: 500,
+  kind: 'http',
+  httpBeside: true,
 };
+
+/** e2e --kind sqs|s3: endpoints when --endpoints is not given (moto takes ~100 sends/s here). */
+export const CLOUD_E2E_ENDPOINTS = 50;
 
 /** Each scenario's defaults: chosen so that it finishes in under 3 minutes on a 2-core machine. */
 /** isolation (FIFO): events/s to each healthy lane, unless --rate says otherwise. */
@@ -147,7 +160,8 @@ scenarios
   ingest-batch  POST /v1/events/batch: --batch-sizes events per request at --batch-steps in flight
   ingest-grpc   gRPC hookbase.v1.Ingest: Publish at --steps, PublishBatch as ingest-batch
   ingest-kafka  envelopes produced straight onto <prefix>.events, timed to the fan-out's commit
-  e2e           fan-out to --endpoints http endpoints (1000), --rate events/s for --duration s
+  e2e           fan-out to --endpoints http endpoints (1000), --rate events/s for --duration s;
+                --kind sqs|s3: to queues / a bucket in moto (50 endpoints), then http beside it
   fifo-rtt      one FIFO endpoint, receiver latency 10 ms: ordered deliveries/s against 1/RTT
   fifo-many     --endpoints FIFO endpoints (500): aggregate ordered deliveries/s, order verified
   isolation     healthy FIFO lanes sharing a partition with an always-503 FIFO neighbour and
@@ -181,6 +195,9 @@ load
   --neighbour-backlog N        isolation: messages queued behind the failing head before run 2
                                (50000 on FIFO lanes, 0 with --non-fifo)
   --records N (200000) --message-bytes N (1024) --partitions N (3) --batch N (500)  kafka-client
+  --kind http|sqs|s3           e2e: endpoint kind (http); sqs: one queue per endpoint, s3: one
+                               bucket, a prefix per endpoint, both in moto (started if needed)
+  --no-http-run                e2e --kind sqs|s3: skip the http run at the same settings
   --non-fifo                   fifo-rtt, fifo-many: plain endpoints (harness self-check only);
                                isolation: plain endpoints (the non-FIFO case)
 
@@ -272,6 +289,8 @@ export function parseCommandLine(
         'message-bytes': { type: 'string' },
         partitions: { type: 'string' },
         batch: { type: 'string' },
+        kind: { type: 'string' },
+        'no-http-run': { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -360,6 +379,13 @@ export function parseCommandLine(
     given.messageBytes = number('message-bytes', v['message-bytes'], 1, 900_000);
   if (v.partitions !== undefined) given.partitions = number('partitions', v.partitions, 1, 1000);
   if (v.batch !== undefined) given.batch = number('batch', v.batch, 1, 100_000);
+  if (v.kind !== undefined) {
+    if (!(E2E_KINDS as readonly string[]).includes(v.kind))
+      throw new UsageError(`--kind must be ${E2E_KINDS.join(', ')}, got "${v.kind}"`);
+    if (target !== 'e2e') throw new UsageError('--kind goes with the e2e scenario');
+    given.kind = v.kind as E2eKind;
+  }
+  if (v['no-http-run']) given.httpBeside = false;
   if (given.fifo && given.nonFifo)
     throw new UsageError('--fifo and --non-fifo contradict each other');
 
@@ -420,6 +446,9 @@ export function parseCommandLine(
         // is of lanes that keep up.
         ...(scenario === 'isolation' && !given.nonFifo
           ? { fifo: true, rate: ISOLATION_FIFO_RATE }
+          : {}),
+        ...(scenario === 'e2e' && given.kind !== undefined && given.kind !== 'http'
+          ? { endpoints: CLOUD_E2E_ENDPOINTS }
           : {}),
         ...given,
         scenario,

@@ -125,9 +125,17 @@ export class BenchSession {
 
   /** Endpoint `index` is `id` in Hookbase, answers as `behaviour`, and is counted in `ledger`. */
   addEndpoint(id: string, index: number, ledger: LedgerSink, behaviour: EndpointBehaviour): void {
+    this.trackDeadLetters(id, index, ledger);
+    this.receiver.route(index, { behaviour, ledger });
+  }
+
+  /**
+   * Endpoint `index` is `id` in Hookbase and its dead letters count in `ledger`; its deliveries
+   * reach the ledger some other way (the cloud readers).
+   */
+  trackDeadLetters(id: string, index: number, ledger: LedgerSink): void {
     this.endpointIndex.set(id, index);
     this.deadLetterLedgers.set(index, ledger);
-    this.receiver.route(index, { behaviour, ledger });
   }
 
   /** Shows a ledger's progress: during load by events scheduled, then by messages settled. */

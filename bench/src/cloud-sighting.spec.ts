@@ -1,0 +1,51 @@
+import { benchSequence, FirstSeen, parseS3Key, s3EndpointPrefix } from './cloud-sighting';
+import { benchPayload } from './publisher';
+
+describe('benchSequence', () => {
+  it('reads the sequence number of a bench payload, padded or not', () => {
+    expect(benchSequence(JSON.stringify(benchPayload(42, 256)))).toBe(42);
+    expect(benchSequence(JSON.stringify(benchPayload(0, 0)))).toBe(0);
+  });
+
+  it('is undefined for anything else', () => {
+    for (const body of [undefined, '', 'not json', 'null', '[]', '{"s":"1"}', '{"s":1.5}', '{}'])
+      expect(benchSequence(body)).toBeUndefined();
+    expect(benchSequence('{"s":-1}')).toBeUndefined();
+  });
+});
+
+describe('S3 keys', () => {
+  const root = 'bench-1a2b3c4d/';
+
+  it('gives each endpoint its own prefix and reads it back from the keys the adapter writes', () => {
+    const prefix = s3EndpointPrefix(root, 17);
+    expect(prefix).toBe('bench-1a2b3c4d/e17/');
+    // libs/destinations s3ObjectKey: `<prefix><eventType>/<messageId>.json`
+    expect(parseS3Key(root, `${prefix}bench.event/msg_01HX.json`)).toEqual({
+      endpoint: 17,
+      eventType: 'bench.event',
+      messageId: 'msg_01HX',
+    });
+  });
+
+  it('refuses keys of another run or another layout', () => {
+    expect(parseS3Key(root, 'bench-other/e1/bench.event/m.json')).toBeUndefined();
+    expect(parseS3Key(root, `${root}e1/m.json`)).toBeUndefined();
+    expect(parseS3Key(root, `${root}e1/bench.event/m.txt`)).toBeUndefined();
+    expect(parseS3Key(root, `${root}x1/bench.event/m.json`)).toBeUndefined();
+    expect(parseS3Key(root, `${root}e1/a/b/m.json`)).toBeUndefined();
+  });
+});
+
+describe('FirstSeen', () => {
+  it('counts an id once and the repeats apart, until it is forgotten', () => {
+    const seen = new FirstSeen();
+    expect(seen.first('a')).toBe(true);
+    expect(seen.first('b')).toBe(true);
+    expect(seen.first('a')).toBe(false);
+    expect(seen.repeats).toBe(1);
+    seen.forget('a');
+    expect(seen.first('a')).toBe(true);
+    expect(seen.size).toBe(2);
+  });
+});
