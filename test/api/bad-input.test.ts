@@ -237,10 +237,14 @@ describe('the HTTP API refuses bad input clearly', () => {
     expect(pro.status).toBe(201);
     expect(pro.body.data.fifoEnabled).toBe(true);
     expectError(
-      await other.client.post(proEndpoints, { kind: 'sqs' }),
+      await other.client.post(proEndpoints, { kind: 'polling', fifoEnabled: true }),
       400,
-      'FEATURE_NOT_AVAILABLE',
+      'FIFO_NOT_SUPPORTED',
     );
+    // A cloud kind without its config names what is missing.
+    const sqs = await other.client.post(proEndpoints, { kind: 'sqs' });
+    expectError(sqs, 400, 'VALIDATION_FAILED');
+    expect(sqs.body.error.message).toContain('config');
   });
 
   it('keeps idempotency: same key returns the original, another payload conflicts', async () => {
