@@ -1,4 +1,11 @@
-import { benchSequence, FirstSeen, parseS3Key, s3EndpointPrefix } from './cloud-sighting';
+import { createHash } from 'node:crypto';
+import {
+  BodyDigests,
+  benchSequence,
+  FirstSeen,
+  parseS3Key,
+  s3EndpointPrefix,
+} from './cloud-sighting';
 import { benchPayload } from './publisher';
 
 describe('benchSequence', () => {
@@ -47,5 +54,26 @@ describe('FirstSeen', () => {
     seen.forget('a');
     expect(seen.first('a')).toBe(true);
     expect(seen.size).toBe(2);
+  });
+});
+
+describe('BodyDigests', () => {
+  it('names the event whose body an S3 ETag (quoted MD5) is of', () => {
+    const digests = new BodyDigests(100, 256);
+    const body = JSON.stringify(benchPayload(37, 256));
+    const md5 = createHash('md5').update(body).digest('hex');
+    expect(digests.seqOf(`"${md5}"`)).toBe(37);
+    expect(digests.seqOf(md5.toUpperCase())).toBe(37);
+  });
+
+  it('knows no other body', () => {
+    const digests = new BodyDigests(10, 256);
+    const other = createHash('md5')
+      .update(JSON.stringify(benchPayload(3, 128)))
+      .digest('hex');
+    expect(digests.seqOf(`"${other}"`)).toBeUndefined();
+    expect(digests.seqOf(undefined)).toBeUndefined();
+    // A multipart ETag (md5-of-parts, then -N) is never a single body's.
+    expect(digests.seqOf('"0123456789abcdef0123456789abcdef-2"')).toBeUndefined();
   });
 });

@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { benchPayload } from './publisher';
+
 /**
  * What the bench's cloud readers (SQS consumers, S3 listers) need to turn what they read from moto
  * into ledger entries: the bench sequence number in a delivered body, which endpoint an S3 key
@@ -60,5 +63,27 @@ export class FirstSeen {
 
   get size(): number {
     return this.seen.size;
+  }
+}
+
+/**
+ * The S3 ETag of each planned event's body, so a listing alone names the event: the adapter writes
+ * `JSON.stringify(payload)`, and the ETag of a single PutObject is the MD5 of the body, quoted.
+ * An ETag not found here (a body serialized differently) sends the reader to GET the object.
+ */
+export class BodyDigests {
+  private readonly bySum = new Map<string, number>();
+
+  constructor(events: number, payloadBytes: number) {
+    for (let seq = 0; seq < events; seq++) {
+      const body = JSON.stringify(benchPayload(seq, payloadBytes));
+      this.bySum.set(createHash('md5').update(body).digest('hex'), seq);
+    }
+  }
+
+  /** The sequence number whose body has this ETag (quoted or not), or undefined. */
+  seqOf(etag: string | undefined): number | undefined {
+    if (!etag) return undefined;
+    return this.bySum.get(etag.replace(/^"|"$/g, '').toLowerCase());
   }
 }

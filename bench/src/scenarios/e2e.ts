@@ -10,6 +10,7 @@ import {
   motoBound,
   motoClients,
 } from '../cloud-destinations';
+import { BodyDigests } from '../cloud-sighting';
 import { now } from '../clock';
 import { ScenarioUnavailable } from '../errors';
 import { ApiRefusal, createEndpoints, createOrganization, Tenant } from '../hookbase-api';
@@ -336,7 +337,18 @@ async function runCloudE2e(ctx: ScenarioContext, kind: CloudKind): Promise<Scena
               ledger,
             ),
           )
-        : s3Reader(new S3Reader(clients.s3, name, root, ledger));
+        : s3Reader(
+            new S3Reader(
+              clients.s3,
+              name,
+              root,
+              ledger,
+              new BodyDigests(
+                planEvents(options.rate, options.durationSeconds),
+                options.payloadBytes,
+              ),
+            ),
+          );
     progress.note(
       `e2e --kind ${kind}: ${fmtInt(count)} endpoints; ${options.rate} events/s for ${options.durationSeconds} s, each to all; moto bound ${fmtRate(bound.callsPerSecond)} calls/s`,
     );
@@ -463,7 +475,7 @@ function s3Reader(reader: S3Reader): CloudReader {
       const s = reader.stats;
       return [
         'reader (S3 lister)',
-        `${s.lists} ListObjectsV2 (${s.emptyLists} empty), ${s.objects} objects read and deleted · sweep interval p50 ${fmtMs(interval?.p50)} p99 ${fmtMs(interval?.p99)} max ${fmtMs(interval?.max)} · listed again ${s.relisted} · errors ${s.errors}${s.lastError ? ` (${s.lastError})` : ''}`,
+        `${s.lists} ListObjectsV2 (${s.emptyLists} empty), ${s.objects} objects counted (${s.byEtag} by listed ETag, ${s.read} by GET) and deleted · sweep interval p50 ${fmtMs(interval?.p50)} p99 ${fmtMs(interval?.p99)} max ${fmtMs(interval?.max)} · listed again ${s.relisted} · errors ${s.errors}${s.lastError ? ` (${s.lastError})` : ''}`,
       ];
     },
     problems: () => [
