@@ -68,6 +68,8 @@ describe('a Kafka outage during ingest', () => {
     await pollUntil(
       () => receiver.requests.some((r) => r.headers['hookbase-event-type'] === 'after'),
       { timeoutMs: 60_000, description: 'the event accepted after the outage delivered' },
-    );
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\nHookbase's last log lines:\n${stack.process.logs(150)}`);
+    });
   });
 });
