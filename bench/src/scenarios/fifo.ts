@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { Pool } from 'undici';
 import { EndpointBehaviour } from '../behaviour';
 import { now } from '../clock';
@@ -47,41 +48,82 @@ async function measureRoundTrip(
 }
 
 /**
- * The same round trip, sampled all through the run (every `everyMs`) until `stop` is called: the
- * receiver shares the harness's process and this machine's cores with the load, so its round trip
- * while the lane runs is longer than when idle; the bound is taken under the same conditions.
+ * The probe client, run in a process of its own: Hookbase sends from another process than the
+ * receiver's, so the round trip it can get includes a hand-over between processes; a probe from
+ * inside the receiver's process would not pay that and would understate the RTT. It sends the
+ * same request as a delivery (POST, about 256 bytes of JSON, keep-alive, undici as Hookbase
+ * uses), one at a time, and prints each round trip as a JSON line until its stdin closes.
+ */
+const PROBE_CLIENT = `
+const { Pool } = require(process.argv[1]);
+const [url, latencyMs, everyMs] = [process.argv[2], process.argv[3], Number(process.argv[4])];
+const pool = new Pool(url, { connections: 1 });
+const body = JSON.stringify({ s: 0, pad: 'x'.repeat(240) });
+let running = true;
+process.stdin.on('end', () => (running = false));
+process.stdin.resume();
+(async () => {
+  while (running) {
+    const at = performance.timeOrigin + performance.now();
+    const started = performance.now();
+    const response = await pool.request({
+      path: '/rtt',
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-bench-delay-ms': latencyMs },
+      body,
+    });
+    await response.body.text();
+    process.stdout.write(JSON.stringify({ at, ms: performance.now() - started }) + '\\n');
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+  await pool.close();
+})().catch((error) => {
+  console.error(error.message);
+  process.exit(1);
+});
+`;
+
+/**
+ * The round trip to the receiver as a client in another process sees it, sampled all through
+ * the run (every `everyMs`) until `stop` is called: the receiver shares this machine's cores with
+ * the load, so its round trip while the lane runs is longer than when idle, and the bound is
+ * taken under the same conditions.
  */
 function probeRoundTripDuring(
   receiverUrl: string,
   latencyMs: number,
   everyMs: number,
 ): { stop(fromMs?: number): Promise<number | null> } {
-  const pool = new Pool(receiverUrl, { connections: 1 });
-  const times: number[] = [];
-  const startedAt: number[] = [];
-  let running = true;
-  const loop = (async () => {
-    for (let i = 0; running; i++) {
-      const started = now();
-      const response = await pool.request({
-        path: '/rtt',
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-bench-delay-ms': String(latencyMs) },
-        body: JSON.stringify(benchPayload(i, 256)),
-      });
-      await response.body.text();
-      times.push(now() - started);
-      startedAt.push(started);
-      await new Promise((resolve) => setTimeout(resolve, everyMs));
-    }
-  })();
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      PROBE_CLIENT,
+      require.resolve('undici'),
+      receiverUrl,
+      String(latencyMs),
+      String(everyMs),
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const samples: { at: number; ms: number }[] = [];
+  let pending = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    pending += chunk.toString('utf8');
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines)
+      if (line) samples.push(JSON.parse(line) as { at: number; ms: number });
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     /** The p50 round trip of the probes started at or after `fromMs` (all by default). */
     async stop(fromMs = 0) {
-      running = false;
-      await loop.catch(() => undefined);
-      await pool.close();
-      return distribution(times.filter((_, i) => startedAt[i] >= fromMs))?.p50 ?? null;
+      child.stdin.end();
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(killer);
+      return distribution(samples.filter((s) => s.at >= fromMs).map((s) => s.ms))?.p50 ?? null;
     },
   };
 }
@@ -290,14 +332,17 @@ export async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> 
         ],
         [
           'bound 1/RTT',
-          `${fmtRate(bound)}/s (RTT ${fmtMs(rttMs)}: p50 of probes from the bench to the receiver over the same time)`,
+          `${fmtRate(bound)}/s (RTT ${fmtMs(rttMs)}: p50 of probes to the receiver from a client process of their own, over the same time)`,
         ],
         ['measured / bound', ratio.toFixed(2)],
         [
           'whole run',
           `${fmtRate(lane.orderedPerSecond)}/s first to last delivery, ${wholeRunRatio.toFixed(2)} of the bound (ingest and fan-out share the cores while the publisher runs)`,
         ],
-        ['idle RTT', `${fmtMs(idleRttMs)} (probed after the run)`],
+        [
+          'idle RTT',
+          `${fmtMs(idleRttMs)} (probed after the run from the receiver's own process: no hand-over between processes)`,
+        ],
         [
           'order',
           `${fmtInt(run.order!.deliveries)} deliveries checked, ${fmtInt(run.order!.violations)} out of order`,

@@ -29,6 +29,17 @@ const SWEEP_BATCH = 200;
 const DEAD_LETTER_CHUNK = 500;
 /** How long a lane delivering back to back reuses its read of the endpoint. */
 const ENDPOINT_READ_REUSE_MS = 250;
+/** An attempt under way this long is shown as in flight (status `in_flight`). */
+const IN_FLIGHT_SHOWN_AFTER_MS = 50;
+/** A read this old is renewed beside the next send. */
+const ENDPOINT_READ_RENEW_MS = 150;
+
+interface EndpointRead {
+  endpoint: EndpointEntity | undefined;
+  secrets: readonly string[];
+  /** When the read was started: the state it shows is at least this recent. */
+  at: number;
+}
 
 interface LaneProgress {
   /** The head and the messages read after it. */
@@ -36,7 +47,9 @@ interface LaneProgress {
   /** Whether the lane last told the store it waits for the circuit breaker. */
   saidBlocked: boolean;
   /** The last read of the endpoint, reused while the lane runs back to back. */
-  endpointRead?: { endpoint: EndpointEntity | undefined; secrets: readonly string[]; at: number };
+  endpointRead?: EndpointRead;
+  /** A read of the endpoint under way beside a send, to replace `endpointRead` before it ages. */
+  refreshing?: Promise<EndpointRead | undefined>;
   /**
    * The store write of the last head's success, still under way while the next head is sent (at
    * most one). The lane waits for it before it reads its queue again or does anything else.
@@ -251,9 +264,11 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
   }
 
   /**
-   * The endpoint and its signing secrets, read fresh, or reused from a read of the last
-   * ENDPOINT_READ_REUSE_MS while the lane runs back to back (a change to the endpoint still
-   * applies to the messages that follow within that time, as it does to a batch in flight).
+   * The endpoint and its signing secrets, read fresh, or reused from a read started within the
+   * last ENDPOINT_READ_REUSE_MS while the lane runs back to back (a change to the endpoint still
+   * applies to the messages that follow within that time, as it does to a batch in flight). A
+   * read past most of that age is renewed beside the next send, so a busy lane does not stop to
+   * read.
    */
   private async readEndpoint(
     endpointId: string,
@@ -261,14 +276,40 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     now: Date,
   ): Promise<{ endpoint: EndpointEntity | undefined; secrets: readonly string[] }> {
     const cached = state.endpointRead;
-    if (cached && now.getTime() - cached.at < ENDPOINT_READ_REUSE_MS) return cached;
-    const [[endpoint], secrets] = await Promise.all([
-      this.endpoints.findByIds([endpointId]),
-      this.endpoints.signingSecrets([endpointId], now),
-    ]);
-    const read = { endpoint, secrets: secrets.get(endpointId) ?? [], at: now.getTime() };
+    const age = cached ? now.getTime() - cached.at : Infinity;
+    if (cached && age < ENDPOINT_READ_REUSE_MS) {
+      if (age >= ENDPOINT_READ_RENEW_MS && !state.refreshing) {
+        const refreshing = this.fetchEndpoint(endpointId)
+          .then((read) => {
+            // Its age counts from when it started: it is used only while that is recent enough.
+            state.endpointRead = read;
+            return read;
+          })
+          .catch((error: Error) => {
+            this.logger.warn(`lane ${endpointId}: endpoint read failed: ${error.message}`);
+            return undefined;
+          })
+          .finally(() => {
+            if (state.refreshing === refreshing) state.refreshing = undefined;
+          });
+        state.refreshing = refreshing;
+      }
+      return cached;
+    }
+    const renewed = state.refreshing ? await state.refreshing : undefined;
+    if (renewed && now.getTime() - renewed.at < ENDPOINT_READ_REUSE_MS) return renewed;
+    const read = await this.fetchEndpoint(endpointId);
     state.endpointRead = read;
     return read;
+  }
+
+  private async fetchEndpoint(endpointId: string): Promise<EndpointRead> {
+    const at = Date.now();
+    const [[endpoint], secrets] = await Promise.all([
+      this.endpoints.findByIds([endpointId]),
+      this.endpoints.signingSecrets([endpointId], new Date(at)),
+    ]);
+    return { endpoint, secrets: secrets.get(endpointId) ?? [], at };
   }
 
   /**
@@ -283,15 +324,23 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     secrets: readonly string[],
     state: LaneProgress,
   ): Promise<boolean> {
-    // Shown in the log as being delivered; not waited for (the lease, not this, guards the head).
-    if (head.status !== 'in_flight') {
-      void this.store
-        .markHeadInFlight(head.messageId, head.attempts)
-        .catch((error: Error) => this.logger.warn(error.message));
-    }
-    const { outcome, decision, recorded } = await this.delivery.withDispatchSlot(() =>
-      this.delivery.attempt(pending(head), endpoint, secrets, { deferSuccessRecord: true }),
-    );
+    // Shown in the log as being delivered once the attempt has taken IN_FLIGHT_SHOWN_AFTER_MS:
+    // one that ends sooner is recorded straight away, and a lane running back to back saves a
+    // write per message. Not waited for (the lease, not this, guards the head); a mark that
+    // lands after the attempt's record changes nothing (it matches the attempts made before).
+    const mark =
+      head.status === 'in_flight'
+        ? undefined
+        : setTimeout(() => {
+            void this.store
+              .markHeadInFlight(head.messageId, head.attempts)
+              .catch((error: Error) => this.logger.warn(error.message));
+          }, IN_FLIGHT_SHOWN_AFTER_MS);
+    const { outcome, decision, recorded } = await this.delivery
+      .withDispatchSlot(() =>
+        this.delivery.attempt(pending(head), endpoint, secrets, { deferSuccessRecord: true }),
+      )
+      .finally(() => clearTimeout(mark));
     // The previous head's write (long done: it had a whole round trip) before this one's starts.
     await settle(state);
     state.recording = recorded;
