@@ -63,6 +63,8 @@ export interface BenchOptions {
    * with --fifo, none without).
    */
   neighbourBacklog: number | null;
+  /** isolation: rounds of a run without the neighbour's load, then one with it. */
+  rounds: number;
   fifo: boolean;
   nonFifo: boolean;
   records: number;
@@ -105,6 +107,7 @@ const COMMON: Tunable = {
   neighbourRate: 50,
   neighbourLatencyMs: 0,
   neighbourBacklog: null,
+  rounds: 3,
   fifo: false,
   nonFifo: false,
   records: 100_000,
@@ -194,6 +197,7 @@ load
                                150 with --non-fifo)
   --neighbour-backlog N        isolation: messages queued behind the failing head before run 2
                                (50000 on FIFO lanes, 0 with --non-fifo)
+  --rounds N                   isolation: rounds of a run without, then with the neighbour (3)
   --records N (200000) --message-bytes N (1024) --partitions N (3) --batch N (500)  kafka-client
   --kind http|sqs|s3           e2e: endpoint kind (http); sqs: one queue per endpoint, s3: one
                                bucket, a prefix per endpoint, both in moto (started if needed)
@@ -283,6 +287,7 @@ export function parseCommandLine(
         'neighbour-rate': { type: 'string' },
         'neighbour-latency': { type: 'string' },
         'neighbour-backlog': { type: 'string' },
+        rounds: { type: 'string' },
         fifo: { type: 'boolean' },
         'non-fifo': { type: 'boolean' },
         records: { type: 'string' },
@@ -372,6 +377,7 @@ export function parseCommandLine(
     given.neighbourLatencyMs = number('neighbour-latency', v['neighbour-latency'], 0, 60_000);
   if (v['neighbour-backlog'] !== undefined)
     given.neighbourBacklog = number('neighbour-backlog', v['neighbour-backlog'], 0, 1_000_000);
+  if (v.rounds !== undefined) given.rounds = number('rounds', v.rounds, 1, 10);
   if (v.fifo) given.fifo = true;
   if (v['non-fifo']) given.nonFifo = true;
   if (v.records !== undefined) given.records = number('records', v.records, 1, 100_000_000);

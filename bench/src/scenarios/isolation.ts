@@ -14,14 +14,19 @@ import {
   publishInto,
   runOpenLoop,
 } from '../publisher';
-import { fmtInt, fmtMb, fmtMs, fmtRate } from '../report';
+import { fmtInt, fmtMb } from '../report';
 import { RunReport, ScenarioResult } from '../result';
 import { BenchSession, ScenarioContext } from '../session';
 
 const NEIGHBOUR = 0;
-/** Sequence numbers: run 1 from 0, run 2 from RUN_SEQ, the neighbour's events from 2 × RUN_SEQ. */
+/**
+ * Sequence numbers come in blocks of RUN_SEQ: the neighbour's events in block 2, the warm-up's in
+ * block 3, run k's (from 0) in block FIRST_RUN + k.
+ */
 const RUN_SEQ = 10_000_000;
+const NEIGHBOUR_SEQ = 2;
 const WARM_UP = 3;
+const FIRST_RUN = 4;
 const WARM_UP_SECONDS = 2;
 /** With --fifo, messages queued behind the failing head before run 2 unless told otherwise. */
 const FIFO_BACKLOG = 50_000;
@@ -221,10 +226,26 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
       const [index, id] = entry.split(':');
       return { index: Number(index), id };
     });
-    const runs = [new Ledger('without neighbour'), new Ledger('with failing neighbour')];
+    const backlogWanted = options.neighbourBacklog ?? (options.fifo ? FIFO_BACKLOG : 0);
+    // Rounds alternate a run without the neighbour's load and one with it, so drift over the
+    // scenario (heap, tables, the JIT) falls on both; a last run follows the backlog.
+    const plan: { label: string; withNeighbour: boolean; afterBacklog: boolean }[] = [];
+    for (let round = 1; round <= options.rounds; round++) {
+      plan.push({ label: `without #${round}`, withNeighbour: false, afterBacklog: false });
+      plan.push({ label: `with #${round}`, withNeighbour: true, afterBacklog: false });
+    }
+    if (backlogWanted > 0)
+      plan.push({
+        label: `with ${fmtInt(backlogWanted)} queued`,
+        withNeighbour: true,
+        afterBacklog: true,
+      });
+    const runs = plan.map((entry) => new Ledger(entry.label));
     const warmUp = new Ledger('warm-up');
-    const ledgerOf = (seq: number) =>
-      Math.floor(seq / RUN_SEQ) === WARM_UP ? warmUp : runs[Math.floor(seq / RUN_SEQ)];
+    const ledgerOf = (seq: number) => {
+      const index = Math.floor(seq / RUN_SEQ);
+      return index === WARM_UP ? warmUp : runs[index - FIRST_RUN];
+    };
     const router: LedgerSink = {
       attempt: (seq, endpoint, at, ok) => ledgerOf(seq)?.attempt(seq, endpoint, at, ok),
       deadLettered: (eventId, endpoint) =>
@@ -268,12 +289,11 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
       window: { fromMs: number; toMs: number };
     }[] = [];
     const problems: string[] = [];
-    const neighbourSeqs = { next: 2 * RUN_SEQ };
-    const backlogWanted = options.neighbourBacklog ?? (options.fifo ? FIFO_BACKLOG : 0);
+    const neighbourSeqs = { next: NEIGHBOUR_SEQ * RUN_SEQ };
     let backlog: Awaited<ReturnType<typeof pourBacklog>> | undefined;
     for (const [runIndex, ledger] of runs.entries()) {
-      const withNeighbour = runIndex === 1;
-      if (withNeighbour && backlogWanted > 0) {
+      const { withNeighbour, afterBacklog } = plan[runIndex];
+      if (afterBacklog) {
         let text = '';
         session.setPhase('backlog', () => text);
         backlog = await pourBacklog(
@@ -284,7 +304,7 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
           neighbourSeqs,
           backlogWanted,
           options.payloadBytes,
-          Math.min(ctx.deadlineMs - 60_000, now() + 90_000),
+          Math.min(ctx.deadlineMs - 30_000, now() + 90_000),
           (t) => (text = t),
         );
         if (backlog.queued < backlog.accepted)
@@ -304,7 +324,7 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
         maxInFlight: options.maxInFlight,
         deadlineMs,
         send: async (i, scheduledAt) => {
-          const seq = runIndex * RUN_SEQ + i;
+          const seq = (FIRST_RUN + runIndex) * RUN_SEQ + i;
           ledger.schedule(seq, scheduledAt, healthyTargets);
           await publishInto(ledger, client, seq, {
             eventType: EVENT_TYPE,
@@ -354,16 +374,39 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
     }
     await client.close();
 
-    const [without, withNeighbour] = reports.map((r) => r.run);
-    const throughputRatio =
-      without.throughputPerSecond > 0
-        ? withNeighbour.throughputPerSecond / without.throughputPerSecond
-        : 0;
+    const measured = reports.map((r) => r.run);
+    const pairs = Array.from({ length: options.rounds }, (_, k) => ({
+      without: measured[2 * k],
+      with: measured[2 * k + 1],
+    }));
     const ratio = (a: number | undefined, b: number | undefined) => (a && b ? b / a : null);
-    const p50Ratio = ratio(without.latency?.p50, withNeighbour.latency?.p50);
-    const p99Ratio = ratio(without.latency?.p99, withNeighbour.latency?.p99);
-    const dispatcher =
-      withNeighbour.services.find((s) => s.name === 'dispatcher') ?? withNeighbour.services[0];
+    const perRound = pairs.map((pair) => ({
+      throughput: ratio(pair.without.throughputPerSecond, pair.with.throughputPerSecond),
+      p50: ratio(pair.without.latency?.p50, pair.with.latency?.p50),
+      p99: ratio(pair.without.latency?.p99, pair.with.latency?.p99),
+    }));
+    const median = (values: (number | null)[]) => {
+      const known = values.filter((v): v is number => v !== null).sort((a, b) => a - b);
+      if (known.length === 0) return null;
+      const mid = Math.floor(known.length / 2);
+      return known.length % 2 ? known[mid] : (known[mid - 1] + known[mid]) / 2;
+    };
+    const throughputRatio = median(perRound.map((r) => r.throughput)) ?? 0;
+    const p50Ratio = median(perRound.map((r) => r.p50));
+    const p99Ratio = median(perRound.map((r) => r.p99));
+    const list = (values: (number | null)[]) => values.map((v) => v?.toFixed(2) ?? '–').join(', ');
+    const withoutRuns = pairs.map((p) => p.without);
+    const backlogRun = backlog ? measured[measured.length - 1] : undefined;
+    const dispatcherName = (
+      measured[0].services.find((s) => s.name === 'dispatcher') ?? measured[0].services[0]
+    )?.name;
+    const peakIn = (runsOf: RunReport[]) =>
+      Math.max(
+        ...runsOf.map(
+          (run) => run.services.find((s) => s.name === dispatcherName)?.windowPeakRssMb ?? 0,
+        ),
+      );
+    const vmHwm = measured.at(-1)?.services.find((s) => s.name === dispatcherName)?.peakRssMb;
     const neighbour = neighbourLedger.reconcile();
     const kind = options.fifo ? 'FIFO' : 'non-FIFO';
     const laneAtEnd = options.fifo ? await fifoState(tenant, neighbourId) : null;
@@ -377,21 +420,27 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
         ],
         [
           'healthy throughput ratio',
-          `${throughputRatio.toFixed(2)} (with ${fmtRate(withNeighbour.throughputPerSecond)}/s ÷ without ${fmtRate(without.throughputPerSecond)}/s)`,
+          `${throughputRatio.toFixed(2)} (median of ${options.rounds} rounds with ÷ without: ${list(perRound.map((r) => r.throughput))})`,
         ],
         [
           'healthy latency ratio',
-          `p50 ${p50Ratio?.toFixed(2) ?? '–'} · p99 ${p99Ratio?.toFixed(2) ?? '–'} (with: p50 ${fmtMs(withNeighbour.latency?.p50)}, p99 ${fmtMs(withNeighbour.latency?.p99)}; without: p50 ${fmtMs(without.latency?.p50)}, p99 ${fmtMs(without.latency?.p99)})`,
+          `p50 ${p50Ratio?.toFixed(2) ?? '–'} · p99 ${p99Ratio?.toFixed(2) ?? '–'} (medians; p99 by round: ${list(perRound.map((r) => r.p99))})`,
         ],
         [
           'dispatcher memory',
-          `${dispatcher ? `${dispatcher.name}: peak ${fmtMb(dispatcher.windowPeakRssMb)} during run 2 (run 1: ${fmtMb(without.services.find((s) => s.name === dispatcher.name)?.windowPeakRssMb)}), VmHWM ${fmtMb(dispatcher.peakRssMb)}` : 'no process to read (attached without --pid)'}`,
+          dispatcherName
+            ? `${dispatcherName}: peak ${fmtMb(peakIn(withoutRuns))} in the runs without the neighbour, ${fmtMb(peakIn(pairs.map((p) => p.with)))} with it` +
+              (backlogRun
+                ? `, ${fmtMb(peakIn([backlogRun]))} with ${fmtInt(backlog!.accepted)} queued behind its head`
+                : '') +
+              `; VmHWM ${fmtMb(vmHwm)}`
+            : 'no process to read (attached without --pid)',
         ],
         ...(backlog
           ? [
               [
                 'blocked lane',
-                `${fmtInt(backlog.accepted)} messages queued behind the failing head before run 2 (published in ${backlog.publishSeconds.toFixed(1)} s, all queued ${backlog.parkSeconds.toFixed(1)} s later)` +
+                `${fmtInt(backlog.accepted)} messages queued behind the failing head before the last run (published in ${backlog.publishSeconds.toFixed(1)} s, all queued ${backlog.parkSeconds.toFixed(1)} s later)` +
                   (laneAtEnd
                     ? `; at the end: queueDepth ${fmtInt(laneAtEnd.queueDepth)}, blocked (${laneAtEnd.blockedReason ?? '–'}), head attempts ${laneAtEnd.head?.attempts ?? '–'}`
                     : ''),
@@ -420,6 +469,7 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
         healthyIds,
         throughputRatio,
         latencyRatio: { p50: p50Ratio, p99: p99Ratio },
+        perRound,
         neighbour: neighbour.messages,
         backlog: backlog ?? null,
         laneAtEnd,
