@@ -103,6 +103,8 @@ export class BatchConsumer {
   private stopping = false;
   private readonly partitions = new Map<string, PartitionProgress>();
   private readonly inFlight = new Set<Promise<void>>();
+  private restartTimer: NodeJS.Timeout | undefined;
+  private restarts = 0;
 
   constructor(
     private readonly kafka: Kafka,
@@ -124,7 +126,22 @@ export class BatchConsumer {
     this.consumer = consumer;
     // After a rebalance the partitions are read again from their committed offsets: progress kept
     // from before is dropped, so late completions never commit for a partition read anew.
-    consumer.on(consumer.events.GROUP_JOIN, () => this.forgetPartitions());
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      this.restarts = 0;
+      this.forgetPartitions();
+    });
+    // kafkajs gives a consumer up for good on an error it does not take for transient (it has
+    // disconnected it and will not restart it): this worker would read nothing more until the
+    // process restarted. A fresh consumer takes its place instead, after a backoff.
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (payload.restart || this.stopping || consumer !== this.consumer) return;
+      const delay = Math.min(1_000 * 2 ** this.restarts, 30_000);
+      this.restarts++;
+      this.logger.error(
+        `consumer stopped by ${payload.error.name}: ${payload.error.message}; a new one starts in ${delay} ms`,
+      );
+      this.restartTimer = setTimeout(() => void this.restart(), delay);
+    });
     await consumer.connect();
     await consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
     await consumer.run({
@@ -274,8 +291,28 @@ export class BatchConsumer {
     });
   }
 
+  /** Replaces a consumer kafkajs gave up on; tries again (with a longer backoff) if it fails. */
+  private async restart(): Promise<void> {
+    if (this.stopping) return;
+    // What the old consumer had read is read again from the committed offsets.
+    this.forgetPartitions();
+    try {
+      await this.start();
+    } catch (error) {
+      await this.consumer?.disconnect().catch(() => undefined);
+      if (this.stopping) return;
+      const delay = Math.min(1_000 * 2 ** this.restarts, 30_000);
+      this.restarts++;
+      this.logger.error(
+        `consumer could not start again (${(error as Error).message}); trying in ${delay} ms`,
+      );
+      this.restartTimer = setTimeout(() => void this.restart(), delay);
+    }
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.restartTimer);
     if (this.inFlight.size > 0) {
       // Work under way finishes (bounded), and what finished is committed before leaving.
       await Promise.race([
