@@ -74,7 +74,10 @@ async function main() {
     code = await step(
       'Jest (unit + integration)',
       bin('jest'),
-      ['--ci', '--json', `--outputFile=${results}`, ...jestArgs],
+      // --forceExit: on 2 cores Jest runs the files in its own process, and a file whose cleanup
+      // failed (a server left listening) would keep it alive after the last result: the run must
+      // end with its results, and the failed cleanup is reported as the file's failure anyway.
+      ['--ci', '--forceExit', '--json', `--outputFile=${results}`, ...jestArgs],
       {
         ...process.env,
         HOOKBASE_TEST_DATABASE_URL: infra.databaseUrl,

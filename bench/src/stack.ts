@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
 import { Client } from 'pg';
-import { HookbaseProcess } from '@hookbase/testing';
+import { dropDatabase, HookbaseProcess } from '@hookbase/testing';
 import { now } from './clock';
 import { BenchOptions } from './options';
 import { serviceEntry } from './paths';
@@ -170,9 +170,9 @@ export async function startBenchStack(
     if (stopped) return;
     stopped = true;
     await Promise.all(started.map((s) => s.process.stop(15_000)));
-    await onPostgres(options.databaseUrl, (client) =>
-      client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
-    ).catch((error: Error) => log(`could not drop ${database}: ${error.message}`));
+    await onPostgres(options.databaseUrl, (client) => dropDatabase(client, database)).catch(
+      (error: Error) => log(`could not drop ${database}: ${error.message}`),
+    );
     await deleteKafkaState(options.brokers, topicPrefix).catch((error: Error) =>
       log(`could not delete topics ${topicPrefix}.*: ${error.message}`),
     );

@@ -44,8 +44,8 @@ describe('endpoints sharing a partition of the deliveries topic', () => {
 
   afterAll(async () => {
     await admin?.disconnect();
-    await stack?.stop();
     await receiver.stop();
+    await stack?.stop();
   });
 
   it('parks a blocked lane without holding offsets and never delays its neighbour', async () => {

@@ -20,10 +20,40 @@ async function admin<T>(baseUrl: string, run: (client: Client) => Promise<T>): P
   }
 }
 
+/** Insufficient privilege (42501), and a database still in use by other sessions (55006). */
+const DROP_BLOCKED = new Set(['42501', '55006']);
+
+/**
+ * Drops a database and the sessions on it. `WITH (FORCE)` refuses when a session it may not end
+ * is there, such as an autovacuum worker (run as the superuser) that started on a database a test
+ * filled: then our own sessions are ended and a plain DROP, which stops autovacuum by itself, is
+ * tried again a few times.
+ */
+export async function dropDatabase(client: Client, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.query(
+        attempt === 1
+          ? `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`
+          : `DROP DATABASE IF EXISTS ${name}`,
+      );
+      return;
+    } catch (error) {
+      if (!DROP_BLOCKED.has((error as { code?: string }).code ?? '') || attempt >= 10) throw error;
+      await client.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = $1 AND usename = current_user AND pid <> pg_backend_pid()`,
+        [name],
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
+  }
+}
+
 /** Builds the migrated template once per test run; each test file clones it (fast, isolated). */
 export async function prepareTemplateDatabase(baseUrl: string): Promise<void> {
   await admin(baseUrl, async (client) => {
-    await client.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE} WITH (FORCE)`);
+    await dropDatabase(client, TEMPLATE_DATABASE);
     await client.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
   });
   const dataSource = createDataSource({
@@ -48,9 +78,6 @@ export async function createTestDatabase(
   );
   return {
     url: withDatabase(baseUrl, name),
-    drop: () =>
-      admin(baseUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(
-        () => undefined,
-      ),
+    drop: () => admin(baseUrl, (client) => dropDatabase(client, name)),
   };
 }
