@@ -7,19 +7,14 @@ import {
   PutRuleCommand,
   PutTargetsCommand,
 } from '@aws-sdk/client-eventbridge';
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  Message,
-  ReceiveMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { EventBridgeDestinationAdapter, OutboundMessage } from '@hookbase/destinations';
 import {
   emulatorAwsCredentials,
   EMULATOR_SETUP_TIMEOUT_MS,
   ensureMoto,
   unusedPort,
+  receiveFromQueue,
 } from '@hookbase/testing';
 
 /**
@@ -62,21 +57,7 @@ describe('EventBridgeDestinationAdapter (moto)', () => {
     secrets: [],
   });
 
-  async function receive(expected: number): Promise<Message[]> {
-    const received: Message[] = [];
-    const deadline = Date.now() + 10_000;
-    while (received.length < expected && Date.now() < deadline) {
-      const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: queueUrl,
-          MaxNumberOfMessages: 10,
-          WaitTimeSeconds: 1,
-        }),
-      );
-      received.push(...Messages);
-    }
-    return received;
-  }
+  const receive = (expected: number) => receiveFromQueue(sqs, queueUrl, expected, 10_000);
 
   beforeAll(async () => {
     moto = await ensureMoto();

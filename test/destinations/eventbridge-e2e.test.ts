@@ -5,20 +5,14 @@ import {
   PutRuleCommand,
   PutTargetsCommand,
 } from '@aws-sdk/client-eventbridge';
-import {
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
-  Message,
-  ReceiveMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
   emulatorAwsCredentials,
   EMULATOR_SETUP_TIMEOUT_MS,
   ensureMoto,
   pollUntil,
   TcpProxy,
+  receiveExactly,
 } from '@hookbase/testing';
 import { CloudE2e, QUICK_RETRY, sentInPublishOrder, startCloudE2e } from './cloud-e2e';
 
@@ -62,32 +56,7 @@ describe('EventBridge endpoints (moto)', () => {
     return QueueUrl!;
   }
 
-  async function receive(queueUrl: string, count: number): Promise<Message[]> {
-    const received: Message[] = [];
-    await pollUntil(
-      async () => {
-        const { Messages = [] } = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: queueUrl,
-            MaxNumberOfMessages: 10,
-            WaitTimeSeconds: 1,
-          }),
-        );
-        received.push(...Messages);
-        if (Messages.length > 0) {
-          await sqs.send(
-            new DeleteMessageBatchCommand({
-              QueueUrl: queueUrl,
-              Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
-            }),
-          );
-        }
-        return received.length >= count;
-      },
-      { timeoutMs: 30_000, description: `${count} events in ${queueUrl}` },
-    );
-    return received;
-  }
+  const receive = (queueUrl: string, count: number) => receiveExactly(sqs, queueUrl, count);
 
   const config = (source: string, options: { endpoint?: string; eventBusName?: string } = {}) => ({
     region,

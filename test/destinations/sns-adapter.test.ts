@@ -4,7 +4,6 @@ import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
   Message,
-  ReceiveMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { OutboundMessage, SnsDestinationAdapter } from '@hookbase/destinations';
@@ -13,6 +12,7 @@ import {
   EMULATOR_SETUP_TIMEOUT_MS,
   ensureMoto,
   unusedPort,
+  receiveFromQueue,
 } from '@hookbase/testing';
 
 /**
@@ -73,23 +73,8 @@ describe('SnsDestinationAdapter (moto)', () => {
     return { topicArn: TopicArn!, queueUrl: QueueUrl! };
   }
 
-  async function receive(queueUrl: string, expected: number): Promise<Message[]> {
-    const received: Message[] = [];
-    const deadline = Date.now() + 10_000;
-    while (received.length < expected && Date.now() < deadline) {
-      const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: queueUrl,
-          MaxNumberOfMessages: 10,
-          WaitTimeSeconds: 1,
-          MessageAttributeNames: ['All'],
-          MessageSystemAttributeNames: ['All'],
-        }),
-      );
-      received.push(...Messages);
-    }
-    return received;
-  }
+  const receive = (queueUrl: string, expected: number) =>
+    receiveFromQueue(sqs, queueUrl, expected, 10_000);
 
   const stringAttributes = (m: Message) =>
     Object.fromEntries(

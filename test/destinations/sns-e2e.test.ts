@@ -2,10 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import {
   CreateQueueCommand,
-  DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   Message,
-  ReceiveMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import {
@@ -14,6 +12,7 @@ import {
   ensureMoto,
   pollUntil,
   TcpProxy,
+  receiveExactly,
 } from '@hookbase/testing';
 import { CloudE2e, QUICK_RETRY, sentInPublishOrder, startCloudE2e } from './cloud-e2e';
 
@@ -66,34 +65,7 @@ describe('SNS endpoints (moto)', () => {
     return { topicArn: TopicArn!, queueUrl: QueueUrl! };
   }
 
-  async function receive(queueUrl: string, count: number): Promise<Message[]> {
-    const received: Message[] = [];
-    await pollUntil(
-      async () => {
-        const { Messages = [] } = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: queueUrl,
-            MaxNumberOfMessages: 10,
-            WaitTimeSeconds: 1,
-            MessageAttributeNames: ['All'],
-            MessageSystemAttributeNames: ['All'],
-          }),
-        );
-        received.push(...Messages);
-        if (Messages.length > 0) {
-          await sqs.send(
-            new DeleteMessageBatchCommand({
-              QueueUrl: queueUrl,
-              Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
-            }),
-          );
-        }
-        return received.length >= count;
-      },
-      { timeoutMs: 30_000, description: `${count} messages in ${queueUrl}` },
-    );
-    return received;
-  }
+  const receive = (queueUrl: string, count: number) => receiveExactly(sqs, queueUrl, count);
 
   const config = (topicArn: string, endpoint = moto!.url) => ({
     region,

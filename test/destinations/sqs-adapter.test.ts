@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { CreateQueueCommand, Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { OutboundMessage, SqsDestinationAdapter } from '@hookbase/destinations';
 import {
   emulatorAwsCredentials,
   EMULATOR_SETUP_TIMEOUT_MS,
   ensureMoto,
   unusedPort,
+  receiveFromQueue,
 } from '@hookbase/testing';
 
 /** The SQS adapter against moto's server: what arrives, and what each failure becomes. */
@@ -43,27 +44,8 @@ describe('SqsDestinationAdapter (moto)', () => {
     return QueueUrl!;
   }
 
-  async function receiveAll(
-    queueUrl: string,
-    expected: number,
-    timeoutMs = 10_000,
-  ): Promise<Message[]> {
-    const received: Message[] = [];
-    const deadline = Date.now() + timeoutMs;
-    while (received.length < expected && Date.now() < deadline) {
-      const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: queueUrl,
-          MaxNumberOfMessages: 10,
-          WaitTimeSeconds: 1,
-          MessageAttributeNames: ['All'],
-          MessageSystemAttributeNames: ['All'],
-        }),
-      );
-      received.push(...Messages);
-    }
-    return received;
-  }
+  const receiveAll = (queueUrl: string, expected: number, timeoutMs = 10_000) =>
+    receiveFromQueue(sqs, queueUrl, expected, timeoutMs);
 
   beforeAll(async () => {
     moto = await ensureMoto();

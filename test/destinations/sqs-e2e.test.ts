@@ -1,17 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import {
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  Message,
-  ReceiveMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, Message, SQSClient } from '@aws-sdk/client-sqs';
 import {
   emulatorAwsCredentials,
   EMULATOR_SETUP_TIMEOUT_MS,
   ensureMoto,
   pollUntil,
   TcpProxy,
+  receiveExactly,
 } from '@hookbase/testing';
 import { CloudE2e, QUICK_RETRY, sentOneAtATime, startCloudE2e } from './cloud-e2e';
 
@@ -47,39 +42,7 @@ describe('SQS endpoints (moto)', () => {
     return QueueUrl!;
   }
 
-  /**
-   * Receives and deletes until `count` messages have arrived (a FIFO queue hands out a group's
-   * next messages only once the earlier ones are deleted).
-   */
-  async function receive(queueUrl: string, count: number): Promise<Message[]> {
-    const received: Message[] = [];
-    await pollUntil(
-      async () => {
-        const { Messages = [] } = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: queueUrl,
-            MaxNumberOfMessages: 10,
-            WaitTimeSeconds: 1,
-            VisibilityTimeout: 300,
-            MessageAttributeNames: ['All'],
-            MessageSystemAttributeNames: ['All'],
-          }),
-        );
-        received.push(...Messages);
-        if (Messages.length > 0) {
-          await sqs.send(
-            new DeleteMessageBatchCommand({
-              QueueUrl: queueUrl,
-              Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
-            }),
-          );
-        }
-        return received.length >= count;
-      },
-      { timeoutMs: 30_000, description: `${count} messages in ${queueUrl}` },
-    );
-    return received;
-  }
+  const receive = (queueUrl: string, count: number) => receiveExactly(sqs, queueUrl, count);
 
   const config = (queueUrl: string, endpoint = moto!.url) => ({
     region,

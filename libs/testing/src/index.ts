@@ -6,3 +6,4 @@ export * from './test-receiver';
 export * from './tcp-proxy';
 export * from './scratch-kafka';
 export * from './emulators';
+export * from './sqs-queue';
