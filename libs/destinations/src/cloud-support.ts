@@ -191,3 +191,17 @@ export function classifyWith(
 export function outputStatus(output: { $metadata?: { httpStatusCode?: number } }): number {
   return output.$metadata?.httpStatusCode ?? 200;
 }
+
+/**
+ * Attributes as SQS and SNS message attributes of type String (both services take this shape).
+ */
+export function stringAttributes(
+  attributes: Record<string, string>,
+): Record<string, { DataType: 'String'; StringValue: string }> {
+  return Object.fromEntries(
+    Object.entries(attributes).map(([name, value]) => [
+      name,
+      { DataType: 'String' as const, StringValue: value },
+    ]),
+  );
+}

@@ -1,4 +1,4 @@
-import { MessageAttributeValue, PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { classifyAwsError } from './aws-errors';
 import {
   awsClientSettings,
@@ -9,6 +9,7 @@ import {
   deliveryAttributes,
   outputStatus,
   refusedReport,
+  stringAttributes,
   timedAttempt,
 } from './cloud-support';
 import {
@@ -42,16 +43,10 @@ export class SnsDestinationAdapter implements DestinationAdapter {
     }
     const client = this.client(config);
     const fifo = config.topicArn.endsWith('.fifo');
-    const attributes: Record<string, MessageAttributeValue> = Object.fromEntries(
-      Object.entries(deliveryAttributes(message)).map(([name, value]) => [
-        name,
-        { DataType: 'String', StringValue: value },
-      ]),
-    );
     const command = new PublishCommand({
       TopicArn: config.topicArn,
       Message: JSON.stringify(message.payload),
-      MessageAttributes: attributes,
+      MessageAttributes: stringAttributes(deliveryAttributes(message)),
       ...(fifo
         ? { MessageGroupId: target.endpointId, MessageDeduplicationId: message.webhookId }
         : {}),

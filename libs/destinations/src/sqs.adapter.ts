@@ -1,4 +1,4 @@
-import { MessageAttributeValue, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { classifyAwsError } from './aws-errors';
 import {
   awsClientSettings,
@@ -9,6 +9,7 @@ import {
   deliveryAttributes,
   outputStatus,
   refusedReport,
+  stringAttributes,
   timedAttempt,
 } from './cloud-support';
 import {
@@ -82,15 +83,4 @@ export class SqsDestinationAdapter implements DestinationAdapter {
   async close(): Promise<void> {
     await this.clients.close();
   }
-}
-
-export function stringAttributes(
-  attributes: Record<string, string>,
-): Record<string, MessageAttributeValue> {
-  return Object.fromEntries(
-    Object.entries(attributes).map(([name, value]) => [
-      name,
-      { DataType: 'String', StringValue: value },
-    ]),
-  );
 }
