@@ -2,7 +2,7 @@ import { EndpointBehaviour, HEALTHY } from '../behaviour';
 import { now } from '../clock';
 import { createFifoEndpoint } from '../fifo-support';
 import { createEndpoint, createOrganization, Tenant } from '../hookbase-api';
-import { BatchRestPublisher } from '../ingest-clients';
+import { BatchRestPublisher, publishGroupInto } from '../ingest-clients';
 import { Ledger, LedgerSink } from '../ledger';
 import { planEvents } from '../pacing';
 import { partitionFor } from '../partitioner';
@@ -121,6 +121,7 @@ async function pourBacklog(
   const startMs = now();
   let sent = 0;
   let accepted = 0;
+  const acceptedBefore = ledger.progress.accepted;
   try {
     const worker = async () => {
       while (sent < count && now() < deadlineMs) {
@@ -133,20 +134,9 @@ async function pourBacklog(
           endpointIds: [neighbourId],
         }));
         const at = now();
-        for (const seq of group) {
-          ledger.schedule(seq, at, new Set([NEIGHBOUR]));
-          ledger.sent(seq, at);
-        }
-        const outcomes = await publisher.publish(events);
-        const answeredAt = now();
-        group.forEach((seq, i) => {
-          const outcome = outcomes[i];
-          if (outcome?.kind === 'accepted') {
-            accepted++;
-            ledger.accepted(seq, answeredAt, outcome.eventId);
-          } else if (outcome?.kind === 'refused') ledger.refused(seq, answeredAt, outcome.detail);
-          else ledger.failed(seq, answeredAt, outcome?.detail ?? 'no outcome');
-        });
+        for (const seq of group) ledger.schedule(seq, at, new Set([NEIGHBOUR]));
+        await publishGroupInto(ledger, publisher, group, events);
+        accepted = ledger.progress.accepted - acceptedBefore;
         onProgress(`backlog: ${fmtInt(accepted)}/${fmtInt(count)} accepted`);
       }
     };
