@@ -24,7 +24,11 @@ const shared = {
 };
 module.exports = {
   projects: [
-    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,bench}/**/*.spec.ts'] },
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/{apps,libs,bench,scripts}/**/*.spec.ts'],
+    },
     {
       ...shared,
       displayName: 'integration',

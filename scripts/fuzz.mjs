@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { runQuoted } from './lib/quoted-output.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SCHEMATHESIS = '4.32.5';
@@ -121,7 +122,7 @@ export async function fuzz({ kafkaBrokers, databaseUrl, log = console.log }) {
         ['admin token', adminToken],
       ]) {
         log(`fuzzing ${base}/openapi.json with an ${who}`);
-        const result = spawnSync(
+        const status = await runQuoted(
           bin,
           [
             'run',
@@ -139,9 +140,9 @@ export async function fuzz({ kafkaBrokers, databaseUrl, log = console.log }) {
             '--no-color',
           ],
           // Its state (.schemathesis/) stays in .cache, out of the tree.
-          { stdio: 'inherit', timeout: 300_000, cwd: join(root, '.cache') },
+          { timeoutMs: 300_000, cwd: join(root, '.cache') },
         );
-        if (result.status !== 0) failed++;
+        if (status !== 0) failed++;
       }
       if (failed > 0) log(`Hookbase's last log lines:\n${hookbase.logs().slice(-4000)}`);
       return failed === 0 ? 0 : 1;
