@@ -119,3 +119,39 @@ describe('the OpenAPI document served', () => {
     for (const path of Object.keys(checkedIn.paths)) expect(page).toContain(path);
   });
 });
+
+describe('the OpenAPI document under a configured batch limit', () => {
+  let stack: RunningStack;
+
+  beforeAll(async () => {
+    stack = await startStack({ HOOKBASE_MAX_BATCH_EVENTS: '3' });
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('states the running limit as the batch maxItems, and the API keeps to it', async () => {
+    const served = await new ApiClient(stack.url).get('/openapi.json');
+    expect(served.status).toBe(200);
+    const document = served.body as OpenApiDocument;
+    const batch = document.components.schemas.PublishEventBatch as {
+      properties: { events: { minItems: number; maxItems: number } };
+    };
+    expect(batch.properties.events).toMatchObject({ minItems: 1, maxItems: 3 });
+    expect(checkedIn.components.schemas.PublishEventBatch).toMatchObject({
+      properties: { events: { maxItems: 500 } },
+    });
+
+    const tenant = await createTenant(stack.url, stack.adminToken, 'pro');
+    const event = { eventType: 'order.created', payload: {} };
+    const three = await tenant.client.post('/v1/events/batch', { events: [event, event, event] });
+    expect(three.status).toBe(207);
+    const four = await tenant.client.post('/v1/events/batch', {
+      events: [event, event, event, event],
+    });
+    expect(four.status).toBe(400);
+    expect(four.body.error.code).toBe('VALIDATION_FAILED');
+    expect(four.body.error.message).toContain('1 to 3 events');
+  });
+});

@@ -16,6 +16,9 @@ const isKey = (text: string) => BASE64.test(text) && Buffer.from(text, 'base64')
 // An AES-256 key for cloud endpoints' credentials at rest, in base64.
 const credentialsKey = z.string().trim().refine(isKey, KEY_MESSAGE);
 
+/** Most events in one batch request (REST or gRPC) unless HOOKBASE_MAX_BATCH_EVENTS says otherwise. */
+export const DEFAULT_MAX_BATCH_EVENTS = 500;
+
 const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: int(0, 65535).default(3000),
@@ -42,7 +45,7 @@ const envSchema = z.object({
   HOOKBASE_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   HOOKBASE_ALLOW_PRIVATE_TARGETS: bool.default(false),
   HOOKBASE_INGEST_ACK_TIMEOUT_MS: int(100, 120_000).default(5_000),
-  HOOKBASE_MAX_BATCH_EVENTS: int(1, 10_000).default(500),
+  HOOKBASE_MAX_BATCH_EVENTS: int(1, 10_000).default(DEFAULT_MAX_BATCH_EVENTS),
   HOOKBASE_MAX_PAYLOAD_BYTES: int(1024, 4 * 1024 * 1024).default(256 * 1024),
   HOOKBASE_DELIVERY_TIMEOUT_MS: int(100, 300_000).default(15_000),
   HOOKBASE_CONNECT_TIMEOUT_MS: int(100, 60_000).default(5_000),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_MAX_BATCH_EVENTS } from '@hookbase/config';
 import {
   createOrganizationSchema,
   dlqQuerySchema,
@@ -178,12 +179,18 @@ const secretKey = data({
   properties: { key: { type: 'string', description: 'whsec_…' } },
 });
 
-const publishBatchSchema = z.object({ events: z.array(publishEventSchema).min(1) });
+/** Limits that the running configuration sets, so the served document states them. */
+export interface CatalogLimits {
+  maxBatchEvents: number;
+}
+
+const publishBatchSchema = (max: number) =>
+  z.object({ events: z.array(publishEventSchema).min(1).max(max) });
 
 const ORG = '/api/organizations/{orgId}';
 const ENDPOINT = `${ORG}/webhook-endpoints/{endpointId}`;
 
-export const HOOKBASE_ROUTES: RouteSpec[] = [
+export const hookbaseRoutes = (limits: CatalogLimits): RouteSpec[] => [
   {
     method: 'post',
     path: '/v1/events',
@@ -202,10 +209,13 @@ export const HOOKBASE_ROUTES: RouteSpec[] = [
     path: '/v1/events/batch',
     operationId: 'publishEventBatch',
     tag: 'Events',
-    summary:
-      'Publish up to HOOKBASE_MAX_BATCH_EVENTS (default 500) events; each is accepted or refused on its own, results in the order sent.',
+    summary: `Publish up to ${limits.maxBatchEvents} events (HOOKBASE_MAX_BATCH_EVENTS); each is accepted or refused on its own, results in the order sent.`,
     security: 'apiKey',
-    body: { name: 'PublishEventBatch', schema: publishBatchSchema, required: true },
+    body: {
+      name: 'PublishEventBatch',
+      schema: publishBatchSchema(limits.maxBatchEvents),
+      required: true,
+    },
     success: {
       status: 207,
       description:
@@ -570,10 +580,15 @@ export const HOOKBASE_ROUTES: RouteSpec[] = [
   },
 ];
 
-export const HOOKBASE_CATALOG: RouteCatalog = {
+/** The catalog under the given limits; `HOOKBASE_CATALOG` is the one under the defaults. */
+export const hookbaseCatalog = (limits: CatalogLimits): RouteCatalog => ({
   title: 'Hookbase HTTP API',
   version: '0.1.0',
   description:
     'Webhook and event delivery. Every error answers `{ error: { code, message, details? } }`. Generated from the code (libs/web/src/openapi); regenerate with `npm run openapi`.',
-  routes: HOOKBASE_ROUTES,
-};
+  routes: hookbaseRoutes(limits),
+});
+
+export const HOOKBASE_CATALOG: RouteCatalog = hookbaseCatalog({
+  maxBatchEvents: DEFAULT_MAX_BATCH_EVENTS,
+});
