@@ -2,7 +2,8 @@ import { PlacedRun } from './chart-spec';
 import { now } from './clock';
 import { createOrganization, Tenant } from './hookbase-api';
 import { EventPublisher, publishGroupInto } from './ingest-clients';
-import { IngestTarget, ratio, targetVerdict } from './ingest-figures';
+import { BoundRun, measureBound, startBareIngestServer } from './http-bound';
+import { boundHeadline, IngestTarget, ratio, targetVerdict } from './ingest-figures';
 import {
   addIngestEndpoints,
   MeasuredRun,
@@ -39,7 +40,56 @@ export interface IngestSurface {
   targetName: string;
   /** The steps, in order, built once the tenant (and its API key) exists. */
   steps(tenant: Tenant, session: BenchSession): IngestStep[] | Promise<IngestStep[]>;
+  /**
+   * A client of the same kind as the step's, aimed at the bare HTTP server (http-bound.ts), for
+   * the bare HTTP bound of each step; surfaces without one (gRPC) have no such bound.
+   */
+  boundPublisher?(url: string, step: IngestStep): EventPublisher;
   notes?: string[];
+}
+
+/** Each step's bare HTTP bound runs this long at most (--step-seconds when shorter). */
+const BOUND_SECONDS = 3;
+
+/**
+ * The bare HTTP bound of each step, measured before the steps while Hookbase is idle: one bare
+ * server, and for each step a fresh client of the step's kind at its concurrency and size.
+ */
+async function measureHttpBounds(
+  session: BenchSession,
+  steps: readonly IngestStep[],
+  boundPublisher: NonNullable<IngestSurface['boundPublisher']>,
+): Promise<Map<IngestStep, BoundRun>> {
+  const { options, progress, deadlineMs } = session.ctx;
+  const bounds = new Map<IngestStep, BoundRun>();
+  const server = await startBareIngestServer();
+  try {
+    for (const [index, step] of steps.entries()) {
+      const seconds = Math.min(BOUND_SECONDS, options.stepSeconds, (deadlineMs - now()) / 1000);
+      if (seconds <= 0) break;
+      session.setPhase(`bare HTTP bound ${index + 1}/${steps.length}: ${step.label}`, () => '');
+      const publisher = boundPublisher(server.url, step);
+      try {
+        bounds.set(
+          step,
+          await measureBound({
+            publisher,
+            concurrency: step.concurrency,
+            eventsPerRequest: step.eventsPerRequest,
+            payloadBytes: options.payloadBytes,
+            seconds,
+          }),
+        );
+      } finally {
+        await publisher.close().catch(() => undefined);
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  const best = Math.max(0, ...[...bounds.values()].map((b) => b.perSecond));
+  progress.note(`  bare HTTP bound: up to ${fmtRate(best)} events/s`);
+  return bounds;
 }
 
 /** Calls made before step 1 (not counted): connections, the API key cache, the JIT. */
@@ -87,6 +137,9 @@ export async function runIngestSteps(
       stepRouter(ledgers),
     );
     const raw = await rawBaseline(session, [tenant.organizationId]);
+    const bounds = surface.boundPublisher
+      ? await measureHttpBounds(session, steps, surface.boundPublisher)
+      : new Map<IngestStep, BoundRun>();
 
     session.setPhase('warm-up', () => 'connections, API key cache, JIT');
     const warmed = new Set<string>();
@@ -150,6 +203,11 @@ export async function runIngestSteps(
 
     const runs = done.map((d) => d.run);
     const problems = await settleRuns(session, done);
+    for (const [step, bound] of bounds)
+      if (bound.unanswered > 0)
+        problems.push(
+          `bare HTTP bound, ${step.label}: ${fmtInt(bound.unanswered)} events unanswered`,
+        );
     const best = done.reduce((a, b) => (b.run.acceptedPerSecond > a.run.acceptedPerSecond ? b : a));
     const verdict = targetVerdict(
       done.map((d) => ({
@@ -173,6 +231,12 @@ export async function runIngestSteps(
           `${fmtRate(best.run.acceptedPerSecond)} accepted events/s at ${best.step.label} (request p99 ${fmtMs(best.requestLatency?.p99)})`,
         ],
         ...rawHeadline(raw, best.run.acceptedPerSecond),
+        ...boundHeadline(
+          bounds.get(best.step),
+          best.run.acceptedPerSecond,
+          Math.max(0, ...[...bounds.values()].map((b) => b.perSecond)),
+          surface.target,
+        ),
         [`issue 6 (${surface.targetName})`, verdict.text],
         ['accepted', fmtInt(runs.reduce((t, r) => t + r.ledger.events.accepted, 0))],
         [
@@ -196,6 +260,7 @@ export async function runIngestSteps(
             'requests',
             'accepted/s',
             '÷ raw',
+            ...(bounds.size > 0 ? ['bare HTTP/s', '÷ bare'] : []),
             'refused',
             'p50',
             'p95',
@@ -210,6 +275,14 @@ export async function runIngestSteps(
             fmtInt(requests),
             fmtRate(run.acceptedPerSecond),
             ratio(run.acceptedPerSecond, raw.perSecond),
+            ...(bounds.size > 0
+              ? [
+                  bounds.has(step) ? fmtRate(bounds.get(step)!.perSecond) : '–',
+                  bounds.has(step)
+                    ? ratio(run.acceptedPerSecond, bounds.get(step)!.perSecond)
+                    : '–',
+                ]
+              : []),
             fmtInt(run.ledger.events.refused + run.ledger.events.failed),
             fmtMs(requestLatency?.p50),
             fmtMs(requestLatency?.p95),
@@ -230,10 +303,16 @@ export async function runIngestSteps(
               'no endpoints: the ledger checks every publish was answered (there are no messages to deliver)',
             ]
           : []),
+        ...(bounds.size > 0
+          ? [
+              'bare HTTP/s: a node:http server in its own process that only parses each body and answers, driven the same way before the steps while Hookbase was idle (a ceiling, like raw produce)',
+            ]
+          : []),
         ...(surface.notes ?? []),
       ],
       extra: {
         raw,
+        bareHttpBound: done.map((d) => ({ label: d.step.label, ...bounds.get(d.step) })),
         target: { ...surface.target, met: verdict.met, verdict: verdict.text },
         requestLatency: done.map((d) => ({ label: d.step.label, ...d.requestLatency })),
       },

@@ -32,6 +32,7 @@ export function runIngestBatch(ctx: ScenarioContext): Promise<ScenarioResult> {
         })),
       );
     },
+    boundPublisher: (url, step) => new BatchRestPublisher(url, 'bare-http-bound', step.concurrency),
     notes: [
       '"500/req ×4" is 500 events per request, 4 requests in flight',
       'a batch request answers 207 with one result per event; each counts on its own',

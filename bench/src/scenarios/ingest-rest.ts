@@ -28,5 +28,7 @@ export function runIngestRest(ctx: ScenarioContext): Promise<ScenarioResult> {
         publisher,
       }));
     },
+    boundPublisher: (url, step) =>
+      singleEventRest(new IngestClient(url, 'bare-http-bound', step.concurrency)),
   });
 }
