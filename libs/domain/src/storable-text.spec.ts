@@ -1,4 +1,9 @@
-import { isStorableText, toStorableText, unstorableTextAt } from './storable-text';
+import {
+  isStorableText,
+  jsonTextMayHoldUnstorable,
+  toStorableText,
+  unstorableTextAt,
+} from './storable-text';
 
 describe('isStorableText', () => {
   it.each([
@@ -28,6 +33,18 @@ describe('unstorableTextAt', () => {
 
   it('checks keys too', () => {
     expect(unstorableTextAt({ ok: { 'bad\u0000key': 1 } })).toBe('ok (a key)');
+    expect(unstorableTextAt({ 'bad\uD800': 1 })).toBe('(value) (a key)');
+    expect(unstorableTextAt({ a: [{ b: [{ 'c\u0000': 1 }] }] })).toBe('a[0].b[0] (a key)');
+  });
+
+  it('spells paths through arrays at the top and nested keys', () => {
+    expect(unstorableTextAt([['ok', 'x\uDC00']])).toBe('[0][1]');
+    expect(unstorableTextAt({ a: { b: { c: ['ok', { d: '\u0000' }] } } })).toBe('a.b.c[1].d');
+  });
+
+  it('ignores inherited properties', () => {
+    const proto = { inherited: '\u0000' };
+    expect(unstorableTextAt(Object.create(proto) as object)).toBeNull();
   });
 
   it('walks deep nesting without recursion', () => {
@@ -41,5 +58,44 @@ describe('toStorableText', () => {
   it('replaces what cannot be stored and keeps the rest', () => {
     expect(toStorableText('a\u0000b\uD83Dc😀')).toBe('a\uFFFDb\uFFFDc😀');
     expect(isStorableText(toStorableText('\uDE00\u0000'))).toBe(true);
+  });
+});
+
+describe('jsonTextMayHoldUnstorable', () => {
+  it('is false for JSON text without a \\u escape, as string or buffer', () => {
+    const text = JSON.stringify({ eventType: 'a.b', payload: { s: 'ünïcode ✓ 😀', n: [1, null] } });
+    expect(jsonTextMayHoldUnstorable(text)).toBe(false);
+    expect(jsonTextMayHoldUnstorable(Buffer.from(text))).toBe(false);
+  });
+
+  it('is true for text with an escape, even a harmless one', () => {
+    expect(jsonTextMayHoldUnstorable('{"a":"\\u0000"}')).toBe(true);
+    expect(jsonTextMayHoldUnstorable(Buffer.from('{"a":"\\ud800"}'))).toBe(true);
+    expect(jsonTextMayHoldUnstorable('{"a":"\\u00e9"}')).toBe(true);
+  });
+
+  it('never says "nothing to check" of text whose parsed value cannot be stored', () => {
+    // Strings with every kind of trouble in keys and values, as JSON.stringify writes them
+    // (it escapes U+0000 and lone surrogates): the parsed value is unstorable only when the
+    // text has an escape, so skipping the walk without one loses nothing.
+    const pieces = ['a', 'é', '😀', '\u0000', '\uD800', '\uDC00', '\u0001', '"', '\\', '\n'];
+    let seed = 7;
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const pick = () =>
+      Array.from(
+        { length: 1 + Math.floor(random() * 4) },
+        () => pieces[Math.floor(random() * pieces.length)],
+      ).join('');
+    let unstorable = 0;
+    for (let i = 0; i < 2000; i++) {
+      const text = JSON.stringify({ [pick()]: [pick(), { [pick()]: pick() }] });
+      const bad = unstorableTextAt(JSON.parse(text)) !== null;
+      if (bad) unstorable++;
+      if (!jsonTextMayHoldUnstorable(text)) expect(bad).toBe(false);
+      expect(jsonTextMayHoldUnstorable(Buffer.from(text, 'utf8'))).toBe(
+        jsonTextMayHoldUnstorable(text),
+      );
+    }
+    expect(unstorable).toBeGreaterThan(100);
   });
 });

@@ -2,7 +2,7 @@ import { DynamicModule, INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DomainError, unstorableTextAt } from '@hookbase/domain';
+import { DomainError, jsonTextMayHoldUnstorable, unstorableTextAt } from '@hookbase/domain';
 import { HookbaseConfig } from '@hookbase/config';
 import { HttpExceptionFilter } from './http-exception.filter';
 import { MAX_PATH_PARAM_LENGTH, toHttpError } from './error-mapping';
@@ -68,12 +68,18 @@ function acceptOnlyJson(app: NestFastifyApplication, bodyLimit: number): void {
       request as never,
       body as unknown as string,
       (error: Error | null, value?: unknown) => {
-        if (error) done(new DomainError('INVALID_JSON', 'Body is not valid JSON'), undefined);
-        else done(null, value);
+        if (error)
+          return done(new DomainError('INVALID_JSON', 'Body is not valid JSON'), undefined);
+        if (!jsonTextMayHoldUnstorable(body as unknown as string | Buffer))
+          storableBodies.add(request);
+        done(null, value);
       },
     );
   });
 }
+
+/** Requests whose JSON body had no `\u` escape, so it cannot hold unstorable text. */
+const storableBodies = new WeakSet<object>();
 
 /**
  * Every route stores or looks up text in PostgreSQL, which cannot hold U+0000 or unpaired
@@ -86,7 +92,7 @@ function refuseUnstorableText(app: NestFastifyApplication): void {
     .getInstance()
     .addHook('preHandler', async (request) => {
       for (const [part, value] of [
-        ['body', request.body],
+        ['body', storableBodies.has(request) ? null : request.body],
         ['query', request.query],
         ['path', request.params],
       ] as const) {
