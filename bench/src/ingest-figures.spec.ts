@@ -1,4 +1,4 @@
-import { boundHeadline, ratio, targetVerdict, TARGETS } from './ingest-figures';
+import { boundHeadline, rawTargetRow, ratio, targetVerdict, TARGETS } from './ingest-figures';
 
 const step = (label: string, acceptedPerSecond: number, p99Ms: number | null) => ({
   label,
@@ -65,5 +65,23 @@ describe('boundHeadline', () => {
     expect(above[2][0]).toBe('target vs bound');
     expect(above[2][1]).toMatch(/10,000\/s\) is above the highest bare HTTP bound \(9,500\/s\)/);
     expect(boundHeadline({ perSecond: 9_000, p99Ms: 20 }, 3_000, 10_000, target)).toHaveLength(2);
+  });
+});
+
+describe('rawTargetRow', () => {
+  const target = { eventsPerSecond: 50_000, p99Ms: 50 };
+
+  it('says when the target is above the raw produce rate', () => {
+    const rows = rawTargetRow(target, 43_601);
+    expect(rows).toHaveLength(1);
+    expect(rows[0][0]).toBe('target vs raw produce');
+    expect(rows[0][1]).toMatch(/50,000\/s\) is above the raw Kafka produce rate \(43,601\/s\)/);
+  });
+
+  it('is empty when raw produce reached the target, or was not measured', () => {
+    expect(rawTargetRow(target, 50_000)).toEqual([]);
+    expect(rawTargetRow(target, 63_000)).toEqual([]);
+    expect(rawTargetRow(target, 0)).toEqual([]);
+    expect(rawTargetRow(target, Number.NaN)).toEqual([]);
   });
 });

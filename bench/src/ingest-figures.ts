@@ -96,3 +96,18 @@ export function boundHeadline(
     ]);
   return rows;
 }
+
+/**
+ * A headline row when the target lies above the raw Kafka produce rate measured in the same run:
+ * kafkajs alone, producing envelope-sized records and nothing else, reached less than the target
+ * asks of ingest, which also parses, validates and answers every event. Empty otherwise.
+ */
+export function rawTargetRow(target: IngestTarget, rawPerSecond: number): [string, string][] {
+  if (!(rawPerSecond > 0) || target.eventsPerSecond <= rawPerSecond) return [];
+  return [
+    [
+      'target vs raw produce',
+      `the target (${fmtInt(target.eventsPerSecond)}/s) is above the raw Kafka produce rate (${fmtRate(rawPerSecond)}/s) measured in this run: kafkajs alone produced less on this machine`,
+    ],
+  ];
+}

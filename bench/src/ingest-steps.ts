@@ -3,7 +3,7 @@ import { now } from './clock';
 import { createOrganization, Tenant } from './hookbase-api';
 import { EventPublisher, publishGroupInto } from './ingest-clients';
 import { BoundRun, measureBound, startBareIngestServer } from './http-bound';
-import { boundHeadline, IngestTarget, ratio, targetVerdict } from './ingest-figures';
+import { boundHeadline, IngestTarget, ratio, rawTargetRow, targetVerdict } from './ingest-figures';
 import {
   addIngestEndpoints,
   MeasuredRun,
@@ -231,6 +231,7 @@ export async function runIngestSteps(
           `${fmtRate(best.run.acceptedPerSecond)} accepted events/s at ${best.step.label} (request p99 ${fmtMs(best.requestLatency?.p99)})`,
         ],
         ...rawHeadline(raw, best.run.acceptedPerSecond),
+        ...rawTargetRow(surface.target, raw.perSecond),
         ...boundHeadline(
           bounds.get(best.step),
           best.run.acceptedPerSecond,
