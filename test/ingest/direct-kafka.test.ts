@@ -26,6 +26,35 @@ describe('direct Kafka producers', () => {
   });
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
 
+  /** The message ids of every record on the deliveries topic so far. */
+  async function deliveryMessageIds(topic: string): Promise<string[]> {
+    const admin = kafka.admin();
+    await admin.connect();
+    const offsets = await admin.fetchTopicOffsets(topic);
+    await admin.disconnect();
+    const wanted = offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+    const consumer = kafka.consumer({ groupId: `read-${newId('evt')}` });
+    const ids: string[] = [];
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await new Promise<void>((resolve, reject) => {
+        if (wanted === 0) return resolve();
+        consumer
+          .run({
+            eachMessage: async ({ message }) => {
+              ids.push((JSON.parse(message.value!.toString()) as { messageId: string }).messageId);
+              if (ids.length >= wanted) resolve();
+            },
+          })
+          .catch(reject);
+      });
+    } finally {
+      await consumer.disconnect();
+    }
+    return ids;
+  }
+
   beforeAll(async () => {
     receiverUrl = await receiver.start();
     stack = await startStack();
@@ -104,5 +133,74 @@ describe('direct Kafka producers', () => {
     const offsets = await admin2.fetchTopicOffsets(`${stack.topicPrefix}.events.invalid`);
     await admin2.disconnect();
     expect(offsets.reduce((sum, p) => sum + Number(p.high), 0)).toBe(5);
+  });
+
+  it('records an envelope written twice once: one message per endpoint, one delivery, one poll place', async () => {
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken, 'pro');
+    const org = `/api/organizations/${organizationId}`;
+    const hook = await client.post(`${org}/webhook-endpoints`, { url: `${receiverUrl}/twice` });
+    const polling = await client.post(`${org}/webhook-endpoints`, { kind: 'polling' });
+    expect([hook.status, polling.status]).toEqual([201, 201]);
+    const topic = `${stack.topicPrefix}.events`;
+    const record = (n: number) => ({
+      key: organizationId,
+      value: JSON.stringify({
+        id: newId('evt'),
+        organizationId,
+        eventType: 'twice',
+        payload: { n },
+        acceptedAt: new Date().toISOString(),
+      }),
+    });
+    const repeated = record(1);
+    // Once alone, then again beside a new event: the second read finds it recorded already, in a
+    // batch where the other event is fresh.
+    await producer.send({ topic, acks: -1, messages: [repeated] });
+    const eventId = JSON.parse(repeated.value).id as string;
+    await pollUntil(async () => (await client.get(`${org}/events/${eventId}`)).status === 200, {
+      description: 'the first copy recorded',
+    });
+    const second = record(2);
+    const secondId = JSON.parse(second.value).id as string;
+    await producer.send({ topic, acks: -1, messages: [repeated, second] });
+
+    await pollUntil(() => receiver.requests.filter((r) => r.path === '/twice').length >= 2, {
+      description: 'both events delivered to the webhook',
+    });
+    const event = await client.get(`${org}/events/${eventId}`);
+    expect(event.status).toBe(200);
+    const messages = event.body.data.messages as { endpointId: string }[];
+    expect(messages.map((m) => m.endpointId).sort()).toEqual(
+      [hook.body.data.id, polling.body.data.id].sort(),
+    );
+    const polled = await pollUntil(
+      async () => {
+        const page = await client.get(`${org}/webhook-endpoints/${polling.body.data.id}/poll`);
+        return page.body.data.length >= 2 ? page.body.data : undefined;
+      },
+      { description: 'both events in the poll log' },
+    );
+    expect(polled.map((m: { eventId: string }) => m.eventId)).toEqual([eventId, secondId]);
+    // The second read found the event recorded and sent its webhook delivery again, under the same
+    // message id (a crash between recording and sending must not lose it); the dispatcher,
+    // seeing that message delivered, did not send it twice.
+    const webhookMessage = messages.find((m) => m.endpointId === hook.body.data.id) as unknown as {
+      id: string;
+    };
+    const sent = await pollUntil(
+      async () => {
+        const ids = await deliveryMessageIds(`${stack.topicPrefix}.deliveries`);
+        const copies = ids.filter((id) => id === webhookMessage.id).length;
+        return copies >= 2 ? copies : undefined;
+      },
+      { description: "the recorded event's delivery sent again on the second read" },
+    );
+    expect(sent).toBe(2);
+    const payloads = receiver.requests
+      .filter((r) => r.path === '/twice')
+      .map((r) => JSON.parse(r.body).n as number);
+    // At least once allows a repeat, but the re-read record makes no second message: the webhook
+    // gets event 1 once (its message was delivered before the copy was read) and event 2 once.
+    expect(payloads.sort()).toEqual([1, 2]);
   });
 });

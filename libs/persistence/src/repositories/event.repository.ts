@@ -35,23 +35,34 @@ export class EventRepository {
     if (envelopes.length === 0) return new Map();
     return this.dataSource.transaction(async (tx) => {
       const fresh = await this.insertNewEvents(tx, envelopes);
-      if (fresh.length > 0) await this.insertMessages(tx, fresh);
       const eventIds = [...new Set(envelopes.map((envelope) => envelope.id))];
-      const rows: { id: string; event_id: string; endpoint_id: string; polled: boolean }[] =
-        await tx.query(
-          `SELECT id, event_id, endpoint_id, poll_seq IS NOT NULL AS polled FROM messages
-          WHERE event_id = ANY($1) AND replay_of IS NULL ORDER BY id`,
-          [eventIds],
-        );
       const byEvent = new Map<string, RecordedMessage[]>(eventIds.map((id) => [id, []]));
-      for (const row of rows) {
-        byEvent.get(row.event_id)!.push({
-          messageId: row.id,
-          eventId: row.event_id,
-          endpointId: row.endpoint_id,
-          polled: row.polled,
-        });
+      // A fresh event's messages are the ones just made for it: no message can have existed.
+      const created = fresh.length > 0 ? await this.insertMessages(tx, fresh) : [];
+      for (const message of created) byEvent.get(message.eventId)!.push(message);
+      // An event recorded before (a repeated publish or a re-read record) has its messages read back.
+      const freshIds = new Set(fresh.map((envelope) => envelope.id));
+      const earlier = eventIds.filter((id) => !freshIds.has(id));
+      if (earlier.length > 0) {
+        const rows: { id: string; event_id: string; endpoint_id: string; polled: boolean }[] =
+          await tx.query(
+            `SELECT id, event_id, endpoint_id, poll_seq IS NOT NULL AS polled FROM messages
+            WHERE event_id = ANY($1) AND replay_of IS NULL`,
+            [earlier],
+          );
+        for (const row of rows) {
+          byEvent.get(row.event_id)!.push({
+            messageId: row.id,
+            eventId: row.event_id,
+            endpointId: row.endpoint_id,
+            polled: row.polled,
+          });
+        }
       }
+      for (const messages of byEvent.values())
+        messages.sort((a, b) =>
+          a.messageId < b.messageId ? -1 : a.messageId > b.messageId ? 1 : 0,
+        );
       return byEvent;
     });
   }
@@ -82,7 +93,11 @@ export class EventRepository {
     return unique.filter((envelope) => insertedIds.has(envelope.id));
   }
 
-  private async insertMessages(tx: EntityManager, events: readonly EventEnvelope[]) {
+  /** Makes the messages of events recorded in this transaction; returns them. */
+  private async insertMessages(
+    tx: EntityManager,
+    events: readonly EventEnvelope[],
+  ): Promise<RecordedMessage[]> {
     const organizationIds = [...new Set(events.map((event) => event.organizationId))];
     const rows: {
       id: string;
@@ -119,7 +134,7 @@ export class EventRepository {
         endpoint,
       })),
     );
-    if (messages.length === 0) return;
+    if (messages.length === 0) return [];
     // Places in polling endpoints' logs, in event (acceptance) order, taken in this transaction.
     const polled = messages.filter((m) => m.endpoint.polling);
     const places = await takePollPlaces(
@@ -146,6 +161,12 @@ export class EventRepository {
         messages.map((m) => placeOf.get(m.id) ?? null),
       ],
     );
+    return messages.map((m) => ({
+      messageId: m.id,
+      eventId: m.event.id,
+      endpointId: m.endpoint.id,
+      polled: m.endpoint.polling,
+    }));
   }
 
   findEvent(organizationId: string, id: string): Promise<EventEntity | null> {
