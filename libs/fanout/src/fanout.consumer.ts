@@ -23,6 +23,8 @@ import {
 } from '@hookbase/persistence';
 
 const VALUE_EXCERPT_CHARS = 2_000;
+/** Organizations remembered as existing, at most; past it the memory starts over. */
+const KNOWN_ORGANIZATIONS_MAX = 100_000;
 
 /**
  * Reads accepted events and writes one delivery per recipient endpoint, keyed by endpoint id,
@@ -31,6 +33,12 @@ const VALUE_EXCERPT_CHARS = 2_000;
  */
 @Injectable()
 export class FanoutConsumer extends TopicWorker<EventEnvelope> {
+  /**
+   * Organizations found to exist. Organizations are never deleted, so a found one stays found and
+   * is not asked for again; one not found is asked for again with its next event.
+   */
+  private knownOrganizations = new Set<string>();
+
   constructor(
     @Inject(KAFKA) kafka: Kafka,
     @Inject(TOPICS) private readonly topics: TopicNames,
@@ -50,9 +58,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
 
   protected async handle(all: EventEnvelope[], sources: ConsumedRecord[]): Promise<void> {
     // Direct producers may name an organization that does not exist: such events go aside too.
-    const known = await this.organizations.existingIds([
-      ...new Set(all.map((e) => e.organizationId)),
-    ]);
+    const known = await this.existingOrganizations(all.map((e) => e.organizationId));
     const unknown = sources
       .filter((_, i) => !known.has(all[i].organizationId))
       .map((record) => ({ record, reason: 'unknown organization' }));
@@ -80,6 +86,20 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       this.topics.deliveries,
       unique.map((delivery) => ({ key: delivery.endpointId, value: JSON.stringify(delivery) })),
     );
+  }
+
+  private async existingOrganizations(ids: readonly string[]): Promise<Set<string>> {
+    const unique = new Set(ids);
+    const unseen = [...unique].filter((id) => !this.knownOrganizations.has(id));
+    const found =
+      unseen.length > 0 ? await this.organizations.existingIds(unseen) : new Set<string>();
+    const known = new Set(
+      [...unique].filter((id) => this.knownOrganizations.has(id) || found.has(id)),
+    );
+    if (this.knownOrganizations.size + found.size > KNOWN_ORGANIZATIONS_MAX)
+      this.knownOrganizations = new Set();
+    for (const id of found) this.knownOrganizations.add(id);
+    return known;
   }
 
   protected override passOver(rejected: RejectedRecord[]): Promise<void> {
