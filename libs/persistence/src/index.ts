@@ -13,3 +13,4 @@ export * from './repositories/organization.repository';
 export * from './repositories/page';
 export * from './repositories/poll-log.repository';
 export * from './repositories/retention.repository';
+export { MIGRATIONS } from './migrations';

@@ -1,5 +1,5 @@
 import type { Client } from 'pg';
-import { dropDatabase } from './test-database';
+import { dropDatabase, templateNameFor } from './test-database';
 
 /** A pg client that answers each query with the next of `answers` (an error code throws). */
 function scriptedClient(answers: (string | null)[]) {
@@ -64,5 +64,47 @@ describe('dropDatabase', () => {
       code: '55006',
     });
     expect(queries.filter((q) => q.startsWith('DROP'))).toHaveLength(10);
+  });
+});
+
+describe('templateNameFor', () => {
+  class First {
+    up() {
+      return 'CREATE TABLE a ()';
+    }
+    down() {
+      return 'DROP TABLE a';
+    }
+  }
+  class Second {
+    up() {
+      return 'CREATE TABLE b ()';
+    }
+  }
+  class SecondChanged {
+    up() {
+      return 'CREATE TABLE b (id int)';
+    }
+  }
+
+  it('is the same for the same migrations, and a valid PostgreSQL name', () => {
+    const name = templateNameFor([First, Second]);
+    expect(templateNameFor([First, Second])).toBe(name);
+    expect(name).toMatch(/^hookbase_test_template_[0-9a-f]{16}$/);
+    expect(name.length).toBeLessThanOrEqual(63 - '_b12345678'.length);
+  });
+
+  it('changes when a migration is added, removed, reordered or its code changes', () => {
+    const name = templateNameFor([First, Second]);
+    // Same class name as Second, other code.
+    const renamed = { name: 'Second', prototype: { up: SecondChanged.prototype.up } };
+    for (const other of [
+      [First],
+      [First, Second, SecondChanged],
+      [Second, First],
+      [First, renamed],
+    ]) {
+      expect(templateNameFor(other)).not.toBe(name);
+    }
   });
 });

@@ -1,8 +1,24 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { createDataSource, runMigrations } from '@hookbase/persistence';
+import { createDataSource, MIGRATIONS, runMigrations } from '@hookbase/persistence';
 
-export const TEMPLATE_DATABASE = 'hookbase_test_template';
+type Migration = { name: string; prototype: { up: unknown; down?: unknown } };
+
+/**
+ * The template database for a set of migrations: named after a digest of their names and code,
+ * so runs of the same code share one template (built once, reused), and runs of different code
+ * (another checkout, a migration being written) never touch each other's.
+ */
+export function templateNameFor(migrations: readonly Migration[]): string {
+  const digest = createHash('sha256');
+  for (const migration of migrations) {
+    digest.update(`${migration.name}\n${String(migration.prototype.up)}\n`);
+    digest.update(`${String(migration.prototype.down ?? '')}\n`);
+  }
+  return `hookbase_test_template_${digest.digest('hex').slice(0, 16)}`;
+}
+
+export const TEMPLATE_DATABASE = templateNameFor(MIGRATIONS);
 
 function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
@@ -50,21 +66,41 @@ export async function dropDatabase(client: Client, name: string): Promise<void> 
   }
 }
 
-/** Builds the migrated template once per test run; each test file clones it (fast, isolated). */
-export async function prepareTemplateDatabase(baseUrl: string): Promise<void> {
-  await admin(baseUrl, async (client) => {
-    await dropDatabase(client, TEMPLATE_DATABASE);
-    await client.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
-  });
-  const dataSource = createDataSource({
-    url: withDatabase(baseUrl, TEMPLATE_DATABASE),
-    poolSize: 2,
-  });
-  await dataSource.initialize();
+/** Another database of that name exists (42P04). */
+const DUPLICATE_DATABASE = '42P04';
+
+/**
+ * Makes sure the migrated template exists; each test file clones it (fast, isolated). It is built
+ * under a name of its own and renamed into place only once migrated, so a run never clones a
+ * half-built template, and two runs building it at once both end with the one template.
+ */
+export async function prepareTemplateDatabase(
+  baseUrl: string,
+  name: string = TEMPLATE_DATABASE,
+): Promise<void> {
+  const exists = async (client: Client) =>
+    (await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount! > 0;
+  if (await admin(baseUrl, exists)) return;
+  const building = `${name}_b${randomBytes(4).toString('hex')}`;
+  await admin(baseUrl, (client) => client.query(`CREATE DATABASE ${building}`));
   try {
-    await runMigrations(dataSource);
+    const dataSource = createDataSource({ url: withDatabase(baseUrl, building), poolSize: 2 });
+    await dataSource.initialize();
+    try {
+      await runMigrations(dataSource);
+    } finally {
+      await dataSource.destroy();
+    }
+    await admin(baseUrl, async (client) => {
+      try {
+        await client.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
+      } catch (error) {
+        // Another run put the same template in place first.
+        if ((error as { code?: string }).code !== DUPLICATE_DATABASE) throw error;
+      }
+    });
   } finally {
-    await dataSource.destroy();
+    await admin(baseUrl, (client) => dropDatabase(client, building));
   }
 }
 
