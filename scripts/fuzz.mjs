@@ -1,11 +1,13 @@
 // `npm run fuzz` (and the last step of `npm test`): property-based fuzzing of the HTTP API from
 // its OpenAPI document with schemathesis (PyPI, pinned, installed into .cache on first use).
-// Starts the built standalone process on a database and topic prefix of its own, fuzzes every
-// operation with an API key and again with the admin token, and fails on any 5xx, undocumented
-// status, wrong content type or response that breaks the document's schemas.
+// Starts the fuzz target (scripts/fuzz-target.mjs: every HTTP route and the fan-out, no
+// dispatcher) on a database and topic prefix of its own, makes an organization with endpoints, an
+// event and its message for the generated paths to name, fuzzes every operation with an API key
+// and again with the admin token, and fails on any 5xx, undocumented status, wrong content type
+// or response that breaks the document's schemas.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -53,7 +55,7 @@ async function withDatabase(baseUrl, name, run) {
 }
 
 function startHookbase(env) {
-  const child = spawn(process.execPath, [join(root, 'dist/apps/standalone/src/main.js')], {
+  const child = spawn(process.execPath, [join(root, 'scripts/fuzz-target.mjs')], {
     env: { PATH: process.env.PATH, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -78,6 +80,36 @@ function startHookbase(env) {
     );
   });
   return { child, url, logs: () => output };
+}
+
+/**
+ * Most generated paths name the data the fuzz made (schemathesis dictionaries, taken 4 times in
+ * 5), so the fuzz gets past the "not found" checks into each route's own logic; the rest are
+ * generated, so unknown and malformed ids are still tried.
+ */
+function writeFuzzConfig(idsByParameter) {
+  const file = join(root, '.cache', 'schemathesis-fuzz.toml');
+  const lines = [];
+  for (const [parameter, ids] of Object.entries(idsByParameter)) {
+    lines.push(`[dictionaries.${parameter}]`, `values = ${JSON.stringify(ids)}`);
+  }
+  lines.push('[parameters]');
+  for (const parameter of Object.keys(idsByParameter)) {
+    lines.push(`"path.${parameter}" = { dictionary = "${parameter}", probability = 0.8 }`);
+  }
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+/** Polls `read` until it gives a value, for at most `timeoutMs`. */
+async function until(read, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`fuzz setup: nothing after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 async function json(response) {
@@ -116,6 +148,30 @@ export async function fuzz({ kafkaBrokers, databaseUrl, log = console.log }) {
           headers: admin,
         }),
       );
+      // Data for the generated paths to name: an http endpoint and a polling one, and an event
+      // with its message (recorded by the fan-out; nothing dispatches in the fuzz target).
+      const asTenant = (path, body) =>
+        fetch(`${base}/api/organizations/${organization.id}${path}`, {
+          method: body === undefined ? 'GET' : 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        }).then(json);
+      const hook = await asTenant('/webhook-endpoints', { url: 'https://fuzz.invalid/hooks' });
+      const polled = await asTenant('/webhook-endpoints', { kind: 'polling' });
+      const event = await json(
+        await fetch(`${base}/v1/events`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ eventType: 'fuzz.seed', payload: { seed: true } }),
+        }),
+      );
+      const message = await until(async () => (await asTenant('/messages'))[0], 30_000);
+      const config = writeFuzzConfig({
+        orgId: [organization.id],
+        endpointId: [hook.id, polled.id],
+        eventId: [event.id],
+        messageId: [message.id],
+      });
       let failed = 0;
       for (const [who, token] of [
         ['API key', key],
@@ -125,6 +181,8 @@ export async function fuzz({ kafkaBrokers, databaseUrl, log = console.log }) {
         const status = await runQuoted(
           bin,
           [
+            '--config-file',
+            config,
             'run',
             `${base}/openapi.json`,
             '--header',

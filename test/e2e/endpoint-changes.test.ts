@@ -147,6 +147,7 @@ describe('endpoint changes while work is queued', () => {
     const rotated = await client.post(`${org}/webhook-endpoints/${endpointId}/secret/rotate`, {
       overlapSeconds: 3600,
     });
+    expect(rotated.status).toBe(200);
     const newKey: string = rotated.body.data.key;
     expect(newKey).toMatch(/^whsec_/);
     expect(newKey).not.toBe(oldKey);

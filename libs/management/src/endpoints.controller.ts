@@ -97,7 +97,9 @@ export class EndpointsController {
     return { data: { key } };
   }
 
+  /** 200, not Nest's 201 for a POST: the endpoint is changed, nothing is created at a new URL. */
   @Post(':endpointId/secret/rotate')
+  @HttpCode(200)
   async rotate(
     @OrganizationId() organizationId: string,
     @Param('endpointId') endpointId: string,
