@@ -7,7 +7,7 @@
 // or response that breaks the document's schemas.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -87,8 +87,9 @@ function startHookbase(env) {
  * 5), so the fuzz gets past the "not found" checks into each route's own logic; the rest are
  * generated, so unknown and malformed ids are still tried.
  */
-function writeFuzzConfig(idsByParameter) {
-  const file = join(root, '.cache', 'schemathesis-fuzz.toml');
+function writeFuzzConfig(suffix, idsByParameter) {
+  // A file of this run's own: two fuzz runs of one checkout must not read each other's ids.
+  const file = join(root, '.cache', `schemathesis-fuzz-${suffix}.toml`);
   const lines = [];
   for (const [parameter, ids] of Object.entries(idsByParameter)) {
     lines.push(`[dictionaries.${parameter}]`, `values = ${JSON.stringify(ids)}`);
@@ -134,39 +135,26 @@ export async function fuzz({ kafkaBrokers, databaseUrl, log = console.log }) {
     });
     try {
       const base = await hookbase.url;
-      const admin = { authorization: `Bearer ${adminToken}` };
-      const organization = await json(
-        await fetch(`${base}/api/organizations`, {
-          method: 'POST',
-          headers: { ...admin, 'content-type': 'application/json' },
-          body: JSON.stringify({ name: 'fuzz', plan: 'pro' }),
-        }),
-      );
-      const { key } = await json(
-        await fetch(`${base}/api/organizations/${organization.id}/api-keys`, {
-          method: 'POST',
-          headers: admin,
-        }),
-      );
-      // Data for the generated paths to name: an http endpoint and a polling one, and an event
-      // with its message (recorded by the fan-out; nothing dispatches in the fuzz target).
-      const asTenant = (path, body) =>
-        fetch(`${base}/api/organizations/${organization.id}${path}`, {
+      // One call of the API as `token`: GET without a body, POST with one (or with `{}` given).
+      const call = (token, path, body) =>
+        fetch(`${base}${path}`, {
           method: body === undefined ? 'GET' : 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
           body: body === undefined ? undefined : JSON.stringify(body),
         }).then(json);
-      const hook = await asTenant('/webhook-endpoints', { url: 'https://fuzz.invalid/hooks' });
-      const polled = await asTenant('/webhook-endpoints', { kind: 'polling' });
-      const event = await json(
-        await fetch(`${base}/v1/events`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ eventType: 'fuzz.seed', payload: { seed: true } }),
-        }),
-      );
-      const message = await until(async () => (await asTenant('/messages'))[0], 30_000);
-      const config = writeFuzzConfig({
+      const organization = await call(adminToken, '/api/organizations', {
+        name: 'fuzz',
+        plan: 'pro',
+      });
+      const org = `/api/organizations/${organization.id}`;
+      const { key } = await call(adminToken, `${org}/api-keys`, {});
+      // Data for the generated paths to name: an http endpoint and a polling one, and an event
+      // with its message (recorded by the fan-out; nothing dispatches in the fuzz target).
+      const hook = await call(key, `${org}/webhook-endpoints`, { url: 'https://fuzz.invalid/h' });
+      const polled = await call(key, `${org}/webhook-endpoints`, { kind: 'polling' });
+      const event = await call(key, '/v1/events', { eventType: 'fuzz.seed', payload: {} });
+      const message = await until(async () => (await call(key, `${org}/messages`))[0], 30_000);
+      const config = writeFuzzConfig(suffix, {
         orgId: [organization.id],
         endpointId: [hook.id, polled.id],
         eventId: [event.id],
@@ -202,6 +190,7 @@ export async function fuzz({ kafkaBrokers, databaseUrl, log = console.log }) {
         );
         if (status !== 0) failed++;
       }
+      rmSync(config, { force: true });
       if (failed > 0) log(`Hookbase's last log lines:\n${hookbase.logs().slice(-4000)}`);
       return failed === 0 ? 0 : 1;
     } finally {

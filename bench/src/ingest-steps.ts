@@ -87,9 +87,12 @@ async function measureHttpBounds(
   } finally {
     await server.stop();
   }
-  const best = Math.max(0, ...[...bounds.values()].map((b) => b.perSecond));
-  progress.note(`  bare HTTP bound: up to ${fmtRate(best)} events/s`);
+  progress.note(`  bare HTTP bound: up to ${fmtRate(highestBound(bounds))} events/s`);
   return bounds;
+}
+
+function highestBound(bounds: ReadonlyMap<IngestStep, BoundRun>): number {
+  return Math.max(0, ...[...bounds.values()].map((b) => b.perSecond));
 }
 
 /** Calls made before step 1 (not counted): connections, the API key cache, the JIT. */
@@ -235,7 +238,7 @@ export async function runIngestSteps(
         ...boundHeadline(
           bounds.get(best.step),
           best.run.acceptedPerSecond,
-          Math.max(0, ...[...bounds.values()].map((b) => b.perSecond)),
+          highestBound(bounds),
           surface.target,
         ),
         [`issue 6 (${surface.targetName})`, verdict.text],

@@ -2,6 +2,9 @@
 // `===== 2 warnings in 27.14s =====`. CI reads a runner's closing lines to count the tests, and
 // such a banner reads as pytest closing on no test at all. The tool's words are kept; only its
 // banner rules change, so the run's one count stays the `tests: N passed, N failed` line.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
 const BANNER = /^=+ (.*\S) =+$/;
 
 export function quoteToolLine(line) {
@@ -11,9 +14,7 @@ export function quoteToolLine(line) {
 
 // Spawns a command with its output piped through quoteToolLine and resolves with its exit code
 // (or 1 when it could not start or ran past `timeoutMs`).
-export async function runQuoted(command, args, { cwd, env, timeoutMs, print = console.log }) {
-  const { spawn } = await import('node:child_process');
-  const { createInterface } = await import('node:readline');
+export function runQuoted(command, args, { cwd, env, timeoutMs, print = console.log }) {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const timer = setTimeout(() => {
