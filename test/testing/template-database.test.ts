@@ -29,7 +29,26 @@ describe('the test template database', () => {
     await client.end();
   });
 
+  // The losing rename's window is narrow: several rounds of several preparations each, so a
+  // helper that mistakes any interleaving for an error fails here (the one that took 23505 for a
+  // failure did, in two runs of three).
+  const ROUNDS = 6;
+  const AT_ONCE = 4;
+
   it('is built once by runs preparing it at the same time, and left with nothing half-built', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const roundName = `${name}_r${round}`;
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: AT_ONCE }, () => prepareTemplateDatabase(databaseUrl, roundName)),
+      );
+      const failures = outcomes.flatMap((outcome) =>
+        outcome.status === 'rejected' ? [String(outcome.reason)] : [],
+      );
+      expect({ round, failures }).toEqual({ round, failures: [] });
+      expect(await databases(roundName)).toEqual([roundName]);
+      await dropDatabase(client, roundName);
+    }
+
     await Promise.all([
       prepareTemplateDatabase(databaseUrl, name),
       prepareTemplateDatabase(databaseUrl, name),
@@ -63,5 +82,13 @@ describe('the test template database', () => {
     const oidAfter = (await client.query('SELECT oid FROM pg_database WHERE datname = $1', [name]))
       .rows[0].oid;
     expect(oidAfter).toBe(oidBefore);
+  });
+
+  it('drops a build left half-done by a run that was killed, and builds the template anew', async () => {
+    const stale = `${name}_s`;
+    const leftover = `${stale}_bdeadbeef`;
+    await client.query(`CREATE DATABASE ${leftover}`);
+    await prepareTemplateDatabase(databaseUrl, stale);
+    expect(await databases(stale)).toEqual([stale]);
   });
 });

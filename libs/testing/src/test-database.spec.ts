@@ -1,5 +1,5 @@
 import type { Client } from 'pg';
-import { dropDatabase, templateNameFor } from './test-database';
+import { dropDatabase, templateLockKey, templateNameFor } from './test-database';
 
 /** A pg client that answers each query with the next of `answers` (an error code throws). */
 function scriptedClient(answers: (string | null)[]) {
@@ -106,5 +106,14 @@ describe('templateNameFor', () => {
     ]) {
       expect(templateNameFor(other)).not.toBe(name);
     }
+  });
+});
+
+describe('templateLockKey', () => {
+  it('is one signed 64-bit key per template name, the same every time', () => {
+    const key = templateLockKey('hookbase_test_template_0123456789abcdef');
+    expect(key).toBe(templateLockKey('hookbase_test_template_0123456789abcdef'));
+    expect(BigInt(key) >= -(2n ** 63n) && BigInt(key) < 2n ** 63n).toBe(true);
+    expect(templateLockKey('hookbase_test_template_fedcba9876543210')).not.toBe(key);
   });
 });

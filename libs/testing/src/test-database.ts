@@ -66,23 +66,62 @@ export async function dropDatabase(client: Client, name: string): Promise<void> 
   }
 }
 
-/** Another database of that name exists (42P04). */
-const DUPLICATE_DATABASE = '42P04';
+/**
+ * "That name is taken" as PostgreSQL reports it to the loser of two renames into one name:
+ * `42P04 duplicate_database` when the winner had committed first, `23505 unique_violation` on
+ * `pg_database_datname_index` when both reached the catalog at the same moment.
+ */
+const NAME_TAKEN = new Set(['42P04', '23505']);
 
 /**
- * Makes sure the migrated template exists; each test file clones it (fast, isolated). It is built
- * under a name of its own and renamed into place only once migrated, so a run never clones a
- * half-built template, and two runs building it at once both end with the one template.
+ * The advisory lock under which one preparation of a template runs at a time (a signed 64-bit key
+ * from a digest of its name, so templates of other migration sets never wait for each other).
+ */
+export function templateLockKey(name: string): string {
+  return createHash('sha256')
+    .update(`hookbase template ${name}`)
+    .digest()
+    .readBigInt64BE(0)
+    .toString();
+}
+
+/**
+ * Makes sure the migrated template exists; each test file clones it (fast, isolated).
+ *
+ * Preparations are serialised by a session-level advisory lock in the `postgres` database, held
+ * from the check to the rename: the first one builds, the others wait for it and then find the
+ * template in place. The lock goes with its session, so a run killed while building frees it.
+ * Under the lock, builds left by such a run are dropped. The template is built under a name of its
+ * own and renamed into place only once migrated, so nothing ever clones a half-built one; should a
+ * run that does not take the lock win the rename, its template is as complete as ours.
  */
 export async function prepareTemplateDatabase(
   baseUrl: string,
   name: string = TEMPLATE_DATABASE,
 ): Promise<void> {
-  const exists = async (client: Client) =>
-    (await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount! > 0;
-  if (await admin(baseUrl, exists)) return;
+  await admin(baseUrl, async (client) => {
+    await client.query('SELECT pg_advisory_lock($1::bigint)', [templateLockKey(name)]);
+    try {
+      const databases = async (pattern: string) =>
+        (
+          await client.query<{ datname: string }>(
+            'SELECT datname FROM pg_database WHERE datname LIKE $1',
+            [pattern],
+          )
+        ).rows.map((row) => row.datname);
+      for (const stale of await databases(`${name}\\_b%`)) await dropDatabase(client, stale);
+      if ((await databases(name)).length > 0) return;
+      await buildTemplate(baseUrl, client, name);
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1::bigint)', [templateLockKey(name)]);
+    }
+  });
+}
+
+/** Builds the template under a name of its own, migrates it, and renames it into place. */
+async function buildTemplate(baseUrl: string, client: Client, name: string): Promise<void> {
   const building = `${name}_b${randomBytes(4).toString('hex')}`;
-  await admin(baseUrl, (client) => client.query(`CREATE DATABASE ${building}`));
+  await client.query(`CREATE DATABASE ${building}`);
   try {
     const dataSource = createDataSource({ url: withDatabase(baseUrl, building), poolSize: 2 });
     await dataSource.initialize();
@@ -91,16 +130,14 @@ export async function prepareTemplateDatabase(
     } finally {
       await dataSource.destroy();
     }
-    await admin(baseUrl, async (client) => {
-      try {
-        await client.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
-      } catch (error) {
-        // Another run put the same template in place first.
-        if ((error as { code?: string }).code !== DUPLICATE_DATABASE) throw error;
-      }
-    });
+    try {
+      await client.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
+    } catch (error) {
+      // A run that does not take the lock (older code) put the same template in place first.
+      if (!NAME_TAKEN.has((error as { code?: string }).code ?? '')) throw error;
+    }
   } finally {
-    await admin(baseUrl, (client) => dropDatabase(client, building));
+    await dropDatabase(client, building);
   }
 }
 
