@@ -9,11 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { build } from './build.mjs';
 import { fuzz } from './fuzz.mjs';
 import { ensureInfra, stopStartedInfra } from './infra.mjs';
+import { dataDir } from './lib/paths.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const jestArgs = process.argv.slice(2);
-const results = join(root, '.data', 'jest-results.json');
+const results = join(dataDir(), 'jest-results.json');
 // No Nx daemon or cloud: one-shot commands on a machine that may be brand new.
 process.env.NX_DAEMON = 'false';
 process.env.NX_NO_CLOUD = 'true';

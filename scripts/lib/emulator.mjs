@@ -20,11 +20,11 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { dataDir as dataRoot, root } from './paths.mjs';
 import { isAlive, isPortOpen, tail, waitFor, withLock } from './wait.mjs';
 
-export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export { root };
 
 const STOP_TIMEOUT_MS = 10_000;
 // Installing or building on a fresh machine happens under the lock, so waiters wait for it.
@@ -44,12 +44,12 @@ const LOCK_TIMEOUT_MS = 600_000;
  * @param {number} [spec.readyTimeoutMs]
  */
 export function localEmulator(spec) {
-  const dataDir = join(root, '.data', spec.name);
+  const dataDir = join(dataRoot(), spec.name);
   const pidFile = join(dataDir, 'server.pid');
   const outFile = join(dataDir, 'server.out');
   const leasesDir = join(dataDir, 'leases');
   const leaseStartMarker = join(dataDir, 'started-for-leases');
-  const lockFile = join(root, '.data', `${spec.name}.lock`);
+  const lockFile = join(dataRoot(), `${spec.name}.lock`);
   const readyTimeoutMs = spec.readyTimeoutMs ?? 60_000;
 
   function port() {

@@ -17,6 +17,7 @@ import {
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
+import { dataDir as dataRoot } from './paths.mjs';
 import { isAlive, isPortOpen, lastLines, run, tail, waitFor, withLock } from './wait.mjs';
 
 const { Kafka, logLevel } = kafkajs;
@@ -29,13 +30,13 @@ const pomFile = join(root, 'deploy', 'kafka', 'pom.xml');
 const log4jFile = join(root, 'deploy', 'kafka', 'log4j2.yaml');
 const libsDir = join(root, '.cache', 'kafka', KAFKA_VERSION, 'libs');
 const libsMarker = join(libsDir, '.complete');
-const dataDir = join(root, '.data', 'kafka');
+const dataDir = join(dataRoot(), 'kafka');
 const storageDir = join(dataDir, 'data');
 const logsDir = join(dataDir, 'logs');
 const propsFile = join(dataDir, 'server.properties');
 const pidFile = join(dataDir, 'broker.pid');
 const outFile = join(dataDir, 'broker.out');
-const lockFile = join(root, '.data', 'kafka.lock');
+const lockFile = join(dataRoot(), 'kafka.lock');
 
 const READY_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 30_000;
@@ -347,7 +348,7 @@ async function formatStorageOnce(log) {
   if (format.code !== 0) {
     throw new Error(`formatting the Kafka storage failed:\n${lastLines(format.output, 20)}`);
   }
-  log(`formatted KRaft storage in .data/kafka/data (cluster id ${clusterId})`);
+  log(`formatted KRaft storage in ${storageDir} (cluster id ${clusterId})`);
 }
 
 /** Starts the broker in its own process group so it outlives this script and its Ctrl-C. */
@@ -436,7 +437,7 @@ async function startBroker(port, log) {
   writeServerProperties(port);
   await formatStorageOnce(log);
   const child = spawnBroker();
-  log(`starting Kafka ${KAFKA_VERSION} (pid ${child.pid}, logs in .data/kafka/logs/server.log)`);
+  log(`starting Kafka ${KAFKA_VERSION} (pid ${child.pid}, logs in ${join(logsDir, 'server.log')})`);
   let exit;
   child.once('exit', (code, signal) => (exit = signal ? `signal ${signal}` : `code ${code}`));
   // Stop waiting as soon as the JVM dies: its output says why, no need to sit out the timeout.

@@ -14,18 +14,17 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import pg from 'pg';
+import { dataDir } from './paths.mjs';
 import { isPortOpen, lastLines, run, tail, waitFor, withLock } from './wait.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const repoHash = createHash('sha256').update(root).digest('hex').slice(0, 12);
+const repoHash = createHash('sha256').update(dataDir()).digest('hex').slice(0, 12);
 // Where the cluster lives: <home>/data (PGDATA), <home>/server.log, <home>/socket.
-const localHome = join(root, '.data', 'postgres');
+const localHome = join(dataDir(), 'postgres');
 // Used when the postgres system user cannot traverse the checkout's parent directories.
 const fallbackHome = `/var/tmp/hookbase-pg-${repoHash}`;
-const lockFile = join(root, '.data', 'postgres.lock');
+const lockFile = join(dataDir(), 'postgres.lock');
 
 const EXTERNAL_TIMEOUT_MS = 30_000;
 const START_TIMEOUT_S = 60;

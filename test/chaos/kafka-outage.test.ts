@@ -54,7 +54,9 @@ describe('a Kafka outage during ingest', () => {
     expect(refused.status).toBe(503);
     expect(refused.body.error.code).toBe('SERVICE_UNAVAILABLE');
     expect(refused.headers.get('retry-after')).toBe('1');
-    expect(Date.now() - started).toBeLessThan(ACK_TIMEOUT_MS + 3_000);
+    // The answer comes from the ack timeout, not from kafkajs giving up; the slack is for a
+    // loaded machine (a request on two busy cores can take seconds).
+    expect(Date.now() - started).toBeLessThan(ACK_TIMEOUT_MS + 5_000);
 
     await kafka.start();
     const accepted = await pollUntil(
@@ -65,6 +67,10 @@ describe('a Kafka outage during ingest', () => {
       { timeoutMs: 90_000, intervalMs: 500, description: 'ingest accepting again' },
     );
     expect(accepted.body.data.eventType).toBe('after');
+    // Once Kafka is back, a consumer kafkajs gave up on is replaced within 5 s (BatchConsumer),
+    // one it restarts itself within its retry time (at most 5 s here), and a member lost with the
+    // broker is dropped after the session timeout (6 s): delivered in seconds, measured at 3–7 s
+    // with the machine loaded. The deadline leaves room for a slower machine, not for a stall.
     await pollUntil(
       () => receiver.requests.some((r) => r.headers['hookbase-event-type'] === 'after'),
       { timeoutMs: 60_000, description: 'the event accepted after the outage delivered' },

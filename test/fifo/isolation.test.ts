@@ -13,7 +13,7 @@ import { partitionFor } from '../../bench/src/partitioner';
 
 const BLOCKED = 2_000;
 const HEALTHY = 200;
-const HANG_MS = 8_000;
+const HANG_MS = 12_000;
 
 /**
  * Two FIFO endpoints on one partition of the deliveries topic, one whose head fails for good and

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
-import { BatchConsumer } from './batch-consumer';
+import { BatchConsumer, MAX_RESTART_DELAY_MS } from './batch-consumer';
 
 /** Stands in for a kafkajs consumer: records what it was asked and lets a test raise CRASH. */
 class FakeConsumer {
@@ -88,6 +88,20 @@ describe('BatchConsumer after kafkajs gives a consumer up', () => {
     await jest.advanceTimersByTimeAsync(1);
     await settle();
     expect(consumers).toHaveLength(3);
+  });
+
+  it('never waits more than 5 s between tries, however long Kafka stays away', async () => {
+    await batchConsumer.start();
+    for (let crash = 0; crash < 8; crash++) {
+      consumers.at(-1)!.crash(false);
+      await jest.advanceTimersByTimeAsync(MAX_RESTART_DELAY_MS - 1);
+      await settle();
+      if (crash >= 3) expect(consumers).toHaveLength(crash + 1);
+      await jest.advanceTimersByTimeAsync(1);
+      await settle();
+      expect(consumers).toHaveLength(crash + 2);
+    }
+    expect(MAX_RESTART_DELAY_MS).toBe(5_000);
   });
 
   it('leaves a crash that kafkajs restarts itself to kafkajs', async () => {

@@ -50,6 +50,9 @@ export interface BatchConsumerOptions {
   drainMs?: number;
 }
 
+/** The longest wait before a consumer kafkajs gave up on is replaced (see nextRestartDelay). */
+export const MAX_RESTART_DELAY_MS = 5_000;
+
 /** One partition's watermark while this process owns it. */
 class PartitionProgress {
   readonly watermark = new OffsetWatermark();
@@ -135,8 +138,7 @@ export class BatchConsumer {
     // process restarted. A fresh consumer takes its place instead, after a backoff.
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (payload.restart || this.stopping || consumer !== this.consumer) return;
-      const delay = Math.min(1_000 * 2 ** this.restarts, 30_000);
-      this.restarts++;
+      const delay = this.nextRestartDelay();
       this.logger.error(
         `consumer stopped by ${payload.error.name}: ${payload.error.message}; a new one starts in ${delay} ms`,
       );
@@ -291,6 +293,17 @@ export class BatchConsumer {
     });
   }
 
+  /**
+   * 1 s, doubling to at most 5 s. A try costs one refused connection while Kafka is away, and the
+   * cap bounds how long a worker stays idle once Kafka is back: a longer one (30 s) let an
+   * outage of a minute leave the fan-out or the dispatcher reading nothing for half a minute more.
+   */
+  private nextRestartDelay(): number {
+    const delay = Math.min(1_000 * 2 ** this.restarts, MAX_RESTART_DELAY_MS);
+    this.restarts++;
+    return delay;
+  }
+
   /** Replaces a consumer kafkajs gave up on; tries again (with a longer backoff) if it fails. */
   private async restart(): Promise<void> {
     if (this.stopping) return;
@@ -301,8 +314,7 @@ export class BatchConsumer {
     } catch (error) {
       await this.consumer?.disconnect().catch(() => undefined);
       if (this.stopping) return;
-      const delay = Math.min(1_000 * 2 ** this.restarts, 30_000);
-      this.restarts++;
+      const delay = this.nextRestartDelay();
       this.logger.error(
         `consumer could not start again (${(error as Error).message}); trying in ${delay} ms`,
       );
