@@ -19,6 +19,8 @@ export interface ReceiverRoute {
 export class BenchReceiver {
   private server: Server | undefined;
   private readonly routes = new Map<number, ReceiverRoute>();
+  /** Answers being held back (a latency), dropped when their request goes away or at stop. */
+  private readonly delayed = new Set<NodeJS.Timeout>();
   readonly stats = { requests: 0, unrouted: 0, malformed: 0, failedOnPurpose: 0, dropped: 0 };
 
   route(endpoint: number, route: ReceiverRoute): void {
@@ -90,8 +92,19 @@ export class BenchReceiver {
             .writeHead(answer.status, { 'content-type': 'text/plain' })
             .end(ok ? 'ok' : 'bench failure');
       };
-      if (answer.delayMs > 0) setTimeout(reply, answer.delayMs);
-      else reply();
+      if (answer.delayMs > 0) {
+        // A latency longer than Hookbase waits (a receiver that never answers) ends with the
+        // request: Hookbase gives up and closes it, and nothing is left to answer.
+        const timer = setTimeout(() => {
+          this.delayed.delete(timer);
+          reply();
+        }, answer.delayMs);
+        this.delayed.add(timer);
+        res.once('close', () => {
+          clearTimeout(timer);
+          this.delayed.delete(timer);
+        });
+      } else reply();
     });
   }
 
@@ -99,6 +112,8 @@ export class BenchReceiver {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
+    this.delayed.forEach((timer) => clearTimeout(timer));
+    this.delayed.clear();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
