@@ -123,11 +123,14 @@ async function placeNeighbours(
     return { tenant, ids: [id], indices: [NEIGHBOUR] };
   }
   const other = await createOrganization(session.stack, 'free');
+  // A host of its own, as another tenant's receiver would be: Hookbase's connections to one
+  // origin are bounded, and sharing it would measure that bound instead of the dispatch pool.
+  const origin = await session.receiver.anotherOrigin();
   const indices = Array.from({ length: options.neighbours }, (_, i) => TENANT_NEIGHBOUR_BASE + i);
   const ids = await createEndpoints(
     other,
     indices.map((index) => ({
-      url: `${session.receiverUrl}/e/${index}`,
+      url: `${origin}/e/${index}`,
       retry: { delaysMs: [0], maxAgeMs: 600_000 },
     })),
     8,
