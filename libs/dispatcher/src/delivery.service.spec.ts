@@ -1,12 +1,7 @@
 import { loadConfig } from '@hookbase/config';
-import { topicNames } from '@hookbase/kafka';
-import {
-  AttemptRecorder,
-  EndpointEntity,
-  EndpointRepository,
-  MessageRepository,
-} from '@hookbase/persistence';
-import { KafkaProducer } from '@hookbase/kafka';
+import { KafkaProducer, topicNames } from '@hookbase/kafka';
+import { EndpointEntity, EndpointRepository, MessageRepository } from '@hookbase/persistence';
+import { AttemptRecorder } from './attempt-recorder';
 import { DeliveryService, PendingDelivery } from './delivery.service';
 import { DispatchSlots, SlotOutcome } from './dispatch-pool';
 
