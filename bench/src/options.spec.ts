@@ -37,6 +37,34 @@ describe('parseCommandLine', () => {
     });
   });
 
+  it('runs isolation --tenants on plain endpoints of two organizations, one hanging', () => {
+    const of = (...args: string[]) =>
+      parseCommandLine(['isolation', '--tenants', ...args], env).optionsFor('isolation');
+    expect(of()).toMatchObject({
+      tenants: true,
+      fifo: false,
+      neighbours: 30,
+      rate: 25,
+      neighbourRate: 2,
+      neighbourLatencyMs: 60_000,
+      stackEnv: {
+        HOOKBASE_DELIVERY_TIMEOUT_MS: '5000',
+        HOOKBASE_CIRCUIT_FAILURE_THRESHOLD: '1000',
+      },
+    });
+    expect(
+      of('--neighbours', '5', '--stack-env', 'HOOKBASE_DELIVERY_TIMEOUT_MS=8000'),
+    ).toMatchObject({
+      neighbours: 5,
+      stackEnv: {
+        HOOKBASE_DELIVERY_TIMEOUT_MS: '8000',
+        HOOKBASE_CIRCUIT_FAILURE_THRESHOLD: '1000',
+      },
+    });
+    // Only isolation --tenants changes the stack.
+    expect(parseCommandLine(['isolation'], env).optionsFor('isolation').stackEnv).toEqual({});
+  });
+
   it('lets the command line override defaults', () => {
     const line = parseCommandLine(
       [
@@ -156,6 +184,10 @@ describe('parseCommandLine', () => {
     refuses(['e2e', '--topology', 'mesh'], /standalone or split/);
     refuses(['e2e', '--stack-env', 'lower=1'], /KEY=VALUE/);
     refuses(['isolation', '--fifo', '--non-fifo'], /contradict/);
+    refuses(['e2e', '--tenants'], /goes with the isolation scenario/);
+    refuses(['isolation', '--tenants', '--fifo'], /plain endpoints/);
+    refuses(['isolation', '--neighbours', '3'], /--tenants/);
+    refuses(['isolation', '--tenants', '--neighbours', '0'], /neighbours/);
   });
 
   it('needs infrastructure only when a scenario runs', () => {

@@ -67,6 +67,12 @@ export interface BenchOptions {
   rounds: number;
   fifo: boolean;
   nonFifo: boolean;
+  /**
+   * isolation --tenants: the neighbour is another organization with `neighbours` endpoints that
+   * never answer (plain endpoints), beside the healthy organization's.
+   */
+  tenants: boolean;
+  neighbours: number;
   records: number;
   messageBytes: number;
   partitions: number;
@@ -110,6 +116,8 @@ const COMMON: Tunable = {
   rounds: 3,
   fifo: false,
   nonFifo: false,
+  tenants: false,
+  neighbours: 1,
   records: 100_000,
   messageBytes: 1024,
   partitions: 3,
@@ -124,6 +132,31 @@ export const CLOUD_E2E_ENDPOINTS = 50;
 /** Each scenario's defaults: chosen so that it finishes in under 3 minutes on a 2-core machine. */
 /** isolation (FIFO): events/s to each healthy lane, unless --rate says otherwise. */
 export const ISOLATION_FIFO_RATE = 50;
+
+/**
+ * isolation --tenants: 30 endpoints of another organization that never answer (held past the
+ * delivery timeout) receive 2 events/s each, 60 attempts/s: more than the dispatch pool (256)
+ * can end at a 5 s timeout (51/s), so they would keep it full. The healthy organization's 8
+ * endpoints get 25 events/s (200 messages/s), well within what the machine carries.
+ */
+export const ISOLATION_TENANT_DEFAULTS: Partial<Tunable> = {
+  fifo: false,
+  neighbours: 30,
+  rate: 25,
+  neighbourRate: 2,
+  neighbourLatencyMs: 60_000,
+};
+
+/**
+ * The stack of isolation --tenants unless --stack-env says otherwise: a hanging attempt ends
+ * after 5 s (not 15 s, so the scenario stays short), and the hanging endpoints' circuit breakers
+ * stay closed, so they keep taking slots in every round (otherwise they open after the first
+ * timeouts and the later rounds compare nothing).
+ */
+export const ISOLATION_TENANT_STACK_ENV: Record<string, string> = {
+  HOOKBASE_DELIVERY_TIMEOUT_MS: '5000',
+  HOOKBASE_CIRCUIT_FAILURE_THRESHOLD: '1000',
+};
 
 export const SCENARIO_DEFAULTS: Record<ScenarioName, Partial<Tunable>> = {
   'ingest-rest': { endpoints: 0, steps: [1, 8, 32, 128], stepSeconds: 4, records: 100_000 },
@@ -168,7 +201,8 @@ scenarios
   fifo-rtt      one FIFO endpoint, receiver latency 10 ms: ordered deliveries/s against 1/RTT
   fifo-many     --endpoints FIFO endpoints (500): aggregate ordered deliveries/s, order verified
   isolation     healthy FIFO lanes sharing a partition with an always-503 FIFO neighbour and
-                50,000 messages queued behind it, with/without (--non-fifo: plain endpoints)
+                50,000 messages queued behind it, with/without (--non-fifo: plain endpoints;
+                --tenants: another organization's 30 endpoints that never answer)
   kafka-client  raw produce/consume of kafkajs beside @platformatic/kafka
   all           every scenario in turn (one that cannot run here is reported as not run)
 
@@ -198,6 +232,9 @@ load
   --neighbour-backlog N        isolation: messages queued behind the failing head before run 2
                                (50000 on FIFO lanes, 0 with --non-fifo)
   --rounds N                   isolation: rounds of a run without, then with the neighbour (3)
+  --tenants --neighbours N     isolation: the neighbour is another organization with N (30)
+                               plain endpoints that never answer; healthy 25 events/s, neighbour
+                               2 events/s to each of its endpoints, delivery timeout 5 s
   --records N (200000) --message-bytes N (1024) --partitions N (3) --batch N (500)  kafka-client
   --kind http|sqs|s3           e2e: endpoint kind (http); sqs: one queue per endpoint, s3: one
                                bucket, a prefix per endpoint, both in moto (started if needed)
@@ -290,6 +327,8 @@ export function parseCommandLine(
         rounds: { type: 'string' },
         fifo: { type: 'boolean' },
         'non-fifo': { type: 'boolean' },
+        tenants: { type: 'boolean' },
+        neighbours: { type: 'string' },
         records: { type: 'string' },
         'message-bytes': { type: 'string' },
         partitions: { type: 'string' },
@@ -394,6 +433,15 @@ export function parseCommandLine(
   if (v['no-http-run']) given.httpBeside = false;
   if (given.fifo && given.nonFifo)
     throw new UsageError('--fifo and --non-fifo contradict each other');
+  if (v.tenants) {
+    if (target !== 'isolation') throw new UsageError('--tenants goes with the isolation scenario');
+    if (given.fifo) throw new UsageError('--tenants runs plain endpoints, not --fifo');
+    given.tenants = true;
+  }
+  if (v.neighbours !== undefined) {
+    if (!v.tenants) throw new UsageError('--neighbours goes with isolation --tenants');
+    given.neighbours = number('neighbours', v.neighbours, 1, 1000);
+  }
 
   const stackEnv: Record<string, string> = {};
   for (const pair of v['stack-env'] ?? []) {
@@ -450,9 +498,10 @@ export function parseCommandLine(
         // isolation runs FIFO lanes unless --non-fifo. A FIFO lane carries one message at a time:
         // its healthy lanes are loaded below what they carry on this machine, so the comparison
         // is of lanes that keep up.
-        ...(scenario === 'isolation' && !given.nonFifo
+        ...(scenario === 'isolation' && !given.nonFifo && !given.tenants
           ? { fifo: true, rate: ISOLATION_FIFO_RATE }
           : {}),
+        ...(scenario === 'isolation' && given.tenants ? ISOLATION_TENANT_DEFAULTS : {}),
         ...(scenario === 'e2e' && given.kind !== undefined && given.kind !== 'http'
           ? { endpoints: CLOUD_E2E_ENDPOINTS }
           : {}),
@@ -461,7 +510,10 @@ export function parseCommandLine(
         brokers,
         databaseUrl,
         attach,
-        stackEnv,
+        stackEnv: {
+          ...(scenario === 'isolation' && given.tenants ? ISOLATION_TENANT_STACK_ENV : {}),
+          ...stackEnv,
+        },
         resultsDir: v['results-dir'] ?? 'bench/results',
       };
     },

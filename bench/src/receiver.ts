@@ -17,8 +17,10 @@ export interface ReceiverRoute {
  * ledger when it arrives, so "received" does not include the receiver's own latency.
  */
 export class BenchReceiver {
-  private server: Server | undefined;
+  private readonly servers: Server[] = [];
   private readonly routes = new Map<number, ReceiverRoute>();
+  /** Answers being held back (a latency), dropped when their request goes away or at stop. */
+  private readonly delayed = new Set<NodeJS.Timeout>();
   readonly stats = { requests: 0, unrouted: 0, malformed: 0, failedOnPurpose: 0, dropped: 0 };
 
   route(endpoint: number, route: ReceiverRoute): void {
@@ -32,11 +34,25 @@ export class BenchReceiver {
   }
 
   async start(): Promise<string> {
+    return this.listen();
+  }
+
+  /**
+   * The same endpoints at another origin (a port of its own): Hookbase keeps its connections per
+   * origin, and receivers of different tenants are different hosts, so a scenario gives a
+   * neighbour's endpoints their own.
+   */
+  async anotherOrigin(): Promise<string> {
+    if (this.servers.length === 0) throw new Error('start the receiver first');
+    return this.listen();
+  }
+
+  private async listen(): Promise<string> {
     const server = createServer({ keepAlive: true }, (req, res) => this.handle(req, res));
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;
     server.requestTimeout = 0;
-    this.server = server;
+    this.servers.push(server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', () => resolve());
@@ -90,16 +106,31 @@ export class BenchReceiver {
             .writeHead(answer.status, { 'content-type': 'text/plain' })
             .end(ok ? 'ok' : 'bench failure');
       };
-      if (answer.delayMs > 0) setTimeout(reply, answer.delayMs);
-      else reply();
+      if (answer.delayMs > 0) {
+        // A latency longer than Hookbase waits (a receiver that never answers) ends with the
+        // request: Hookbase gives up and closes it, and nothing is left to answer.
+        const timer = setTimeout(() => {
+          this.delayed.delete(timer);
+          reply();
+        }, answer.delayMs);
+        this.delayed.add(timer);
+        res.once('close', () => {
+          clearTimeout(timer);
+          this.delayed.delete(timer);
+        });
+      } else reply();
     });
   }
 
   async stop(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    this.server = undefined;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const servers = this.servers.splice(0);
+    this.delayed.forEach((timer) => clearTimeout(timer));
+    this.delayed.clear();
+    await Promise.all(
+      servers.map((server) => {
+        server.closeAllConnections();
+        return new Promise<void>((resolve) => server.close(() => resolve()));
+      }),
+    );
   }
 }

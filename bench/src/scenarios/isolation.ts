@@ -1,7 +1,7 @@
 import { EndpointBehaviour, HEALTHY } from '../behaviour';
 import { now } from '../clock';
 import { createFifoEndpoint } from '../fifo-support';
-import { createEndpoint, createOrganization, Tenant } from '../hookbase-api';
+import { createEndpoint, createEndpoints, createOrganization, Tenant } from '../hookbase-api';
 import { BatchRestPublisher, publishGroupInto } from '../ingest-clients';
 import { Ledger, LedgerSink } from '../ledger';
 import { planEvents } from '../pacing';
@@ -16,9 +16,14 @@ import {
 } from '../publisher';
 import { fmtInt, fmtMb } from '../report';
 import { RunReport, ScenarioResult } from '../result';
+import { BenchOptions } from '../options';
 import { BenchSession, ScenarioContext } from '../session';
 
 const NEIGHBOUR = 0;
+/** --tenants: the hanging organization's endpoints are receiver paths from here on. */
+const TENANT_NEIGHBOUR_BASE = 100_000;
+/** --tenants: the healthy organization's p99 may be this much above its run alone. */
+const TENANT_P99_TOLERANCE = 0.1;
 /**
  * Sequence numbers come in blocks of RUN_SEQ: the neighbour's events in block 2, the warm-up's in
  * block 3, run k's (from 0) in block FIRST_RUN + k.
@@ -82,6 +87,58 @@ async function endpointsOnPartition(
     onProgress(found.length, created);
   }
   return found;
+}
+
+/** The failing side: one endpoint of the healthy endpoints' organization, or (--tenants) another's. */
+interface Neighbours {
+  tenant: Tenant;
+  ids: string[];
+  /** Their receiver paths (`/e/<index>`), in the order of `ids`. */
+  indices: number[];
+}
+
+/**
+ * The neighbour. By default one always-503 endpoint of `tenant` (FIFO with --fifo). With
+ * --tenants, another organization with `--neighbours` plain endpoints that never answer: the
+ * receiver holds each request past Hookbase's delivery timeout. Each message gets one attempt
+ * (then the DLQ), so the neighbour goes quiet after a run instead of retrying into the next.
+ */
+async function placeNeighbours(
+  session: BenchSession,
+  tenant: Tenant,
+  options: BenchOptions,
+  ledger: Ledger,
+): Promise<Neighbours> {
+  if (!options.tenants) {
+    const request = { url: `${session.receiverUrl}/e/${NEIGHBOUR}` };
+    const id = options.fifo
+      ? await createFifoEndpoint(
+          'isolation',
+          tenant,
+          request,
+          '--non-fifo runs it on plain endpoints',
+        )
+      : await createEndpoint(tenant, request);
+    session.addEndpoint(id, NEIGHBOUR, ledger, ALWAYS_503(options.neighbourLatencyMs));
+    return { tenant, ids: [id], indices: [NEIGHBOUR] };
+  }
+  const other = await createOrganization(session.stack, 'free');
+  // A host of its own, as another tenant's receiver would be: Hookbase's connections to one
+  // origin are bounded, and sharing it would measure that bound instead of the dispatch pool.
+  const origin = await session.receiver.anotherOrigin();
+  const indices = Array.from({ length: options.neighbours }, (_, i) => TENANT_NEIGHBOUR_BASE + i);
+  const ids = await createEndpoints(
+    other,
+    indices.map((index) => ({
+      url: `${origin}/e/${index}`,
+      retry: { delaysMs: [0], maxAgeMs: 600_000 },
+    })),
+    8,
+  );
+  ids.forEach((id, i) =>
+    session.addEndpoint(id, indices[i], ledger, ALWAYS_503(options.neighbourLatencyMs)),
+  );
+  return { tenant: other, ids, indices };
 }
 
 interface FifoState {
@@ -167,7 +224,9 @@ async function pourBacklog(
  * (with / without) and the dispatcher's memory while the neighbour's backlog grows. With
  * --fifo every endpoint is a FIFO endpoint, and before run 2 the failing one gets 50,000 messages
  * queued behind its head (--neighbour-backlog), so run 2 also shows the memory a long blocked lane
- * costs.
+ * costs. With --tenants the neighbour is another organization whose endpoints never answer, and
+ * what the two share is the dispatcher's pool of attempts in flight: the healthy organization's
+ * p99 with it beside should stay within 10 % of its p99 alone.
  */
 export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
   const { options, progress } = ctx;
@@ -175,47 +234,47 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
   try {
     const tenant = await createOrganization(session.stack, options.fifo ? 'pro' : 'free');
     const neighbourLedger = new Ledger('neighbour');
-    const neighbourRequest = { url: `${session.receiverUrl}/e/${NEIGHBOUR}` };
-    const neighbourId = options.fifo
-      ? await createFifoEndpoint(
-          'isolation',
-          tenant,
-          neighbourRequest,
-          '--non-fifo runs it on plain endpoints',
-        )
-      : await createEndpoint(tenant, neighbourRequest);
-    session.addEndpoint(
-      neighbourId,
-      NEIGHBOUR,
-      neighbourLedger,
-      ALWAYS_503(options.neighbourLatencyMs),
-    );
+    const neighbours = await placeNeighbours(session, tenant, options, neighbourLedger);
+    const neighbourId = neighbours.ids[0];
 
     const partitions = await session.kafka.partitionCount(
       `${session.stack.topicPrefix}.deliveries`,
     );
-    const partition = partitionFor(neighbourId, partitions);
+    // Beside one failing endpoint the healthy ones share its partition; beside a hanging
+    // organization (--tenants) what they share is the dispatch pool, so they go where they hash.
+    const partition = options.tenants ? null : partitionFor(neighbourId, partitions);
     let status = '';
-    session.setPhase(
-      'setup',
-      () => `placing ${options.healthy} healthy endpoints on partition ${partition}: ${status}`,
+    session.setPhase('setup', () =>
+      partition === null
+        ? `creating ${options.healthy} healthy endpoints`
+        : `placing ${options.healthy} healthy endpoints on partition ${partition}: ${status}`,
     );
-    const healthy = (
-      await endpointsOnPartition(
-        tenant,
-        session.receiverUrl,
-        partition,
-        partitions,
-        options.healthy,
-        options.fifo,
-        (found, created) => {
-          status = `${found} found in ${created} created`;
-        },
-      )
-    ).map((entry) => {
-      const [index, id] = entry.split(':');
-      return { index: Number(index), id };
-    });
+    const healthy = options.tenants
+      ? (
+          await createEndpoints(
+            tenant,
+            Array.from({ length: options.healthy }, (_, i) => ({
+              url: `${session.receiverUrl}/e/${1 + i}`,
+            })),
+            8,
+          )
+        ).map((id, i) => ({ index: 1 + i, id }))
+      : (
+          await endpointsOnPartition(
+            tenant,
+            session.receiverUrl,
+            partition!,
+            partitions,
+            options.healthy,
+            options.fifo,
+            (found, created) => {
+              status = `${found} found in ${created} created`;
+            },
+          )
+        ).map((entry) => {
+          const [index, id] = entry.split(':');
+          return { index: Number(index), id };
+        });
     const backlogWanted = options.neighbourBacklog ?? (options.fifo ? FIFO_BACKLOG : 0);
     // Rounds alternate a run without the neighbour's load and one with it, so drift over the
     // scenario (heap, tables, the JIT) falls on both; a last run follows the backlog.
@@ -249,10 +308,16 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
     const healthyTargets = new Set(healthy.map((e) => e.index));
     const healthyIds = healthy.map((e) => e.id);
     progress.note(
-      `isolation: neighbour ${neighbourId}${options.fifo ? ' (FIFO)' : ''} and ${healthy.length} healthy endpoints on partition ${partition} of ${partitions}`,
+      options.tenants
+        ? `isolation: ${neighbours.ids.length} hanging endpoints of organization ${neighbours.tenant.organizationId} beside ${healthy.length} healthy endpoints of ${tenant.organizationId}`
+        : `isolation: neighbour ${neighbourId}${options.fifo ? ' (FIFO)' : ''} and ${healthy.length} healthy endpoints on partition ${partition} of ${partitions}`,
     );
 
     const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, options.maxInFlight);
+    const neighbourClient = options.tenants
+      ? new IngestClient(session.stack.ingestUrl, neighbours.tenant.apiKey, options.maxInFlight)
+      : client;
+    const neighbourTargets = new Set(neighbours.indices);
     // Warm-up at the same load, not measured: otherwise run 1 alone pays for connection set-up
     // and the JIT, and the comparison favours run 2.
     session.watch('warm-up', [warmUp], null);
@@ -332,11 +397,11 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
               deadlineMs,
               send: async (_, scheduledAt) => {
                 const seq = neighbourSeqs.next++;
-                neighbourLedger.schedule(seq, scheduledAt, new Set([NEIGHBOUR]));
-                await publishInto(neighbourLedger, client, seq, {
+                neighbourLedger.schedule(seq, scheduledAt, neighbourTargets);
+                await publishInto(neighbourLedger, neighbourClient, seq, {
                   eventType: EVENT_TYPE,
                   payload: benchPayload(seq, options.payloadBytes),
-                  endpointIds: [neighbourId],
+                  endpointIds: neighbours.ids,
                 });
               },
             })
@@ -351,6 +416,22 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
           `${ledger.name}: deliveries did not settle within ${options.drainTimeoutSeconds} s`,
         );
       if (load.stoppedByDeadline) problems.push(`${ledger.name}: load stopped at its deadline`);
+      if (withNeighbour && options.tenants) {
+        // The next run without the neighbour must be alone: its attempts end (timeout, DLQ).
+        session.watch(
+          `${ledger.name}: the hanging organization going quiet`,
+          [neighbourLedger],
+          null,
+        );
+        const quiet = await session.drain(
+          [neighbourLedger],
+          now() + options.drainTimeoutSeconds * 1000,
+        );
+        if (!quiet)
+          problems.push(
+            `${ledger.name}: the hanging organization's messages did not all end within ${options.drainTimeoutSeconds} s`,
+          );
+      }
       const run = await session.report(
         { label: ledger.name, startMs, loadEndMs, offeredPerSecond: options.rate * healthy.length },
         ledger,
@@ -363,6 +444,7 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
       });
     }
     await client.close();
+    if (neighbourClient !== client) await neighbourClient.close();
 
     const measured = reports.map((r) => r.run);
     const pairs = Array.from({ length: options.rounds }, (_, k) => ({
@@ -399,15 +481,32 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
     const vmHwm = measured.at(-1)?.services.find((s) => s.name === dispatcherName)?.peakRssMb;
     const neighbour = neighbourLedger.reconcile();
     const kind = options.fifo ? 'FIFO' : 'non-FIFO';
+    const neighbourText = options.tenants
+      ? `another organization's ${neighbours.ids.length} endpoints that never answer`
+      : `a failing ${kind} neighbour`;
     const laneAtEnd = options.fifo ? await fifoState(tenant, neighbourId) : null;
     return await session.result({
-      summary: `healthy throughput ratio ${throughputRatio.toFixed(2)} with/without a failing ${kind} neighbour, p99 ratio ${p99Ratio?.toFixed(2) ?? '–'}`,
-      title: `${healthy.length} healthy endpoints beside an always-503 ${kind} neighbour on partition ${partition}, ${options.rate * healthy.length} msg/s for ${options.durationSeconds} s`,
+      summary: `healthy throughput ratio ${throughputRatio.toFixed(2)} with/without ${neighbourText}, p99 ratio ${p99Ratio?.toFixed(2) ?? '–'}`,
+      title: options.tenants
+        ? `${healthy.length} healthy endpoints beside another organization's ${neighbours.ids.length} hanging endpoints, ${options.rate * healthy.length} msg/s for ${options.durationSeconds} s`
+        : `${healthy.length} healthy endpoints beside an always-503 ${kind} neighbour on partition ${partition}, ${options.rate * healthy.length} msg/s for ${options.durationSeconds} s`,
       headline: [
         [
           'run',
-          `${kind} endpoints (${options.fifo ? 'the default' : '--non-fifo'}), ${session.stack.topology}`,
+          options.tenants
+            ? `--tenants: two organizations, plain endpoints, ${session.stack.topology}`
+            : `${kind} endpoints (${options.fifo ? 'the default' : '--non-fifo'}), ${session.stack.topology}`,
         ],
+        ...(options.tenants
+          ? [
+              [
+                `healthy p99 within ${TENANT_P99_TOLERANCE * 100} % of its run alone`,
+                p99Ratio === null
+                  ? 'unknown (no latency measured)'
+                  : `${p99Ratio <= 1 + TENANT_P99_TOLERANCE ? 'yes' : 'NO'} (median p99 ratio ${p99Ratio.toFixed(2)})`,
+              ] as [string, string],
+            ]
+          : []),
         [
           'healthy throughput ratio',
           `${throughputRatio.toFixed(2)} (median of ${options.rounds} rounds with ÷ without: ${list(perRound.map((r) => r.throughput))})`,
@@ -439,23 +538,35 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
           : []),
         [
           'neighbour backlog',
-          `${fmtInt(neighbour.messages.published)} messages published to it, ${fmtInt(neighbour.messages.attempts)} attempts (all 503), ` +
-            `${fmtInt(neighbour.messages.deadLettered)} dead-lettered ${JSON.stringify(session.reasonsFor([NEIGHBOUR]))}, ` +
+          `${fmtInt(neighbour.messages.published)} messages published to it, ${fmtInt(neighbour.messages.attempts)} attempts (${options.tenants ? 'none answered' : 'all 503'}), ` +
+            `${fmtInt(neighbour.messages.deadLettered)} dead-lettered ${JSON.stringify(session.reasonsFor(neighbours.indices))}, ` +
             `${fmtInt(neighbour.messages.published - neighbour.messages.deadLettered)} still waiting for a retry`,
         ],
       ],
       runs: reports.map(({ run, offsetSeconds }) => ({ run, offsetSeconds })),
       problems,
       notes: [
-        options.fifo
-          ? 'every endpoint is FIFO: the healthy lanes share the failing lane’s partition'
-          : 'the failing and the healthy endpoints are plain (run with --fifo for FIFO lanes)',
+        options.tenants
+          ? `the hanging organization's endpoints hold every request past the delivery timeout (stack: ${Object.entries(
+              options.stackEnv,
+            )
+              .map(([key, value]) => `${key}=${value}`)
+              .join(' ')}); each message gets one attempt`
+          : options.fifo
+            ? 'every endpoint is FIFO: the healthy lanes share the failing lane’s partition'
+            : 'the failing and the healthy endpoints are plain (run with --fifo for FIFO lanes)',
         'ratio 1.00 means the neighbour costs the healthy endpoints nothing; lower is worse',
       ],
       extra: {
         partition,
         partitions,
         neighbourId,
+        tenants: options.tenants
+          ? {
+              neighbourOrganization: neighbours.tenant.organizationId,
+              neighbourIds: neighbours.ids,
+            }
+          : null,
         healthyIds,
         throughputRatio,
         latencyRatio: { p50: p50Ratio, p99: p99Ratio },

@@ -37,6 +37,24 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HOOKBASE_GRPC_PORT: '-2' })).toThrow(/HOOKBASE_GRPC_PORT/);
   });
 
+  it('gives each organization a share of the dispatch pool, in percent, refusing nonsense', () => {
+    expect(loadConfig({}).delivery.organizationShare).toBe(64); // 25 % of 256
+    expect(
+      loadConfig({
+        HOOKBASE_DISPATCH_CONCURRENCY: '10',
+        HOOKBASE_DISPATCH_ORGANIZATION_SHARE: '50',
+      }).delivery.organizationShare,
+    ).toBe(5);
+    expect(
+      loadConfig({ HOOKBASE_DISPATCH_CONCURRENCY: '2', HOOKBASE_DISPATCH_ORGANIZATION_SHARE: '1' })
+        .delivery.organizationShare,
+    ).toBe(1);
+    for (const bad of ['0', '101', '12.5', 'half'])
+      expect(() => loadConfig({ HOOKBASE_DISPATCH_ORGANIZATION_SHARE: bad })).toThrow(
+        /HOOKBASE_DISPATCH_ORGANIZATION_SHARE/,
+      );
+  });
+
   it('treats empty variables as unset', () => {
     expect(loadConfig({ PORT: '' }).http.port).toBe(3000);
   });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { organizationShareSlots } from '@hookbase/domain';
 
 /**
  * Hookbase's configuration: read from the environment once, at boot, validated into one typed
@@ -51,6 +52,9 @@ const envSchema = z.object({
   HOOKBASE_CONNECT_TIMEOUT_MS: int(100, 60_000).default(5_000),
   HOOKBASE_ENDPOINT_CONCURRENCY: int(1, 1000).default(10),
   HOOKBASE_DISPATCH_CONCURRENCY: int(1, 10_000).default(256),
+  // Percent of the dispatch pool any organization may always hold; beyond it an organization
+  // borrows only while that much stays free for the others. 100 turns the sharing off.
+  HOOKBASE_DISPATCH_ORGANIZATION_SHARE: int(1, 100).default(25),
   HOOKBASE_CIRCUIT_FAILURE_THRESHOLD: int(1, 1000).default(10),
   HOOKBASE_CIRCUIT_COOLDOWN_MS: int(1_000, 3_600_000).default(30_000),
   // Days of message log per plan (fractions allowed); finished messages, their attempts, events,
@@ -101,6 +105,11 @@ export interface HookbaseConfig {
     allowPrivateTargets: boolean;
     endpointConcurrency: number;
     dispatchConcurrency: number;
+    /**
+     * Attempts in flight any organization may always hold (its share of `dispatchConcurrency`,
+     * at least 1); beyond it, it borrows only while as many stay free for other organizations.
+     */
+    organizationShare: number;
     responseExcerptBytes: number;
     retryPollMs: number;
     holdRecheckMs: number;
@@ -170,6 +179,10 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       allowPrivateTargets: e.HOOKBASE_ALLOW_PRIVATE_TARGETS,
       endpointConcurrency: e.HOOKBASE_ENDPOINT_CONCURRENCY,
       dispatchConcurrency: e.HOOKBASE_DISPATCH_CONCURRENCY,
+      organizationShare: organizationShareSlots(
+        e.HOOKBASE_DISPATCH_CONCURRENCY,
+        e.HOOKBASE_DISPATCH_ORGANIZATION_SHARE,
+      ),
       responseExcerptBytes: e.HOOKBASE_RESPONSE_EXCERPT_BYTES,
       retryPollMs: e.HOOKBASE_RETRY_POLL_MS,
       holdRecheckMs: e.HOOKBASE_HOLD_RECHECK_MS,

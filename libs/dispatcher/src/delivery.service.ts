@@ -36,9 +36,17 @@ import {
 } from '@hookbase/persistence';
 import { AttemptRecorder } from './attempt-recorder';
 import { ConcurrencyLimit } from './concurrency-limit';
+import { DISPATCH_SLOTS, DispatchSlots } from './dispatch-pool';
 
 /** Rate-limit waits up to this long happen in line; longer ones hold the message instead. */
 const MAX_INLINE_RATE_WAIT_MS = 1_000;
+/**
+ * A message whose organization holds its whole share of the dispatch pool waits up to this long
+ * for a slot in line, then is held on the retry schedule for SHARE_HOLD_MS (no attempt used), so
+ * it neither fills its partition's window nor holds the partition's committed offset meanwhile.
+ */
+const MAX_SHARE_WAIT_MS = 1_000;
+const SHARE_HOLD_MS = 1_000;
 
 /** A message ready for its next attempt, from the deliveries topic or the retry schedule. */
 export interface PendingDelivery {
@@ -66,7 +74,6 @@ export class DeliveryService implements OnApplicationShutdown {
   private readonly http: HttpDestinationAdapter;
   private readonly cloud: (DestinationAdapter & { close(): Promise<void> })[];
   private readonly credentials: EndpointCredentials;
-  private readonly global: ConcurrencyLimit;
   private readonly perEndpoint = new Map<string, { limit: ConcurrencyLimit; users: number }>();
   // Owned by this dispatcher: the endpoints keyed to its partitions (and what its retry loop claims).
   private readonly circuits = new Map<string, CircuitState>();
@@ -80,6 +87,7 @@ export class DeliveryService implements OnApplicationShutdown {
     private readonly messages: MessageRepository,
     private readonly producer: KafkaProducer,
     private readonly recorder: AttemptRecorder,
+    @Inject(DISPATCH_SLOTS) private readonly slots: DispatchSlots,
   ) {
     this.http = new HttpDestinationAdapter({
       timeoutMs: config.delivery.timeoutMs,
@@ -105,7 +113,6 @@ export class DeliveryService implements OnApplicationShutdown {
       ...this.cloud.map((adapter) => [adapter.kind, adapter] as const),
     ]);
     this.credentials = new EndpointCredentials(config.credentials);
-    this.global = new ConcurrencyLimit(config.delivery.dispatchConcurrency);
     this.circuitPolicy = config.delivery.circuit;
   }
 
@@ -156,7 +163,7 @@ export class DeliveryService implements OnApplicationShutdown {
     );
     await this.messages.markInFlight(ready.map((d) => d.messageId));
     for (const delivery of ready) {
-      const send = this.limited(delivery.endpointId, () =>
+      const send = this.limited(delivery, () =>
         this.sendOne(
           delivery,
           byId.get(delivery.endpointId)!,
@@ -372,24 +379,38 @@ export class DeliveryService implements OnApplicationShutdown {
     );
   }
 
-  /** Runs a task within the process-wide bound on attempts in flight (FIFO lanes use it). */
-  withDispatchSlot<T>(task: () => Promise<T>): Promise<T> {
-    return this.global.run(task);
+  /**
+   * Runs a task in one of the organization's slots of the process-wide pool of attempts in
+   * flight, waiting as long as it takes (FIFO lanes use it: a waiting lane holds no offsets).
+   */
+  withDispatchSlot<T>(organizationId: string, task: () => Promise<T>): Promise<T> {
+    return this.slots.run(organizationId, task);
   }
 
-  /** Bounded concurrency per endpoint and per process, so one busy endpoint cannot take all. */
-  private async limited<T>(endpointId: string, task: () => Promise<T>): Promise<T> {
+  /**
+   * Bounded concurrency per endpoint, then a slot of the organization's share of the process's
+   * pool, so neither one busy endpoint nor one organization's hanging endpoints can take all. A
+   * message whose organization already holds its share and finds no slot within
+   * MAX_SHARE_WAIT_MS is held on the retry schedule instead, without using an attempt.
+   */
+  private async limited(delivery: PendingDelivery, task: () => Promise<void>): Promise<void> {
+    const { endpointId, organizationId } = delivery;
     let slot = this.perEndpoint.get(endpointId);
     if (!slot) {
       slot = { limit: new ConcurrencyLimit(this.config.delivery.endpointConcurrency), users: 0 };
       this.perEndpoint.set(endpointId, slot);
     }
     slot.users++;
+    let outcome;
     try {
-      return await slot.limit.run(() => this.global.run(task));
+      outcome = await slot.limit.run(() =>
+        this.slots.runWithinShare(organizationId, task, MAX_SHARE_WAIT_MS),
+      );
     } finally {
       if (--slot.users === 0) this.perEndpoint.delete(endpointId);
     }
+    if (!outcome.ran)
+      await this.messages.hold([delivery.messageId], new Date(Date.now() + SHARE_HOLD_MS));
   }
 
   async onApplicationShutdown(): Promise<void> {

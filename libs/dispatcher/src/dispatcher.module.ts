@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { AttemptRecorder } from './attempt-recorder';
 import { DeliveryService } from './delivery.service';
 import { DispatcherConsumer } from './dispatcher.consumer';
+import { DISPATCH_SLOTS, DispatchPool } from './dispatch-pool';
 import { FifoLaneRunner } from './fifo-lane-runner';
 import { RetentionService } from './retention.service';
 import { RetryScheduler } from './retry-scheduler';
@@ -9,6 +11,12 @@ import { RetryScheduler } from './retry-scheduler';
 /** Sends messages to their endpoints, schedules retries, dead-letters what cannot succeed, prunes. */
 @Module({
   providers: [
+    {
+      provide: DISPATCH_SLOTS,
+      inject: [HOOKBASE_CONFIG],
+      useFactory: (config: HookbaseConfig) =>
+        new DispatchPool(config.delivery.dispatchConcurrency, config.delivery.organizationShare),
+    },
     AttemptRecorder,
     DeliveryService,
     DispatcherConsumer,

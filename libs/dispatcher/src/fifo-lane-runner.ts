@@ -337,7 +337,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
               .catch((error: Error) => this.logger.warn(error.message));
           }, IN_FLIGHT_SHOWN_AFTER_MS);
     const { outcome, decision, recorded } = await this.delivery
-      .withDispatchSlot(() =>
+      .withDispatchSlot(endpoint.organizationId, () =>
         this.delivery.attempt(pending(head), endpoint, secrets, { deferSuccessRecord: true }),
       )
       .finally(() => clearTimeout(mark));

@@ -1,5 +1,6 @@
 export * from './concurrency-limit';
 export * from './delivery.service';
+export * from './dispatch-pool';
 export * from './dispatcher.consumer';
 export * from './dispatcher.module';
 export * from './retention.service';

@@ -2,6 +2,7 @@ export * from './attempt-outcome';
 export * from './canonical-json';
 export * from './circuit-breaker';
 export * from './delivery-decision';
+export * from './dispatch-share';
 export * from './errors';
 export * from './fifo-gating';
 export * from './fifo-lane';

@@ -1,0 +1,122 @@
+import { DomainError } from './errors';
+
+/**
+ * Who gets the dispatcher's next slot: the process-wide pool of attempts in flight, shared
+ * fairly between organizations.
+ *
+ * - Every organization may hold up to `share` slots whenever one is free.
+ * - Beyond its share an organization borrows: it takes a free slot only if more than `share`
+ *   slots are free, so at least one whole share stays free for any other organization. Alone, an
+ *   organization can hold `capacity - share` slots (or its share, if larger); attempts that hang
+ *   until their timeout can never take the whole pool.
+ * - When slots are short, requests wait: each organization's in arrival order, and a slot that
+ *   comes free goes to the waiting organization holding the fewest (then to the one waiting
+ *   longest), among those the rules above allow.
+ *
+ * Pure bookkeeping, no timers or promises: `request` says whether a slot was granted at once,
+ * `release` returns the waiting tickets the freed slot let in, in grant order.
+ */
+export class DispatchShares<T> {
+  private used = 0;
+  private readonly holding = new Map<string, number>();
+  private readonly waiting = new Map<string, { ticket: T; seq: number }[]>();
+  private arrivals = 0;
+
+  constructor(
+    readonly capacity: number,
+    readonly share: number,
+  ) {
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new DomainError('INTERNAL', `capacity must be a positive integer, got ${capacity}`);
+    if (!Number.isInteger(share) || share < 1 || share > capacity)
+      throw new DomainError('INTERNAL', `share must be an integer in 1..${capacity}, got ${share}`);
+  }
+
+  /** A slot for `organizationId`: granted now (true), or `ticket` waits for one (false). */
+  request(organizationId: string, ticket: T): boolean {
+    const queue = this.waiting.get(organizationId);
+    // Behind its own organization's earlier requests, never before them.
+    if (!queue && this.allowed(organizationId)) {
+      this.take(organizationId);
+      return true;
+    }
+    const entry = { ticket, seq: this.arrivals++ };
+    if (queue) queue.push(entry);
+    else this.waiting.set(organizationId, [entry]);
+    return false;
+  }
+
+  /** A slot held by `organizationId` is free again; returns the tickets it let in. */
+  release(organizationId: string): T[] {
+    const held = this.holding.get(organizationId) ?? 0;
+    if (held === 0)
+      throw new DomainError('INTERNAL', `organization ${organizationId} holds no dispatch slot`);
+    if (held === 1) this.holding.delete(organizationId);
+    else this.holding.set(organizationId, held - 1);
+    this.used--;
+    return this.grantWaiting();
+  }
+
+  /**
+   * A waiting ticket gives up (it waited too long); returns whether it was still waiting. It lets
+   * no one in: whoever waits is waiting for a slot to come free, not for a place in a queue.
+   */
+  withdraw(organizationId: string, ticket: T): boolean {
+    const queue = this.waiting.get(organizationId);
+    const index = queue?.findIndex((entry) => entry.ticket === ticket) ?? -1;
+    if (!queue || index < 0) return false;
+    queue.splice(index, 1);
+    if (queue.length === 0) this.waiting.delete(organizationId);
+    return true;
+  }
+
+  /** Slots in use, by everyone or by one organization. */
+  inUse(organizationId?: string): number {
+    return organizationId === undefined ? this.used : (this.holding.get(organizationId) ?? 0);
+  }
+
+  /** Requests waiting, by everyone or by one organization. */
+  waitingCount(organizationId?: string): number {
+    if (organizationId !== undefined) return this.waiting.get(organizationId)?.length ?? 0;
+    let count = 0;
+    for (const queue of this.waiting.values()) count += queue.length;
+    return count;
+  }
+
+  private allowed(organizationId: string): boolean {
+    const free = this.capacity - this.used;
+    if (free === 0) return false;
+    return this.inUse(organizationId) < this.share || free > this.share;
+  }
+
+  private take(organizationId: string): void {
+    this.holding.set(organizationId, this.inUse(organizationId) + 1);
+    this.used++;
+  }
+
+  private grantWaiting(): T[] {
+    const granted: T[] = [];
+    for (;;) {
+      let best: { organizationId: string; held: number; seq: number } | undefined;
+      for (const [organizationId, queue] of this.waiting) {
+        if (!this.allowed(organizationId)) continue;
+        const held = this.inUse(organizationId);
+        const seq = queue[0].seq;
+        if (!best || held < best.held || (held === best.held && seq < best.seq))
+          best = { organizationId, held, seq };
+      }
+      if (!best) return granted;
+      const queue = this.waiting.get(best.organizationId)!;
+      granted.push(queue.shift()!.ticket);
+      if (queue.length === 0) this.waiting.delete(best.organizationId);
+      this.take(best.organizationId);
+    }
+  }
+}
+
+/**
+ * The slots an organization may always hold: `percent` of the pool, rounded down, at least one.
+ */
+export function organizationShareSlots(capacity: number, percent: number): number {
+  return Math.max(1, Math.floor((capacity * percent) / 100));
+}
