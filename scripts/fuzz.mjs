@@ -1,10 +1,12 @@
 // `npm run fuzz` (and the last step of `npm test`): property-based fuzzing of the HTTP API from
 // its OpenAPI document with schemathesis (PyPI, pinned, installed into .cache on first use).
 // Starts the fuzz target (scripts/fuzz-target.mjs: every HTTP route and the fan-out, no
-// dispatcher) on a database and topic prefix of its own, makes an organization with endpoints, an
-// event and its message for the generated paths to name, fuzzes every operation with an API key
-// and again with the admin token, and fails on any 5xx, undocumented status, wrong content type
-// or response that breaks the document's schemas.
+// dispatcher) on a database and topic prefix of its own, makes three organizations (two on plan
+// pro, one on free) each with endpoints, an event and its message for the generated paths to name,
+// fuzzes every operation with each organization's API key and then with the admin token, and fails
+// on any 5xx, undocumented status, wrong content type or response that breaks the document's
+// schemas, and on any answer in 2xx to one organization's key that names another's data (the
+// tenancy guard, scripts/lib/tenancy-guard.mjs, a proxy in front of the target).
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { runQuoted } from './lib/quoted-output.mjs';
+import { startTenancyGuard } from './lib/tenancy-guard.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SCHEMATHESIS = '4.32.5';
@@ -132,6 +135,10 @@ export async function fuzz({ kafkaBrokers, databaseUrl, log = console.log }) {
       HOOKBASE_GRPC_PORT: '0',
       PORT: '0',
       LOG_LEVEL: 'info',
+      // Each run authenticates wrongly on purpose (a key on admin routes, the admin token on key
+      // routes); at the default limit the address would soon be answered 429 and the fuzz would
+      // reach less. The limit itself is tested in test/api/abuse-limits.test.ts.
+      HOOKBASE_AUTH_FAILURES_PER_MINUTE: '1000000',
     });
     try {
       const base = await hookbase.url;
@@ -142,37 +149,65 @@ export async function fuzz({ kafkaBrokers, databaseUrl, log = console.log }) {
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
           body: body === undefined ? undefined : JSON.stringify(body),
         }).then(json);
-      const organization = await call(adminToken, '/api/organizations', {
-        name: 'fuzz',
-        plan: 'pro',
-      });
-      const org = `/api/organizations/${organization.id}`;
-      const { key } = await call(adminToken, `${org}/api-keys`, {});
-      // Data for the generated paths to name: an http endpoint and a polling one, and an event
-      // with its message (recorded by the fan-out; nothing dispatches in the fuzz target).
-      const hook = await call(key, `${org}/webhook-endpoints`, { url: 'https://fuzz.invalid/h' });
-      const polled = await call(key, `${org}/webhook-endpoints`, { kind: 'polling' });
-      const event = await call(key, '/v1/events', { eventType: 'fuzz.seed', payload: {} });
-      const message = await until(async () => (await call(key, `${org}/messages`))[0], 30_000);
-      const config = writeFuzzConfig(suffix, {
-        orgId: [organization.id],
-        endpointId: [hook.id, polled.id],
-        eventId: [event.id],
-        messageId: [message.id],
-      });
-      let failed = 0;
-      for (const [who, token] of [
-        ['API key', key],
-        ['admin token', adminToken],
+      // Three organizations, each with data for the generated paths to name: an http endpoint
+      // and a polling one, and an event with its message (recorded by the fan-out; nothing
+      // dispatches in the fuzz target). Every run's paths name all three's data, so each key is
+      // also tried on the others' ids.
+      const tenants = [];
+      for (const [name, plan] of [
+        ['org A', 'pro'],
+        ['org B', 'pro'],
+        ['free org', 'free'],
       ]) {
-        log(`fuzzing ${base}/openapi.json with an ${who}`);
+        const organization = await call(adminToken, '/api/organizations', { name, plan });
+        const org = `/api/organizations/${organization.id}`;
+        const issued = await call(adminToken, `${org}/api-keys`, { name: `fuzz ${name}` });
+        const { key } = issued;
+        const hook = await call(key, `${org}/webhook-endpoints`, { url: 'https://fuzz.invalid/h' });
+        const polled = await call(key, `${org}/webhook-endpoints`, { kind: 'polling' });
+        const event = await call(key, '/v1/events', { eventType: 'fuzz.seed', payload: {} });
+        const message = await until(async () => (await call(key, `${org}/messages`))[0], 30_000);
+        tenants.push({
+          name,
+          key,
+          ids: {
+            orgId: organization.id,
+            endpointId: [hook.id, polled.id],
+            eventId: event.id,
+            messageId: message.id,
+            keyId: issued.id,
+          },
+        });
+      }
+      const config = writeFuzzConfig(suffix, {
+        orgId: tenants.map((tenant) => tenant.ids.orgId),
+        endpointId: tenants.flatMap((tenant) => tenant.ids.endpointId),
+        eventId: tenants.map((tenant) => tenant.ids.eventId),
+        messageId: tenants.map((tenant) => tenant.ids.messageId),
+        keyId: tenants.map((tenant) => tenant.ids.keyId),
+      });
+      const guard = await startTenancyGuard(
+        base,
+        tenants.map((tenant) => ({
+          name: tenant.name,
+          key: tenant.key,
+          ids: Object.values(tenant.ids).flat(),
+        })),
+      );
+      let failed = 0;
+      // The admin token goes last: it may revoke or rotate the keys the other runs use.
+      for (const [who, token] of [
+        ...tenants.map((tenant) => [`the API key of ${tenant.name}`, tenant.key]),
+        ['the admin token', adminToken],
+      ]) {
+        log(`fuzzing ${base}/openapi.json with ${who}`);
         const status = await runQuoted(
           bin,
           [
             '--config-file',
             config,
             'run',
-            `${base}/openapi.json`,
+            `${guard.url}/openapi.json`,
             '--header',
             `Authorization: Bearer ${token}`,
             '--checks',
@@ -191,6 +226,17 @@ export async function fuzz({ kafkaBrokers, databaseUrl, log = console.log }) {
         if (status !== 0) failed++;
       }
       rmSync(config, { force: true });
+      await guard.close();
+      for (const violation of guard.violations) {
+        log(
+          `✘ cross-tenant: ${violation.method} ${violation.path} answered ${violation.status} with ${violation.id} of ${violation.tenant}`,
+        );
+      }
+      log(
+        `tenancy guard: ${guard.counts.byTenantKeys} of ${guard.counts.answers} answers were to an organization's key; ${guard.violations.length} named another's data`,
+      );
+      // A guard that saw no tenant traffic proves nothing.
+      if (guard.violations.length > 0 || guard.counts.byTenantKeys === 0) failed++;
       if (failed > 0) log(`Hookbase's last log lines:\n${hookbase.logs().slice(-4000)}`);
       return failed === 0 ? 0 : 1;
     } finally {

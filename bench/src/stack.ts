@@ -151,6 +151,20 @@ export async function deleteKafkaState(
  * (Not the integration tests' template database: `npm test` drops and rebuilds that template,
  * and a bench running beside a test run must not collide with it.)
  */
+
+/**
+ * The bench drives one API key (on plan free) at tens of thousands of events a second and makes
+ * up to a thousand endpoints: far above the abuse limits' defaults, which it does not measure. It
+ * raises them to their highest; `--env NAME=value` still sets any of them.
+ */
+export const BENCH_LIMITS: Record<string, string> = Object.fromEntries(
+  ['FREE', 'PRO', 'BUSINESS'].flatMap((plan) => [
+    [`HOOKBASE_INGEST_EVENTS_PER_SECOND_${plan}`, '10000000'],
+    [`HOOKBASE_API_REQUESTS_PER_SECOND_${plan}`, '1000000'],
+    [`HOOKBASE_MAX_ENDPOINTS_${plan}`, '10000000'],
+  ]),
+);
+
 export async function startBenchStack(
   options: BenchOptions,
   log: (line: string) => void,
@@ -188,6 +202,7 @@ export async function startBenchStack(
     LOG_LEVEL: options.logLevel,
     // A free port: a running `npm start` or another bench stack may hold the default one.
     HOOKBASE_GRPC_PORT: '0',
+    ...BENCH_LIMITS,
     ...options.stackEnv,
   };
   const launch = (name: string, app: string, env: Record<string, string>) => {

@@ -10,7 +10,12 @@ describe('replay and DLQ retry', () => {
   beforeAll(async () => {
     receiverUrl = await receiver.start();
     receiver.respondWith(() => (accepting ? { status: 200 } : { status: 410, body: 'gone' }));
-    stack = await startStack({ HOOKBASE_RETRY_POLL_MS: '100' });
+    stack = await startStack({
+      HOOKBASE_RETRY_POLL_MS: '100',
+      // Small bounds, so the continuation and the per-minute budget show with a few messages.
+      HOOKBASE_REPLAY_FAILED_MAX_PER_CALL: '2',
+      HOOKBASE_REPLAY_FAILED_PER_MINUTE: '4',
+    });
   });
 
   afterAll(async () => {
@@ -75,10 +80,16 @@ describe('replay and DLQ retry', () => {
       { description: 'three more failures (four in all)' },
     );
     accepting = true;
+    // At most two per call: the answer says where the next call goes on.
     const replayed = await client.post(`${org}/webhook-endpoints/${endpointId}/replay-failed`, {
       since,
     });
-    expect(replayed.body).toEqual({ data: { replayed: 3 } });
+    expect(replayed.body).toEqual({ data: { replayed: 2, nextAfter: expect.any(String) } });
+    const rest = await client.post(`${org}/webhook-endpoints/${endpointId}/replay-failed`, {
+      since,
+      after: replayed.body.data.nextAfter,
+    });
+    expect(rest.body).toEqual({ data: { replayed: 1, nextAfter: null } });
     await pollUntil(
       () =>
         receiver.requests.filter((r) => r.headers['hookbase-event-type'] === 'later' && r.body)
@@ -92,6 +103,53 @@ describe('replay and DLQ retry', () => {
         .map((r) => JSON.parse(r.body).n)
         .sort(),
     ).toEqual([1, 2, 3]);
+  });
+
+  it('bounds replay-failed per organization and minute: 429 with Retry-After when used up', async () => {
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken);
+    const other = await createTenant(stack.url, stack.adminToken);
+    const org = `/api/organizations/${organizationId}`;
+    const endpoint = await client.post(`${org}/webhook-endpoints`, { url: `${receiverUrl}/b` });
+    const endpointId: string = endpoint.body.data.id;
+    accepting = false;
+    for (const n of [1, 2, 3])
+      await client.post('/v1/events', { eventType: 'bounded', payload: { n } });
+    await pollUntil(
+      async () =>
+        (await client.get(`${org}/messages?endpointId=${endpointId}&status=failed`)).body.data
+          .length === 3,
+      { description: 'three failed messages' },
+    );
+    const replay = (body: object) =>
+      client.post(`${org}/webhook-endpoints/${endpointId}/replay-failed`, body);
+    const first = await replay({});
+    expect(first.body.data).toEqual({ replayed: 2, nextAfter: expect.any(String) });
+    expect((await replay({ after: first.body.data.nextAfter })).body.data).toEqual({
+      replayed: 1,
+      nextAfter: null,
+    });
+    // One copy is left of this minute's four: the call makes it and says there is more.
+    expect((await replay({})).body.data).toEqual({ replayed: 1, nextAfter: expect.any(String) });
+    const refused = await replay({});
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({
+      code: 'RATE_LIMITED',
+      details: { limit: 'replay_failed' },
+    });
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // Another organization's budget is its own.
+    const otherEndpoint = await other.client.post(
+      `/api/organizations/${other.organizationId}/webhook-endpoints`,
+      { url: `${receiverUrl}/other` },
+    );
+    const otherReplay = await other.client.post(
+      `/api/organizations/${other.organizationId}/webhook-endpoints/${otherEndpoint.body.data.id}/replay-failed`,
+      {},
+    );
+    expect(otherReplay.body).toEqual({ data: { replayed: 0, nextAfter: null } });
+    accepting = true;
   });
 
   it('answers unknown ids, bad input and deleted endpoints with coded errors', async () => {

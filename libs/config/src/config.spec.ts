@@ -81,6 +81,75 @@ describe('loadConfig', () => {
     expect(() => requireAdminToken(loadConfig({}))).toThrow(/HOOKBASE_ADMIN_TOKEN/);
   });
 
+  it('refuses an admin token longer than any bearer string is read, or with whitespace', () => {
+    expect(() => loadConfig({ HOOKBASE_ADMIN_TOKEN: 'x'.repeat(257) })).toThrow(/at most 256/);
+    expect(() => loadConfig({ HOOKBASE_ADMIN_TOKEN: 'x'.repeat(8) + ' ' + 'y'.repeat(8) })).toThrow(
+      /whitespace/,
+    );
+    expect(loadConfig({ HOOKBASE_ADMIN_TOKEN: 'x'.repeat(256) }).auth.adminToken).toHaveLength(256);
+  });
+
+  it('has abuse limits by plan with defaults, and reads each one', () => {
+    const defaults = loadConfig({});
+    expect(defaults.auth).toMatchObject({
+      apiKeyCacheMs: 10_000,
+      apiKeyCacheSize: 10_000,
+      failuresPerMinute: 30,
+    });
+    expect(defaults.limits).toEqual({
+      ingestEventsPerSecond: { free: 1_000, pro: 5_000, business: 20_000 },
+      apiRequestsPerSecond: { free: 100, pro: 500, business: 2_000 },
+      maxEndpoints: { free: 100, pro: 1_000, business: 10_000 },
+      replayFailed: { maxPerCall: 1_000, perMinute: 10_000 },
+    });
+    const set = loadConfig({
+      HOOKBASE_API_KEY_CACHE_SIZE: '5',
+      HOOKBASE_AUTH_FAILURES_PER_MINUTE: '3',
+      HOOKBASE_INGEST_EVENTS_PER_SECOND_FREE: '600',
+      HOOKBASE_INGEST_EVENTS_PER_SECOND_PRO: '700',
+      HOOKBASE_INGEST_EVENTS_PER_SECOND_BUSINESS: '800',
+      HOOKBASE_API_REQUESTS_PER_SECOND_FREE: '1',
+      HOOKBASE_API_REQUESTS_PER_SECOND_PRO: '2',
+      HOOKBASE_API_REQUESTS_PER_SECOND_BUSINESS: '3',
+      HOOKBASE_MAX_ENDPOINTS_FREE: '4',
+      HOOKBASE_MAX_ENDPOINTS_PRO: '5',
+      HOOKBASE_MAX_ENDPOINTS_BUSINESS: '6',
+      HOOKBASE_REPLAY_FAILED_MAX_PER_CALL: '7',
+      HOOKBASE_REPLAY_FAILED_PER_MINUTE: '8',
+    });
+    expect(set.auth).toMatchObject({ apiKeyCacheSize: 5, failuresPerMinute: 3 });
+    expect(set.limits).toEqual({
+      ingestEventsPerSecond: { free: 600, pro: 700, business: 800 },
+      apiRequestsPerSecond: { free: 1, pro: 2, business: 3 },
+      maxEndpoints: { free: 4, pro: 5, business: 6 },
+      replayFailed: { maxPerCall: 7, perMinute: 8 },
+    });
+  });
+
+  it('refuses limits that are not positive integers', () => {
+    for (const name of [
+      'HOOKBASE_AUTH_FAILURES_PER_MINUTE',
+      'HOOKBASE_API_REQUESTS_PER_SECOND_FREE',
+      'HOOKBASE_MAX_ENDPOINTS_PRO',
+      'HOOKBASE_REPLAY_FAILED_MAX_PER_CALL',
+    ]) {
+      expect(() => loadConfig({ [name]: '0' })).toThrow(name);
+      expect(() => loadConfig({ [name]: '1.5' })).toThrow(name);
+    }
+  });
+
+  it('refuses an ingest limit below the largest batch, which could never pass', () => {
+    expect(() => loadConfig({ HOOKBASE_INGEST_EVENTS_PER_SECOND_FREE: '499' })).toThrow(
+      /HOOKBASE_INGEST_EVENTS_PER_SECOND_FREE: must be at least HOOKBASE_MAX_BATCH_EVENTS \(500\)/,
+    );
+    expect(
+      loadConfig({
+        HOOKBASE_INGEST_EVENTS_PER_SECOND_FREE: '100',
+        HOOKBASE_MAX_BATCH_EVENTS: '100',
+      }).limits.ingestEventsPerSecond.free,
+    ).toBe(100);
+  });
+
   it('reads the credentials key (32 bytes in base64) and refuses anything else', () => {
     const key = Buffer.alloc(32, 7).toString('base64');
     const old = Buffer.alloc(32, 9).toString('base64');

@@ -17,6 +17,9 @@ const isKey = (text: string) => BASE64.test(text) && Buffer.from(text, 'base64')
 // An AES-256 key for cloud endpoints' credentials at rest, in base64.
 const credentialsKey = z.string().trim().refine(isKey, KEY_MESSAGE);
 
+/** The longest admin token accepted, so no bearer string longer than this is ever read. */
+export const MAX_ADMIN_TOKEN_LENGTH = 256;
+
 /** Most events in one batch request (REST or gRPC) unless HOOKBASE_MAX_BATCH_EVENTS says otherwise. */
 export const DEFAULT_MAX_BATCH_EVENTS = 500;
 
@@ -43,7 +46,12 @@ const envSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, . _ - only')
     .default('hookbase'),
-  HOOKBASE_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  HOOKBASE_ADMIN_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .max(MAX_ADMIN_TOKEN_LENGTH, `must be at most ${MAX_ADMIN_TOKEN_LENGTH} characters`)
+    .regex(/^\S+$/, 'must not contain whitespace')
+    .optional(),
   HOOKBASE_ALLOW_PRIVATE_TARGETS: bool.default(false),
   HOOKBASE_INGEST_ACK_TIMEOUT_MS: int(100, 120_000).default(5_000),
   HOOKBASE_MAX_BATCH_EVENTS: int(1, 10_000).default(DEFAULT_MAX_BATCH_EVENTS),
@@ -71,6 +79,22 @@ const envSchema = z.object({
   HOOKBASE_FIFO_SWEEP_MS: int(100, 60_000).default(1_000),
   HOOKBASE_RESPONSE_EXCERPT_BYTES: int(0, 65_536).default(4096),
   HOOKBASE_API_KEY_CACHE_MS: int(0, 600_000).default(10_000),
+  // Abuse limits (ADR 0015): valid keys remembered, failed authentications per client address,
+  // events and management requests per API key by plan, endpoints per organization by plan,
+  // replay-failed copies per call and per organization and minute.
+  HOOKBASE_API_KEY_CACHE_SIZE: int(1, 1_000_000).default(10_000),
+  HOOKBASE_AUTH_FAILURES_PER_MINUTE: int(1, 1_000_000).default(30),
+  HOOKBASE_INGEST_EVENTS_PER_SECOND_FREE: int(1, 10_000_000).default(1_000),
+  HOOKBASE_INGEST_EVENTS_PER_SECOND_PRO: int(1, 10_000_000).default(5_000),
+  HOOKBASE_INGEST_EVENTS_PER_SECOND_BUSINESS: int(1, 10_000_000).default(20_000),
+  HOOKBASE_API_REQUESTS_PER_SECOND_FREE: int(1, 1_000_000).default(100),
+  HOOKBASE_API_REQUESTS_PER_SECOND_PRO: int(1, 1_000_000).default(500),
+  HOOKBASE_API_REQUESTS_PER_SECOND_BUSINESS: int(1, 1_000_000).default(2_000),
+  HOOKBASE_MAX_ENDPOINTS_FREE: int(1, 10_000_000).default(100),
+  HOOKBASE_MAX_ENDPOINTS_PRO: int(1, 10_000_000).default(1_000),
+  HOOKBASE_MAX_ENDPOINTS_BUSINESS: int(1, 10_000_000).default(10_000),
+  HOOKBASE_REPLAY_FAILED_MAX_PER_CALL: int(1, 100_000).default(1_000),
+  HOOKBASE_REPLAY_FAILED_PER_MINUTE: int(1, 10_000_000).default(10_000),
   HOOKBASE_RUN_MIGRATIONS: bool.default(true),
   // Without a key, cloud endpoints that carry credentials are refused (the SDKs' default chains
   // still work); previous keys (comma-separated) still decrypt during a key rotation.
@@ -98,7 +122,25 @@ export interface HookbaseConfig {
   grpc: { port: number | undefined };
   database: { url: string; poolSize: number; runMigrations: boolean };
   kafka: { brokers: string[]; clientId: string; topicPrefix: string; sessionTimeoutMs: number };
-  auth: { adminToken: string | undefined; apiKeyCacheMs: number };
+  auth: {
+    adminToken: string | undefined;
+    /** How long a key that proved valid is remembered, and how many are at most. */
+    apiKeyCacheMs: number;
+    apiKeyCacheSize: number;
+    /** Failed authentications per client address (IPv6: per /64) in a minute before 429. */
+    failuresPerMinute: number;
+  };
+  /** Abuse limits and quotas (ADR 0015), per plan where a plan applies. */
+  limits: {
+    /** Events accepted per API key and second (REST and gRPC; a batch counts its events). */
+    ingestEventsPerSecond: Record<'free' | 'pro' | 'business', number>;
+    /** Management API requests per API key and second. */
+    apiRequestsPerSecond: Record<'free' | 'pro' | 'business', number>;
+    /** Endpoints (not deleted, of every kind) per organization. */
+    maxEndpoints: Record<'free' | 'pro' | 'business', number>;
+    /** Copies one replay-failed call makes at most, and per organization in a minute. */
+    replayFailed: { maxPerCall: number; perMinute: number };
+  };
   delivery: {
     timeoutMs: number;
     connectTimeoutMs: number;
@@ -144,6 +186,19 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
     );
   }
   const e = parsed.data;
+  const ingestEventsPerSecond = {
+    free: e.HOOKBASE_INGEST_EVENTS_PER_SECOND_FREE,
+    pro: e.HOOKBASE_INGEST_EVENTS_PER_SECOND_PRO,
+    business: e.HOOKBASE_INGEST_EVENTS_PER_SECOND_BUSINESS,
+  };
+  // A batch is counted whole: a limit below the largest batch would refuse every full batch.
+  const tooLow = Object.entries(ingestEventsPerSecond)
+    .filter(([, limit]) => limit < e.HOOKBASE_MAX_BATCH_EVENTS)
+    .map(
+      ([plan]) =>
+        `HOOKBASE_INGEST_EVENTS_PER_SECOND_${plan.toUpperCase()}: must be at least HOOKBASE_MAX_BATCH_EVENTS (${e.HOOKBASE_MAX_BATCH_EVENTS}), or no full batch could ever pass`,
+    );
+  if (tooLow.length > 0) throw new ConfigError(tooLow);
   if (
     e.HOOKBASE_CREDENTIALS_PREVIOUS_KEYS !== undefined &&
     e.HOOKBASE_CREDENTIALS_KEY === undefined
@@ -172,7 +227,29 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       topicPrefix: e.HOOKBASE_TOPIC_PREFIX,
       sessionTimeoutMs: e.HOOKBASE_KAFKA_SESSION_TIMEOUT_MS,
     },
-    auth: { adminToken: e.HOOKBASE_ADMIN_TOKEN, apiKeyCacheMs: e.HOOKBASE_API_KEY_CACHE_MS },
+    auth: {
+      adminToken: e.HOOKBASE_ADMIN_TOKEN,
+      apiKeyCacheMs: e.HOOKBASE_API_KEY_CACHE_MS,
+      apiKeyCacheSize: e.HOOKBASE_API_KEY_CACHE_SIZE,
+      failuresPerMinute: e.HOOKBASE_AUTH_FAILURES_PER_MINUTE,
+    },
+    limits: {
+      ingestEventsPerSecond,
+      apiRequestsPerSecond: {
+        free: e.HOOKBASE_API_REQUESTS_PER_SECOND_FREE,
+        pro: e.HOOKBASE_API_REQUESTS_PER_SECOND_PRO,
+        business: e.HOOKBASE_API_REQUESTS_PER_SECOND_BUSINESS,
+      },
+      maxEndpoints: {
+        free: e.HOOKBASE_MAX_ENDPOINTS_FREE,
+        pro: e.HOOKBASE_MAX_ENDPOINTS_PRO,
+        business: e.HOOKBASE_MAX_ENDPOINTS_BUSINESS,
+      },
+      replayFailed: {
+        maxPerCall: e.HOOKBASE_REPLAY_FAILED_MAX_PER_CALL,
+        perMinute: e.HOOKBASE_REPLAY_FAILED_PER_MINUTE,
+      },
+    },
     delivery: {
       timeoutMs: e.HOOKBASE_DELIVERY_TIMEOUT_MS,
       connectTimeoutMs: e.HOOKBASE_CONNECT_TIMEOUT_MS,

@@ -17,6 +17,9 @@ export type ErrorCode =
   | 'EVENT_NOT_FOUND'
   | 'MESSAGE_NOT_FOUND'
   | 'DLQ_ENTRY_NOT_FOUND'
+  | 'API_KEY_NOT_FOUND'
+  | 'API_KEY_REVOKED'
+  | 'ENDPOINT_LIMIT_REACHED'
   | 'IDEMPOTENCY_CONFLICT'
   | 'INVALID_URL'
   | 'URL_NOT_ALLOWED'
@@ -41,4 +44,19 @@ export class DomainError extends Error {
 
 export function isDomainError(error: unknown): error is DomainError {
   return error instanceof DomainError;
+}
+
+/**
+ * A request refused by a rate limit or quota: 429 RATE_LIMITED, and the edge tells the client when
+ * to try again (HTTP `Retry-After`, gRPC `retry-after` trailing metadata), in whole seconds.
+ */
+export class RateLimitedError extends DomainError {
+  constructor(
+    message: string,
+    public readonly retryAfterSeconds: number,
+    details: { limit: string },
+  ) {
+    super('RATE_LIMITED', message, { ...details, retryAfterSeconds });
+    this.name = 'RateLimitedError';
+  }
 }

@@ -1,3 +1,4 @@
+export * from './api-key';
 export * from './attempt-outcome';
 export * from './canonical-json';
 export * from './circuit-breaker';

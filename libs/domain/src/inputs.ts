@@ -95,6 +95,25 @@ export const dlqQuerySchema = listQuerySchema.extend({
 
 export const replayFailedSchema = z.strictObject({
   since: z.iso.datetime({ offset: true }).optional(),
+  /** Go on after this message: the `nextAfter` of the previous call, when it had more to copy. */
+  after: prefixedId('msg').optional(),
+});
+
+export const createApiKeySchema = z.strictObject({
+  name: z.string().trim().min(1).max(200).refine(isStorableText, STORABLE_MESSAGE).optional(),
+  /** When the key stops working by itself; must be in the future when the key is made. */
+  expiresAt: z.iso.datetime({ offset: true }).optional(),
+});
+export type CreateApiKeyInput = z.infer<typeof createApiKeySchema>;
+
+export const rotateApiKeySchema = z.strictObject({
+  /** How long the old key keeps working beside the new one; 0 (the default) revokes it at once. */
+  overlapSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 24 * 3600)
+    .default(0),
 });
 
 export interface ValidationIssue {

@@ -1,6 +1,6 @@
 import { Metadata, status as GrpcStatus } from '@grpc/grpc-js';
 import type { StatusObject } from '@grpc/grpc-js';
-import { ErrorCode } from '@hookbase/domain';
+import { ErrorCode, RateLimitedError } from '@hookbase/domain';
 import { toHttpError } from '@hookbase/web';
 
 /**
@@ -23,6 +23,7 @@ export function grpcStatusFor(code: ErrorCode): GrpcStatus {
       return GrpcStatus.UNAUTHENTICATED;
     case 'FORBIDDEN':
     case 'PLAN_REQUIRED':
+    case 'ENDPOINT_LIMIT_REACHED':
       return GrpcStatus.PERMISSION_DENIED;
     case 'NOT_FOUND':
     case 'ROUTE_NOT_FOUND':
@@ -31,10 +32,12 @@ export function grpcStatusFor(code: ErrorCode): GrpcStatus {
     case 'EVENT_NOT_FOUND':
     case 'MESSAGE_NOT_FOUND':
     case 'DLQ_ENTRY_NOT_FOUND':
+    case 'API_KEY_NOT_FOUND':
       return GrpcStatus.NOT_FOUND;
     case 'IDEMPOTENCY_CONFLICT':
       return GrpcStatus.ALREADY_EXISTS;
     case 'ENDPOINT_NOT_POLLING':
+    case 'API_KEY_REVOKED':
       return GrpcStatus.FAILED_PRECONDITION;
     case 'PAYLOAD_TOO_LARGE':
     case 'RATE_LIMITED':
@@ -52,6 +55,8 @@ export function grpcStatusFor(code: ErrorCode): GrpcStatus {
 
 export const ERROR_CODE_METADATA = 'hookbase-error-code';
 export const ERROR_DETAILS_METADATA = 'hookbase-error-details';
+/** Seconds to wait before trying again, on RESOURCE_EXHAUSTED from a rate limit (as HTTP's). */
+export const RETRY_AFTER_METADATA = 'retry-after';
 
 /**
  * Anything thrown while serving a call, as a gRPC status: the Hookbase message as the status
@@ -70,6 +75,9 @@ export function toGrpcError(error: unknown): {
   metadata.set(ERROR_CODE_METADATA, code);
   if (details !== undefined && !unexpected) {
     metadata.set(ERROR_DETAILS_METADATA, asciiJson(details));
+  }
+  if (error instanceof RateLimitedError) {
+    metadata.set(RETRY_AFTER_METADATA, String(error.retryAfterSeconds));
   }
   return {
     status: { code: grpcStatusFor(code), details: message, metadata },

@@ -25,7 +25,7 @@ import {
   publishEventSchema,
   ValidationIssue,
 } from '@hookbase/domain';
-import { AuthService, bearerToken } from '@hookbase/web';
+import { ApiKeyPrincipal, AuthService, RequestLimits } from '@hookbase/web';
 import { toGrpcError } from './grpc-errors';
 import { PublishedEvent, PublishEvent } from './publish-event.use-case';
 
@@ -96,6 +96,7 @@ export class GrpcIngestServer
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly publishEvent: PublishEvent,
     private readonly auth: AuthService,
+    private readonly limits: RequestLimits,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -112,11 +113,15 @@ export class GrpcIngestServer
       Publish: (
         call: ServerUnaryCall<GrpcPublishRequest, GrpcPublishResponse>,
         callback: sendUnaryData<GrpcPublishResponse>,
-      ) => void this.serve(call.metadata, callback, (org) => this.publishOne(org, call.request)),
+      ) =>
+        void this.serve(call, callback, async (key) => {
+          await this.limits.takeIngest(key, 1);
+          return this.publishOne(key.organizationId, call.request);
+        }),
       PublishBatch: (
         call: ServerUnaryCall<{ events?: GrpcPublishRequest[] }, unknown>,
         callback: sendUnaryData<{ results: GrpcBatchResult[] }>,
-      ) => void this.serve(call.metadata, callback, (org) => this.publishBatch(org, call.request)),
+      ) => void this.serve(call, callback, (key) => this.publishBatch(key, call.request)),
     });
     const host = this.config.http.host.includes(':')
       ? `[${this.config.http.host}]`
@@ -153,14 +158,17 @@ export class GrpcIngestServer
   }
 
   private async serve<T>(
-    metadata: Metadata,
+    call: { metadata: Metadata; getPeer(): string },
     callback: sendUnaryData<T>,
-    run: (organizationId: string) => Promise<T>,
+    run: (key: ApiKeyPrincipal) => Promise<T>,
   ): Promise<void> {
     try {
-      const [authorization] = metadata.get('authorization');
-      const key = bearerToken(typeof authorization === 'string' ? authorization : undefined);
-      callback(null, await run(await this.auth.organizationForKey(key)));
+      const [authorization] = call.metadata.get('authorization');
+      const key = await this.auth.authenticateApiKey(
+        typeof authorization === 'string' ? authorization : undefined,
+        peerAddress(call.getPeer()),
+      );
+      callback(null, await run(key));
     } catch (error) {
       callback(this.failure(error).status);
     }
@@ -175,14 +183,16 @@ export class GrpcIngestServer
 
   /** Each event is accepted or refused on its own; results come back in the order sent. */
   private async publishBatch(
-    organizationId: string,
+    key: ApiKeyPrincipal,
     request: { events?: GrpcPublishRequest[] },
   ): Promise<{ results: GrpcBatchResult[] }> {
+    const organizationId = key.organizationId;
     const events = request.events ?? [];
     const max = this.config.http.maxBatchEvents;
     if (events.length === 0 || events.length > max) {
       throw new DomainError('VALIDATION_FAILED', `Send 1 to ${max} events`);
     }
+    await this.limits.takeIngest(key, events.length);
     const results = await Promise.all(
       events.map(async (event): Promise<GrpcBatchResult> => {
         try {
@@ -201,6 +211,15 @@ export class GrpcIngestServer
     if (failure.unexpected) this.logger.error(error instanceof Error ? error.stack : error);
     return failure;
   }
+}
+
+/** The client's address from a gRPC peer (`ipv4:127.0.0.1:5000`, `ipv6:[::1]:5000`). */
+export function peerAddress(peer: string): string {
+  const text = peer.replace(/^ipv[46]:/, '');
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(text);
+  if (bracketed) return bracketed[1];
+  const v4 = /^([^:]+):\d+$/.exec(text);
+  return v4 ? v4[1] : text;
 }
 
 /** A gRPC request as the input REST validates, with the same schema. */

@@ -2,7 +2,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { existsSync } from 'node:fs';
 import { DomainError } from '@hookbase/domain';
 import { grpcStatusFor, toGrpcError } from './grpc-errors';
-import { ingestProtoPath, toInput } from './grpc-ingest.server';
+import { ingestProtoPath, peerAddress, toInput } from './grpc-ingest.server';
 
 const request = (fields: Partial<Parameters<typeof toInput>[0]> = {}) => ({
   event_type: 'order.created',
@@ -73,5 +73,16 @@ describe('gRPC ingest', () => {
 
   it('finds the .proto from the source folder', () => {
     expect(existsSync(ingestProtoPath())).toBe(true);
+  });
+});
+
+describe('peerAddress', () => {
+  it.each([
+    ['ipv4:127.0.0.1:50123', '127.0.0.1'],
+    ['ipv6:[::1]:50123', '::1'],
+    ['ipv6:[2001:db8::7]:1', '2001:db8::7'],
+    ['unix:/tmp/socket', 'unix:/tmp/socket'],
+  ])('%s is %s', (peer, address) => {
+    expect(peerAddress(peer)).toBe(address);
   });
 });

@@ -71,7 +71,15 @@ export class EndpointSettingsService {
         rateLimitPerSecond: input.rateLimitPerSecond ?? null,
       },
       input.kind === 'http' ? (input.secret ?? generateSecret()) : null,
+      await this.endpointLimit(organizationId),
     );
+  }
+
+  /** The most endpoints the organization's plan allows (HOOKBASE_MAX_ENDPOINTS_<PLAN>). */
+  private async endpointLimit(organizationId: string): Promise<number> {
+    const organization = await this.organizations.findById(organizationId);
+    if (!organization) throw new DomainError('ORGANIZATION_NOT_FOUND', 'Organization not found');
+    return this.config.limits.maxEndpoints[organization.plan];
   }
 
   async update(endpoint: EndpointEntity, input: UpdateEndpointInput): Promise<EndpointEntity> {

@@ -23,13 +23,13 @@ export class ReplayController {
     @Param('endpointId') endpointId: string,
     @Body() body: unknown,
   ) {
-    const { since } = parseInput(replayFailedSchema, body ?? {});
-    const replayed = await this.replays.replayFailed(
-      organizationId,
-      endpointId,
-      since ? new Date(since) : undefined,
-    );
-    return { data: { replayed } };
+    const { since, after } = parseInput(replayFailedSchema, body ?? {});
+    return {
+      data: await this.replays.replayFailed(organizationId, endpointId, {
+        since: since ? new Date(since) : undefined,
+        after,
+      }),
+    };
   }
 
   @Post('dlq/:dlqId/retry')

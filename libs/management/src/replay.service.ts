@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { DomainError } from '@hookbase/domain';
 import {
   DlqRepository,
@@ -6,9 +7,14 @@ import {
   MessageEntity,
   MessageRepository,
 } from '@hookbase/persistence';
+import { RequestLimits } from '@hookbase/web';
 
-/** How many failed messages one replay-failed call copies at most. */
-export const MAX_REPLAY_FAILED = 10_000;
+/** What one replay-failed call did, and where the next one goes on when there is more. */
+export interface ReplayFailedResult {
+  replayed: number;
+  /** The last original copied when more failed messages may follow (pass it as `after`), else null. */
+  nextAfter: string | null;
+}
 
 /**
  * Replays and DLQ retries: each makes a copy of a message that is sent at once through the retry
@@ -20,6 +26,8 @@ export class ReplayService {
     private readonly messages: MessageRepository,
     private readonly endpoints: EndpointRepository,
     private readonly dlq: DlqRepository,
+    private readonly limits: RequestLimits,
+    @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
 
   async replayMessage(organizationId: string, messageId: string): Promise<MessageEntity> {
@@ -28,11 +36,38 @@ export class ReplayService {
     return this.copyOne(organizationId, message);
   }
 
-  async replayFailed(organizationId: string, endpointId: string, since?: Date): Promise<number> {
+  /**
+   * Copies the endpoint's failed messages, in id order, at most HOOKBASE_REPLAY_FAILED_MAX_PER_CALL
+   * per call and what is left of the organization's HOOKBASE_REPLAY_FAILED_PER_MINUTE (429 when
+   * nothing is). When more may follow, `nextAfter` names where the next call goes on.
+   */
+  async replayFailed(
+    organizationId: string,
+    endpointId: string,
+    options: { since?: Date; after?: string } = {},
+  ): Promise<ReplayFailedResult> {
     const endpoint = await this.endpoints.findLive(organizationId, endpointId);
     if (!endpoint) throw new DomainError('ENDPOINT_NOT_FOUND', 'Endpoint not found');
-    const failed = await this.messages.failedOfEndpoint(endpoint.id, since, MAX_REPLAY_FAILED);
-    return (await this.messages.createCopies(organizationId, failed)).length;
+    const granted = await this.limits.takeReplayFailed(
+      organizationId,
+      this.config.limits.replayFailed.maxPerCall,
+    );
+    let copied = 0;
+    try {
+      // One more than granted tells whether anything is left after this call.
+      const failed = await this.messages.failedOfEndpoint(
+        endpoint.id,
+        options.since,
+        granted + 1,
+        options.after,
+      );
+      const batch = failed.slice(0, granted);
+      copied = (await this.messages.createCopies(organizationId, batch)).length;
+      const more = failed.length > granted;
+      return { replayed: copied, nextAfter: more ? batch[batch.length - 1] : null };
+    } finally {
+      await this.limits.giveBackReplayFailed(organizationId, granted - copied);
+    }
   }
 
   async retryDlqEntry(organizationId: string, dlqId: string): Promise<MessageEntity> {

@@ -1,10 +1,12 @@
-import { describeLane } from '@hookbase/domain';
+import { apiKeyState, describeLane } from '@hookbase/domain';
+import type { IssuedApiKey } from '@hookbase/persistence';
 import {
   hasStoredCredentials,
   isCloudDestinationKind,
   publicEndpointConfig,
 } from '@hookbase/destinations';
 import type {
+  ApiKeyEntity,
   AttemptEntity,
   DlqEntryEntity,
   EndpointEntity,
@@ -28,6 +30,25 @@ export function organizationView(organization: OrganizationEntity) {
     plan: organization.plan,
     createdAt: iso(organization.createdAt),
   };
+}
+
+/** An API key as listed: its prefix and metadata, never the key (only its hash is stored). */
+export function apiKeyView(key: ApiKeyEntity) {
+  return {
+    id: key.id,
+    name: key.name,
+    prefix: key.keyPrefix,
+    state: apiKeyState(key, new Date()),
+    createdAt: iso(key.createdAt),
+    lastUsedAt: iso(key.lastUsedAt),
+    expiresAt: iso(key.expiresAt),
+    revokedAt: iso(key.revokedAt),
+  };
+}
+
+/** A key just made: the one answer that holds the key itself. */
+export function issuedApiKeyView(issued: IssuedApiKey) {
+  return { ...apiKeyView(issued.entity), key: issued.key };
 }
 
 export function endpointView(endpoint: EndpointEntity) {

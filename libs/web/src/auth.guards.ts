@@ -1,28 +1,57 @@
-import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
+import {
+  CanActivate,
+  createParamDecorator,
+  ExecutionContext,
+  Injectable,
+  SetMetadata,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '@hookbase/domain';
-import { AuthService, bearerToken } from './auth.service';
+import { ApiKeyPrincipal, AuthService } from './auth.service';
+import { RequestLimits } from './request-limits';
 
-type AuthenticatedRequest = FastifyRequest & { organizationId?: string };
+type AuthenticatedRequest = FastifyRequest & {
+  organizationId?: string;
+  apiKey?: ApiKeyPrincipal;
+};
+
+const COUNTS_EVENTS = 'hookbase:counts-events';
+
+/**
+ * Marks a controller whose handlers charge their key's ingest budget themselves, by the events
+ * they accept (RequestLimits.takeIngest), instead of one management request.
+ */
+export const CountsEvents = () => SetMetadata(COUNTS_EVENTS, true);
 
 /**
  * Admits a request carrying an API key. A route under /organizations/:orgId only serves the key's
  * own organization; another organization's id is answered as not found, never with its data.
+ * Each admitted request takes one from the key's management budget (per plan), except on
+ * controllers marked @CountsEvents.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  constructor(private readonly auth: AuthService) {}
+  constructor(
+    private readonly auth: AuthService,
+    private readonly limits: RequestLimits,
+    private readonly reflector: Reflector,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const organizationId = await this.auth.organizationForKey(
-      bearerToken(request.headers.authorization),
-    );
+    const principal = await this.auth.authenticateApiKey(request.headers.authorization, request.ip);
+    const countsEvents = this.reflector.getAllAndOverride<boolean | undefined>(COUNTS_EVENTS, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (!countsEvents) await this.limits.takeManagement(principal);
     const params = request.params as Record<string, string> | undefined;
-    if (params?.orgId !== undefined && params.orgId !== organizationId) {
+    if (params?.orgId !== undefined && params.orgId !== principal.organizationId) {
       throw new DomainError('ORGANIZATION_NOT_FOUND', 'Organization not found');
     }
-    request.organizationId = organizationId;
+    request.organizationId = principal.organizationId;
+    request.apiKey = principal;
     return true;
   }
 }
@@ -32,11 +61,9 @@ export class ApiKeyGuard implements CanActivate {
 export class AdminGuard implements CanActivate {
   constructor(private readonly auth: AuthService) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (!this.auth.isAdminToken(bearerToken(request.headers.authorization))) {
-      throw new DomainError('UNAUTHORIZED', 'Invalid admin token');
-    }
+    await this.auth.authenticateAdmin(request.headers.authorization, request.ip);
     return true;
   }
 }
@@ -46,4 +73,11 @@ export const OrganizationId = createParamDecorator((_: unknown, context: Executi
   const organizationId = context.switchToHttp().getRequest<AuthenticatedRequest>().organizationId;
   if (!organizationId) throw new Error('OrganizationId used on a route without ApiKeyGuard');
   return organizationId;
+});
+
+/** The API key that authenticated the request (after ApiKeyGuard). */
+export const AuthenticatedKey = createParamDecorator((_: unknown, context: ExecutionContext) => {
+  const key = context.switchToHttp().getRequest<AuthenticatedRequest>().apiKey;
+  if (!key) throw new Error('AuthenticatedKey used on a route without ApiKeyGuard');
+  return key;
 });

@@ -1,33 +1,98 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import { DomainError } from '@hookbase/domain';
-import { ApiKeyRepository } from '@hookbase/persistence';
+import {
+  apiKeyCacheUntil,
+  clientAddressKey,
+  DomainError,
+  isWellFormedApiKey,
+  MAX_BEARER_LENGTH,
+} from '@hookbase/domain';
+import { ApiKeyRepository, hashApiKey } from '@hookbase/persistence';
+import { LimitedPrincipal, RequestLimits } from './request-limits';
+
+/** The API key a request authenticated with. */
+export type ApiKeyPrincipal = LimitedPrincipal;
+
+/** What AuthService needs of the key store: one lookup by hash. */
+export type ApiKeyLookup = Pick<ApiKeyRepository, 'findActiveByHash'>;
+
+interface CachedKey {
+  principal: ApiKeyPrincipal;
+  until: number;
+}
+
+const INVALID_KEY = 'Invalid API key';
 
 /**
- * Resolves credentials. API keys are looked up by hash and cached briefly (HOOKBASE_API_KEY_CACHE_MS),
- * so ingest does not query PostgreSQL on every event; a revoked key stops working within that time.
+ * Resolves credentials. Only a key that proved valid is remembered, by its SHA-256 (never the
+ * bearer string), for HOOKBASE_API_KEY_CACHE_MS and never past its expiry, at most
+ * HOOKBASE_API_KEY_CACHE_SIZE of them (the oldest goes first): so ingest does not ask PostgreSQL
+ * on every event, and a revoked key stops working within the cache time (at once in the process
+ * that revoked it). A bearer string that cannot be a key (wrong length or characters) is refused
+ * without a lookup; failed authentications are counted per client address and, past
+ * HOOKBASE_AUTH_FAILURES_PER_MINUTE, answered 429 before any lookup. A key found in the cache, or
+ * the right admin token, is admitted even then, so an attacker sharing an address cannot lock out
+ * clients that hold valid keys.
  */
 @Injectable()
 export class AuthService {
-  private readonly cache = new Map<string, { organizationId: string | null; until: number }>();
+  private readonly cache = new Map<string, CachedKey>();
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
-    private readonly apiKeys: ApiKeyRepository,
+    @Inject(ApiKeyRepository) private readonly apiKeys: ApiKeyLookup,
+    private readonly limits: RequestLimits,
   ) {}
 
-  async organizationForKey(key: string): Promise<string> {
+  /** How many keys are remembered now: the bound a test checks. */
+  get cachedKeyCount(): number {
+    return this.cache.size;
+  }
+
+  async authenticateApiKey(
+    authorization: string | string[] | undefined,
+    clientAddress: string | undefined,
+  ): Promise<ApiKeyPrincipal> {
+    const token = readBearer(authorization);
+    const keyHash = token !== null && isWellFormedApiKey(token) ? hashApiKey(token) : null;
     const now = Date.now();
-    const cached = this.cache.get(key);
-    let organizationId = cached && cached.until > now ? cached.organizationId : undefined;
-    if (organizationId === undefined) {
-      organizationId = await this.apiKeys.findOrganizationId(key);
-      if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(key, { organizationId, until: now + this.config.auth.apiKeyCacheMs });
+    if (keyHash !== null) {
+      const cached = this.cache.get(keyHash);
+      if (cached && cached.until > now) return cached.principal;
+      if (cached) this.cache.delete(keyHash);
     }
-    if (!organizationId) throw new DomainError('UNAUTHORIZED', 'Invalid API key');
-    return organizationId;
+    const address = clientAddressKey(clientAddress);
+    await this.limits.refuseIfBlocked(address);
+    if (token === null) return this.fail(address, missingBearer(authorization));
+    if (keyHash === null) return this.fail(address, INVALID_KEY);
+    const found = await this.apiKeys.findActiveByHash(keyHash);
+    if (!found) return this.fail(address, INVALID_KEY);
+    const principal: ApiKeyPrincipal = {
+      keyId: found.keyId,
+      organizationId: found.organizationId,
+      plan: found.plan,
+    };
+    this.remember(keyHash, {
+      principal,
+      until: apiKeyCacheUntil(now, this.config.auth.apiKeyCacheMs, found.expiresAt),
+    });
+    return principal;
+  }
+
+  /** Admits the installation's admin token; anything else is a failed authentication. */
+  async authenticateAdmin(
+    authorization: string | string[] | undefined,
+    clientAddress: string | undefined,
+  ): Promise<void> {
+    const token = readBearer(authorization);
+    if (token !== null && this.isAdminToken(token)) return;
+    const address = clientAddressKey(clientAddress);
+    await this.limits.refuseIfBlocked(address);
+    return this.fail(
+      address,
+      token === null ? missingBearer(authorization) : 'Invalid admin token',
+    );
   }
 
   isAdminToken(token: string): boolean {
@@ -37,13 +102,62 @@ export class AuthService {
     const digest = (value: string) => createHash('sha256').update(value).digest();
     return timingSafeEqual(digest(token), digest(expected));
   }
+
+  /** Forgets a key in this process at once (revoked or rotated here). */
+  forgetKey(keyId: string): void {
+    for (const [hash, entry] of this.cache) {
+      if (entry.principal.keyId === keyId) this.cache.delete(hash);
+    }
+  }
+
+  /** Forgets an organization's keys in this process (its plan changed here). */
+  forgetOrganization(organizationId: string): void {
+    for (const [hash, entry] of this.cache) {
+      if (entry.principal.organizationId === organizationId) this.cache.delete(hash);
+    }
+  }
+
+  private remember(keyHash: string, entry: CachedKey): void {
+    if (entry.until <= Date.now()) return;
+    this.cache.delete(keyHash);
+    while (this.cache.size >= this.config.auth.apiKeyCacheSize) {
+      const oldest = this.cache.keys().next();
+      if (oldest.done) break;
+      this.cache.delete(oldest.value);
+    }
+    this.cache.set(keyHash, entry);
+  }
+
+  private async fail(address: string, message: string): Promise<never> {
+    await this.limits.recordFailure(address);
+    throw new DomainError('UNAUTHORIZED', message);
+  }
 }
 
-export function bearerToken(header: string | string[] | undefined): string {
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+// "Bearer", some spaces and the longest token: a longer header is not parsed at all.
+const MAX_AUTHORIZATION_LENGTH = MAX_BEARER_LENGTH + 32;
+
+/** The bearer token of an Authorization header, or null when there is none or it is too long. */
+export function readBearer(header: string | string[] | undefined): string | null {
   const value = Array.isArray(header) ? header[0] : header;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(value ?? '');
-  if (!match) {
-    throw new DomainError('UNAUTHORIZED', 'Send Authorization: Bearer <api key or admin token>');
-  }
+  if (value === undefined || value.length > MAX_AUTHORIZATION_LENGTH) return null;
+  const match = BEARER.exec(value);
+  if (!match || match[1].length > MAX_BEARER_LENGTH) return null;
   return match[1];
+}
+
+function missingBearer(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value !== undefined && value.length > MAX_BEARER_LENGTH) {
+    return `Authorization header is longer than any key or token (${MAX_BEARER_LENGTH} characters)`;
+  }
+  return 'Send Authorization: Bearer <api key or admin token>';
+}
+
+/** The bearer token of an Authorization header; UNAUTHORIZED when there is none. */
+export function bearerToken(header: string | string[] | undefined): string {
+  const token = readBearer(header);
+  if (token === null) throw new DomainError('UNAUTHORIZED', missingBearer(header));
+  return token;
 }

@@ -15,6 +15,7 @@ export function httpStatusFor(code: ErrorCode): number {
       return 401;
     case 'FORBIDDEN':
     case 'PLAN_REQUIRED':
+    case 'ENDPOINT_LIMIT_REACHED':
       return 403;
     case 'NOT_FOUND':
     case 'ROUTE_NOT_FOUND':
@@ -23,9 +24,11 @@ export function httpStatusFor(code: ErrorCode): number {
     case 'EVENT_NOT_FOUND':
     case 'MESSAGE_NOT_FOUND':
     case 'DLQ_ENTRY_NOT_FOUND':
+    case 'API_KEY_NOT_FOUND':
       return 404;
     case 'IDEMPOTENCY_CONFLICT':
     case 'ENDPOINT_NOT_POLLING':
+    case 'API_KEY_REVOKED':
       return 409;
     case 'PAYLOAD_TOO_LARGE':
       return 413;

@@ -1,5 +1,6 @@
 export * from './auth.guards';
 export * from './auth.service';
+export * from './request-limits';
 export * from './error-mapping';
 export * from './http-app';
 export * from './http-exception.filter';

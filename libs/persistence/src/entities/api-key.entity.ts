@@ -12,4 +12,7 @@ export class ApiKeyEntity {
   @Column({ name: 'key_prefix', type: 'text' }) keyPrefix!: string;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true }) revokedAt!: Date | null;
+  @Column({ type: 'text', nullable: true }) name!: string | null;
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true }) expiresAt!: Date | null;
+  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true }) lastUsedAt!: Date | null;
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, In, IsNull, MoreThan } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { newId } from '@hookbase/domain';
+import { DomainError, newId } from '@hookbase/domain';
 import { EndpointEntity, EndpointSecretEntity } from '../entities';
 import { Page, toPage } from './page';
 
@@ -15,7 +15,16 @@ export class EndpointRepository {
     return this.dataSource.getRepository(EndpointEntity);
   }
 
-  async create(input: NewEndpoint, secret: string | null): Promise<EndpointEntity> {
+  /**
+   * Creates an endpoint unless the organization already has `maxEndpoints` that are not deleted
+   * (403 ENDPOINT_LIMIT_REACHED). Creates of one organization are serialised by a transaction
+   * lock, so concurrent ones cannot pass the limit together.
+   */
+  async create(
+    input: NewEndpoint,
+    secret: string | null,
+    maxEndpoints = Number.POSITIVE_INFINITY,
+  ): Promise<EndpointEntity> {
     const now = new Date();
     const endpoint = this.repo.create({
       ...input,
@@ -25,6 +34,22 @@ export class EndpointRepository {
       deletedAt: null,
     });
     await this.dataSource.transaction(async (tx) => {
+      if (Number.isFinite(maxEndpoints)) {
+        await tx.query(`SELECT pg_advisory_xact_lock(hashtext('endpoints:' || $1))`, [
+          input.organizationId,
+        ]);
+        const [{ count }]: { count: number }[] = await tx.query(
+          'SELECT count(*)::int AS count FROM endpoints WHERE organization_id = $1 AND deleted_at IS NULL',
+          [input.organizationId],
+        );
+        if (count >= maxEndpoints) {
+          throw new DomainError(
+            'ENDPOINT_LIMIT_REACHED',
+            `This organization has ${count} endpoints, the most its plan allows (${maxEndpoints}); delete one first`,
+            { limit: maxEndpoints },
+          );
+        }
+      }
       await tx
         .getRepository(EndpointEntity)
         .insert(endpoint as QueryDeepPartialEntity<EndpointEntity>);

@@ -272,16 +272,19 @@ export class MessageRepository {
   }
 
   /** Failed messages of an endpoint (originals and copies), oldest first, for replay-failed. */
+  /** Failed messages of an endpoint in id order (created at or after `since`, after `after`). */
   async failedOfEndpoint(
     endpointId: string,
     since: Date | undefined,
     limit: number,
+    after?: string,
   ): Promise<string[]> {
     const rows: { id: string }[] = await this.dataSource.query(
       `SELECT id FROM messages
         WHERE endpoint_id = $1 AND status = 'failed' AND ($2::timestamptz IS NULL OR created_at >= $2)
+          AND ($4::text IS NULL OR id > $4)
         ORDER BY id LIMIT $3`,
-      [endpointId, since ?? null, limit],
+      [endpointId, since ?? null, limit, after ?? null],
     );
     return rows.map((row) => row.id);
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_MAX_BATCH_EVENTS } from '@hookbase/config';
 import {
+  createApiKeySchema,
   createOrganizationSchema,
   dlqQuerySchema,
   ErrorCode,
@@ -9,6 +10,7 @@ import {
   pollQuerySchema,
   publishEventSchema,
   replayFailedSchema,
+  rotateApiKeySchema,
   rotateSecretSchema,
   updateOrganizationSchema,
 } from '@hookbase/domain';
@@ -173,6 +175,31 @@ const pollPage: JsonSchema = {
     },
   },
 };
+const apiKey: JsonSchema = {
+  type: 'object',
+  required: ['id', 'name', 'prefix', 'state', 'createdAt', 'lastUsedAt', 'expiresAt', 'revokedAt'],
+  properties: {
+    id: { type: 'string' },
+    name: nullable('string'),
+    prefix: { type: 'string', description: 'The first characters of the key, to tell keys apart.' },
+    state: { enum: ['active', 'revoked', 'expired'] },
+    createdAt: { type: 'string' },
+    lastUsedAt: {
+      type: ['string', 'null'],
+      description: 'When the key was last checked against the store (at most once per cache time).',
+    },
+    expiresAt: nullable('string'),
+    revokedAt: nullable('string'),
+  },
+};
+const issuedApiKey: JsonSchema = {
+  ...apiKey,
+  required: [...(apiKey.required as string[]), 'key'],
+  properties: {
+    ...(apiKey.properties as JsonSchema),
+    key: { type: 'string', description: 'The key itself: shown in this answer only.' },
+  },
+};
 const secretKey = data({
   type: 'object',
   required: ['key'],
@@ -271,19 +298,62 @@ export const hookbaseRoutes = (limits: CatalogLimits): RouteSpec[] => [
     method: 'post',
     path: `${ORG}/api-keys`,
     operationId: 'createApiKey',
-    tag: 'Organizations',
-    summary: 'Create an API key (admin). The key is shown in this answer only; its hash is stored.',
+    tag: 'API keys',
+    summary:
+      'Create an API key (admin), with an optional name and expiry. The key is shown in this answer only; its hash is stored.',
+    security: 'admin',
+    body: { name: 'CreateApiKey', schema: createApiKeySchema, required: false },
+    success: { status: 201, description: 'The new key', schema: data(issuedApiKey) },
+    errors: ['ORGANIZATION_NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'get',
+    path: `${ORG}/api-keys`,
+    operationId: 'listApiKeys',
+    tag: 'API keys',
+    summary:
+      "The organization's API keys, newest first (admin): prefix and metadata, never the key.",
     security: 'admin',
     success: {
-      status: 201,
-      description: 'The new key',
-      schema: data({
-        type: 'object',
-        required: ['id', 'key'],
-        properties: { id: { type: 'string' }, key: { type: 'string' } },
-      }),
+      status: 200,
+      description: 'The keys',
+      schema: data({ type: 'array', items: apiKey }),
     },
     errors: ['ORGANIZATION_NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'delete',
+    path: `${ORG}/api-keys/{keyId}`,
+    operationId: 'revokeApiKey',
+    tag: 'API keys',
+    summary:
+      'Revoke an API key (admin): refused at once by the process that revoked it, by every other within HOOKBASE_API_KEY_CACHE_MS.',
+    security: 'admin',
+    success: { status: 200, description: 'The revoked key', schema: data(apiKey) },
+    errors: ['ORGANIZATION_NOT_FOUND', 'API_KEY_NOT_FOUND'],
+    usesStore: true,
+  },
+  {
+    method: 'post',
+    path: `${ORG}/api-keys/{keyId}/rotate`,
+    operationId: 'rotateApiKey',
+    tag: 'API keys',
+    summary:
+      'Replace an API key by a new one with the same name and expiry (admin); the old one is revoked at once, or expires after `overlapSeconds`.',
+    security: 'admin',
+    body: { name: 'RotateApiKey', schema: rotateApiKeySchema, required: false },
+    success: {
+      status: 200,
+      description: 'The new key, and the old one as it now is',
+      schema: data({
+        ...issuedApiKey,
+        required: [...(issuedApiKey.required as string[]), 'previous'],
+        properties: { ...(issuedApiKey.properties as JsonSchema), previous: apiKey },
+      }),
+    },
+    errors: ['ORGANIZATION_NOT_FOUND', 'API_KEY_NOT_FOUND', 'API_KEY_REVOKED'],
     usesStore: true,
   },
   {
@@ -316,6 +386,7 @@ export const hookbaseRoutes = (limits: CatalogLimits): RouteSpec[] => [
       'FIFO_NOT_SUPPORTED',
       'FEATURE_NOT_AVAILABLE',
       'PLAN_REQUIRED',
+      'ENDPOINT_LIMIT_REACHED',
     ],
     usesStore: true,
   },
@@ -428,16 +499,24 @@ export const hookbaseRoutes = (limits: CatalogLimits): RouteSpec[] => [
     path: `${ENDPOINT}/replay-failed`,
     operationId: 'replayFailedMessages',
     tag: 'Replays',
-    summary: "Send again, as copies, the endpoint's failed messages (since a time, if given).",
+    summary:
+      "Send again, as copies, the endpoint's failed messages in id order (since a time, if given): at most HOOKBASE_REPLAY_FAILED_MAX_PER_CALL per call and HOOKBASE_REPLAY_FAILED_PER_MINUTE per organization and minute; pass `nextAfter` back as `after` to go on.",
     security: 'apiKey',
     body: { name: 'ReplayFailed', schema: replayFailedSchema, required: false },
     success: {
       status: 202,
-      description: 'How many copies were queued',
+      description: 'How many copies were queued, and where to go on',
       schema: data({
         type: 'object',
-        required: ['replayed'],
-        properties: { replayed: { type: 'integer' } },
+        required: ['replayed', 'nextAfter'],
+        properties: {
+          replayed: { type: 'integer' },
+          nextAfter: {
+            type: ['string', 'null'],
+            description:
+              'Set when more failed messages may follow: send it as `after` in the next call.',
+          },
+        },
       }),
     },
     errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],

@@ -48,7 +48,8 @@ export function inputJsonSchema(schema: z.ZodType): JsonSchema {
 /** Every error code a route can answer: its own, plus those its guard, body and store imply. */
 export function errorCodesOf(route: RouteSpec): ErrorCode[] {
   const codes = new Set<ErrorCode>(route.errors);
-  if (route.security !== 'none') codes.add('UNAUTHORIZED');
+  // Failed authentications per address, and an API key's own budget: 429 with Retry-After.
+  if (route.security !== 'none') codes.add('UNAUTHORIZED').add('RATE_LIMITED');
   if (route.method === 'post' || route.method === 'patch') {
     codes.add('INVALID_JSON');
     codes.add('PAYLOAD_TOO_LARGE');
@@ -71,6 +72,17 @@ function errorResponses(route: RouteSpec): Record<string, JsonSchema> {
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     responses[String(status)] = {
       description: codes.join(', '),
+      ...(status === 429
+        ? {
+            headers: {
+              'Retry-After': {
+                description: 'Seconds to wait before trying again.',
+                required: true,
+                schema: { type: 'integer', minimum: 1 },
+              },
+            },
+          }
+        : {}),
       content: {
         'application/json': {
           schema: {
