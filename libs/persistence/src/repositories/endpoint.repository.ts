@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, In, IsNull, MoreThan } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { newId } from '@hookbase/domain';
+import { SECRET_SEALER, type SecretSealer } from '../endpoint-secret-sealer';
 import { EndpointEntity, EndpointSecretEntity } from '../entities';
 import { Page, toPage } from './page';
 
@@ -9,7 +10,11 @@ export type NewEndpoint = Omit<EndpointEntity, 'id' | 'createdAt' | 'updatedAt' 
 
 @Injectable()
 export class EndpointRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  /** Signing secrets go in and come out in clear text; they are stored sealed (ADR 0017). */
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(SECRET_SEALER) private readonly sealer: SecretSealer,
+  ) {}
 
   private get repo() {
     return this.dataSource.getRepository(EndpointEntity);
@@ -32,7 +37,7 @@ export class EndpointRepository {
         await tx.getRepository(EndpointSecretEntity).insert({
           id: newId('sec'),
           endpointId: endpoint.id,
-          secret,
+          secret: this.sealer.seal(secret, endpoint.id),
           createdAt: now,
           expiresAt: null,
         });
@@ -93,7 +98,7 @@ export class EndpointRepository {
       where: { endpointId, expiresAt: IsNull() },
       order: { createdAt: 'DESC' },
     });
-    return row?.secret ?? null;
+    return row ? this.sealer.open(row.secret, endpointId) : null;
   }
 
   /** Secrets that sign now, per endpoint: the current one and any still in a rotation overlap. */
@@ -108,7 +113,8 @@ export class EndpointRepository {
       order: { createdAt: 'DESC' },
     });
     for (const row of rows) {
-      secrets.set(row.endpointId, [...(secrets.get(row.endpointId) ?? []), row.secret]);
+      const secret = this.sealer.open(row.secret, row.endpointId);
+      secrets.set(row.endpointId, [...(secrets.get(row.endpointId) ?? []), secret]);
     }
     return secrets;
   }
@@ -132,7 +138,13 @@ export class EndpointRepository {
       );
       await tx
         .getRepository(EndpointSecretEntity)
-        .insert({ id: newId('sec'), endpointId, secret, createdAt: now, expiresAt: null });
+        .insert({
+          id: newId('sec'),
+          endpointId,
+          secret: this.sealer.seal(secret, endpointId),
+          createdAt: now,
+          expiresAt: null,
+        });
     });
   }
 }
