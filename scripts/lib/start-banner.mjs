@@ -39,4 +39,3 @@ export function banner(url, grpc, token, generated, infra) {
  Stop with Ctrl-C (Kafka and PostgreSQL keep running: npm run infra:down).
 ────────────────────────────────────────────────────────────────────────────`;
 }
-

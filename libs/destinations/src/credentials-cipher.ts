@@ -88,7 +88,10 @@ export class CredentialsCipher {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv(ALGORITHM, this.key, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(aad(context));
-    const ciphertext = Buffer.concat([cipher.update(Buffer.from(plaintext, 'utf8')), cipher.final()]);
+    const ciphertext = Buffer.concat([
+      cipher.update(Buffer.from(plaintext, 'utf8')),
+      cipher.final(),
+    ]);
     const tag = cipher.getAuthTag();
     return [CREDENTIALS_ENVELOPE_VERSION, iv, tag, ciphertext]
       .map((part) => (typeof part === 'string' ? part : part.toString('base64')))

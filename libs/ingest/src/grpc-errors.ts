@@ -37,8 +37,11 @@ export function grpcStatusFor(code: ErrorCode): GrpcStatus {
     case 'ENDPOINT_NOT_POLLING':
       return GrpcStatus.FAILED_PRECONDITION;
     case 'PAYLOAD_TOO_LARGE':
+    case 'HEADERS_TOO_LARGE':
     case 'RATE_LIMITED':
       return GrpcStatus.RESOURCE_EXHAUSTED;
+    case 'REQUEST_TIMEOUT':
+      return GrpcStatus.DEADLINE_EXCEEDED;
     case 'SERVICE_UNAVAILABLE':
       return GrpcStatus.UNAVAILABLE;
     case 'INTERNAL':

@@ -136,15 +136,13 @@ export class EndpointRepository {
           WHERE endpoint_id = $1`,
         [endpointId, retireAt],
       );
-      await tx
-        .getRepository(EndpointSecretEntity)
-        .insert({
-          id: newId('sec'),
-          endpointId,
-          secret: this.sealer.seal(secret, endpointId),
-          createdAt: now,
-          expiresAt: null,
-        });
+      await tx.getRepository(EndpointSecretEntity).insert({
+        id: newId('sec'),
+        endpointId,
+        secret: this.sealer.seal(secret, endpointId),
+        createdAt: now,
+        expiresAt: null,
+      });
     });
   }
 }
