@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import {
   ApiClient,
   createTenant,
@@ -250,7 +251,7 @@ describe('the HTTP API refuses bad input clearly', () => {
     }
   });
 
-  it('answers 431 HEADERS_TOO_LARGE in the coded format to headers over the limit', async () => {
+  it('answers 431 HEADERS_TOO_LARGE to headers over the limit, and 400 to an unreadable request, in the coded format', async () => {
     const url = new URL(stack.url);
     const answer = await new Promise<{
       status: number;
@@ -281,6 +282,22 @@ describe('the HTTP API refuses bad input clearly', () => {
     expect(answer.headers['x-content-type-options']).toBe('nosniff');
     expect(JSON.parse(answer.body)).toEqual({
       error: { code: 'HEADERS_TOO_LARGE', message: expect.any(String) },
+    });
+    // A request the HTTP parser cannot read at all is answered in the same format.
+    const malformed = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname, () =>
+        socket.write('NOT AN HTTP REQUEST\r\n\r\n'),
+      );
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    const [head, body] = malformed.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head.toLowerCase()).toContain('x-content-type-options: nosniff');
+    expect(JSON.parse(body)).toEqual({
+      error: { code: 'VALIDATION_FAILED', message: 'Malformed HTTP request' },
     });
   });
 

@@ -171,7 +171,10 @@ describe('endpoint signing secrets at rest', () => {
     const env = { ...stack.process.env, PORT: '0', NODE_ENV: 'production' };
     delete (env as Record<string, string | undefined>).HOOKBASE_CREDENTIALS_KEY;
     const failure = await spawnHookbase('api', env).then(
-      () => 'started',
+      async (started) => {
+        await started.process.stop();
+        return 'started';
+      },
       (error: Error) => error.message,
     );
     expect(failure).toContain('process exited (78)');
