@@ -167,6 +167,43 @@ describe('endpoint signing secrets at rest', () => {
     expect(verifies(plaintext, request)).toBe(true);
   });
 
+  it("does not open a sealed secret copied into another endpoint's row: that endpoint's attempts are retried, nothing is sent", async () => {
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken, 'pro');
+    const org = `/api/organizations/${organizationId}`;
+    const create = async (path: string) => {
+      const created = await client.post(`${org}/webhook-endpoints`, {
+        url: `${receiverUrl}${path}`,
+        eventTypes: ['copied'],
+      });
+      expect(created.status).toBe(201);
+      return created.body.data.id as string;
+    };
+    const source = await create('/copy-source');
+    const target = await create('/copy-target');
+    await db.query(
+      `UPDATE endpoint_secrets SET secret = (SELECT secret FROM endpoint_secrets WHERE endpoint_id = $1)
+        WHERE endpoint_id = $2`,
+      [source, target],
+    );
+    expect((await client.post('/v1/events', { eventType: 'copied', payload: {} })).status).toBe(
+      202,
+    );
+    await deliveredTo('/copy-source', 1);
+    const message = await pollUntil(
+      async () => {
+        const page = await client.get(`${org}/messages?endpointId=${target}`);
+        const [first] = page.body.data;
+        return first?.attempts >= 1 ? first : undefined;
+      },
+      { description: 'an attempt for the endpoint holding a copied secret' },
+    );
+    expect(message).toMatchObject({
+      status: 'awaiting_retry',
+      lastError: expect.stringContaining('no signing secret can be opened'),
+    });
+    expect(receiver.requests.filter((request) => request.path === '/copy-target')).toHaveLength(0);
+  });
+
   it('refuses to start in production without HOOKBASE_CREDENTIALS_KEY, with a message naming it', async () => {
     const env = { ...stack.process.env, PORT: '0', NODE_ENV: 'production' };
     delete (env as Record<string, string | undefined>).HOOKBASE_CREDENTIALS_KEY;

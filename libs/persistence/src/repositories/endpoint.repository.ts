@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, In, IsNull, MoreThan } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { newId } from '@hookbase/domain';
@@ -10,6 +10,8 @@ export type NewEndpoint = Omit<EndpointEntity, 'id' | 'createdAt' | 'updatedAt' 
 
 @Injectable()
 export class EndpointRepository {
+  private readonly logger = new Logger(EndpointRepository.name);
+
   /** Signing secrets go in and come out in clear text; they are stored sealed (ADR 0017). */
   constructor(
     private readonly dataSource: DataSource,
@@ -101,7 +103,10 @@ export class EndpointRepository {
     return row ? this.sealer.open(row.secret, endpointId) : null;
   }
 
-  /** Secrets that sign now, per endpoint: the current one and any still in a rotation overlap. */
+  /**
+   * Secrets that sign now, per endpoint: the current one and any still in a rotation overlap.
+   * One that cannot be opened (key missing or changed) is left out and logged.
+   */
   async signingSecrets(endpointIds: readonly string[], now: Date): Promise<Map<string, string[]>> {
     const secrets = new Map<string, string[]>();
     if (endpointIds.length === 0) return secrets;
@@ -113,7 +118,17 @@ export class EndpointRepository {
       order: { createdAt: 'DESC' },
     });
     for (const row of rows) {
-      const secret = this.sealer.open(row.secret, row.endpointId);
+      let secret: string;
+      try {
+        secret = this.sealer.open(row.secret, row.endpointId);
+      } catch (error) {
+        // The key is missing or changed: this secret cannot sign (the others still do), and an
+        // endpoint left with none is retried by the dispatcher until the key is back.
+        this.logger.error(
+          `endpoint ${row.endpointId}: a signing secret cannot be opened: ${(error as Error).message}`,
+        );
+        continue;
+      }
       secrets.set(row.endpointId, [...(secrets.get(row.endpointId) ?? []), secret]);
     }
     return secrets;
