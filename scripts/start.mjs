@@ -7,61 +7,51 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from './build.mjs';
 import { ensureInfra } from './infra.mjs';
+import { banner } from './lib/start-banner.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
 
-/** Keeps one admin token per checkout, so it stays the same across restarts. */
-function adminToken() {
-  if (process.env.HOOKBASE_ADMIN_TOKEN)
-    return { token: process.env.HOOKBASE_ADMIN_TOKEN, generated: false };
-  const file = join(root, '.data', 'admin-token');
-  if (existsSync(file)) return { token: readFileSync(file, 'utf8').trim(), generated: true };
+/**
+ * A value kept in `.data/<name>` per checkout, so it stays the same across restarts: the one the
+ * environment gives, else the kept one, else a new one (written readable by its owner only).
+ */
+function keptValue(variable, name, generate) {
+  if (process.env[variable]) return { value: process.env[variable], generated: false };
+  const file = join(root, '.data', name);
+  if (existsSync(file)) return { value: readFileSync(file, 'utf8').trim(), generated: true };
   mkdirSync(dirname(file), { recursive: true });
-  const token = `hbadmin_${randomBytes(24).toString('base64url')}`;
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  return { token, generated: true };
+  const value = generate();
+  writeFileSync(file, `${value}\n`, { mode: 0o600 });
+  return { value, generated: true };
 }
 
-function banner(url, grpc, token, generated, infra) {
-  const api = `${url}/api`;
-  return `
-────────────────────────────────────────────────────────────────────────────
- Hookbase is running
-   API and ingest   ${url}        (health: ${url}/health)
-   gRPC ingest      ${grpc ?? 'off'}   (hookbase.v1.Ingest, proto/hookbase/v1/ingest.proto)
-   Kafka            ${infra.kafkaBrokers}
-   PostgreSQL       ${infra.databaseUrl.replace(/:[^:@/]+@/, ':***@')}
-   Dashboard        not built yet (see the issues); use the API below
-   Admin token      ${token}${generated ? '   (generated, kept in .data/admin-token)' : ''}
-   Private targets  allowed (HOOKBASE_ALLOW_PRIVATE_TARGETS=true, for local receivers)
+const adminToken = () =>
+  keptValue(
+    'HOOKBASE_ADMIN_TOKEN',
+    'admin-token',
+    () => `hbadmin_${randomBytes(24).toString('base64url')}`,
+  );
 
- Quickstart (another terminal):
-   npm run receiver                      # a local webhook receiver on :4000
-   ADMIN=${token}
-   ORG=$(curl -s -X POST ${api}/organizations -H "Authorization: Bearer $ADMIN" \\
-          -H 'content-type: application/json' -d '{"name":"Acme","plan":"pro"}' | node -pe 'JSON.parse(require("fs").readFileSync(0)).data.id')
-   KEY=$(curl -s -X POST ${api}/organizations/$ORG/api-keys -H "Authorization: Bearer $ADMIN" \\
-          | node -pe 'JSON.parse(require("fs").readFileSync(0)).data.key')
-   curl -s -X POST ${api}/organizations/$ORG/webhook-endpoints -H "Authorization: Bearer $KEY" \\
-        -H 'content-type: application/json' -d '{"url":"http://127.0.0.1:4000/hooks"}'
-   curl -s -X POST ${url}/v1/events -H "Authorization: Bearer $KEY" \\
-        -H 'content-type: application/json' -d '{"eventType":"order.created","payload":{"id":1}}'
-   curl -s "${api}/organizations/$ORG/messages" -H "Authorization: Bearer $KEY"
- Stop with Ctrl-C (Kafka and PostgreSQL keep running: npm run infra:down).
-────────────────────────────────────────────────────────────────────────────`;
-}
+// Seals endpoint signing secrets and cloud credentials at rest, and keys the poll cursors.
+const credentialsKey = () =>
+  keptValue('HOOKBASE_CREDENTIALS_KEY', 'credentials-key', () =>
+    randomBytes(32).toString('base64'),
+  );
 
 async function main() {
   const infra = await ensureInfra({ log: (line) => console.log(line) });
   const files = await build();
   console.log(`built ${files} files`);
-  const { token, generated } = adminToken();
+  const { value: token, generated } = adminToken();
+  const { value: key, generated: keyGenerated } = credentialsKey();
+  if (keyGenerated) console.log('credentials key: generated, kept in .data/credentials-key');
   const env = {
     ...process.env,
     DATABASE_URL: infra.databaseUrl,
     KAFKA_BROKERS: infra.kafkaBrokers,
     HOOKBASE_ADMIN_TOKEN: token,
+    HOOKBASE_CREDENTIALS_KEY: key,
     HOOKBASE_ALLOW_PRIVATE_TARGETS: process.env.HOOKBASE_ALLOW_PRIVATE_TARGETS ?? 'true',
   };
   const child = spawn(

@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import {
   ApiClient,
   createTenant,
@@ -143,6 +145,178 @@ describe('the HTTP API refuses bad input clearly', () => {
       'VALIDATION_FAILED',
     );
     expectError(await tenant.client.get(`${endpointsPath}/ep%00x`), 400, 'VALIDATION_FAILED');
+  });
+
+  it('answers every body the parser refuses in the coded format, JSON and never sniffed', async () => {
+    const cases: [
+      string,
+      { rawBody?: string; headers?: Record<string, string> },
+      number,
+      string,
+    ][] = [
+      ['malformed JSON', { rawBody: '{"eventType": ' }, 400, 'INVALID_JSON'],
+      ['an empty JSON body', { rawBody: '' }, 400, 'INVALID_JSON'],
+      [
+        'an empty body declared JSON',
+        { headers: { 'content-type': 'application/json' } },
+        400,
+        'INVALID_JSON',
+      ],
+      [
+        'a text body',
+        { rawBody: 'hello', headers: { 'content-type': 'text/plain' } },
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+      ],
+      [
+        'JSON under another type',
+        { rawBody: '{}', headers: { 'content-type': 'application/xml' } },
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+      ],
+      [
+        'a __proto__ key',
+        { rawBody: '{"eventType":"a","payload":{"__proto__":{"x":1}}}' },
+        400,
+        'INVALID_JSON',
+      ],
+      [
+        'a constructor.prototype key',
+        { rawBody: '{"eventType":"a","payload":{"constructor":{"prototype":{"x":1}}}}' },
+        400,
+        'INVALID_JSON',
+      ],
+    ];
+    for (const [what, init, status, code] of cases) {
+      const headers = { 'content-type': 'application/json', ...init.headers };
+      const response = await tenant.client.request('POST', '/v1/events', undefined, {
+        ...init,
+        headers,
+      });
+      expect({ what, status: response.status, code: response.body?.error?.code }).toEqual({
+        what,
+        status,
+        code,
+      });
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    }
+  });
+
+  it('answers 400 VALIDATION_FAILED to JSON nested beyond 64 levels, with or without an idempotency key', async () => {
+    const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    const event = (payload: string, key?: string) =>
+      `{"eventType":"deep",${key ? `"idempotencyKey":"${key}",` : ''}"payload":{"a":${payload}}}`;
+    // The body's own object and payload are two levels: 62 more arrays is the most it can hold.
+    const deepest = await tenant.client.request('POST', '/v1/events', undefined, {
+      rawBody: event(nested(62)),
+    });
+    expect(deepest.status).toBe(202);
+    for (const [depth, key] of [
+      [63, undefined],
+      [5_000, undefined],
+      [25_000, 'deep-key-1'],
+      [100_000, 'deep-key-2'],
+    ] as const) {
+      const response = await tenant.client.request('POST', '/v1/events', undefined, {
+        rawBody: event(nested(depth), key),
+      });
+      expect({ depth, status: response.status, code: response.body.error?.code }).toEqual({
+        depth,
+        status: 400,
+        code: 'VALIDATION_FAILED',
+      });
+      expect(response.body.error.message).toContain('nested deeper than 64 levels');
+    }
+    // Management routes take JSON through the same parser.
+    const endpoint = await tenant.client.request('POST', endpointsPath, undefined, {
+      rawBody: `{"url":"https://example.com/h","metadata":${nested(100)}}`,
+    });
+    expectError(endpoint, 400, 'VALIDATION_FAILED');
+  });
+
+  it('answers 400 VALIDATION_FAILED to numbers JSON.parse would change: unsafe integers, overflow', async () => {
+    for (const number of ['12345678901234567891', '-9007199254740993', '1e400']) {
+      const response = await tenant.client.request('POST', '/v1/events', undefined, {
+        rawBody: `{"eventType":"numbers","payload":{"n":${number}}}`,
+      });
+      expectError(response, 400, 'VALIDATION_FAILED');
+      expect(response.body.error.message).toContain('send it as a string');
+    }
+    for (const number of ['9007199254740991', '1.5e300', '-0.25']) {
+      const response = await tenant.client.request('POST', '/v1/events', undefined, {
+        rawBody: `{"eventType":"numbers","payload":{"n":${number}}}`,
+      });
+      expect({ number, status: response.status }).toEqual({ number, status: 202 });
+    }
+  });
+
+  it('answers 431 HEADERS_TOO_LARGE to headers over the limit, and 400 to an unreadable request, in the coded format', async () => {
+    const url = new URL(stack.url);
+    const answer = await new Promise<{
+      status: number;
+      headers: Record<string, unknown>;
+      body: string;
+    }>((resolve, reject) => {
+      const request = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: '/v1/events',
+          method: 'GET',
+          headers: { 'x-filler': 'x'.repeat(64 * 1024) },
+        },
+        (response) => {
+          let body = '';
+          response.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+          response.on('end', () =>
+            resolve({ status: response.statusCode ?? 0, headers: response.headers, body }),
+          );
+        },
+      );
+      request.on('error', reject);
+      request.end();
+    });
+    expect(answer.status).toBe(431);
+    expect(answer.headers['content-type']).toMatch(/^application\/json/);
+    expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    expect(JSON.parse(answer.body)).toEqual({
+      error: { code: 'HEADERS_TOO_LARGE', message: expect.any(String) },
+    });
+    // A request the HTTP parser cannot read at all is answered in the same format.
+    const malformed = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname, () =>
+        socket.write('NOT AN HTTP REQUEST\r\n\r\n'),
+      );
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    const [head, body] = malformed.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head.toLowerCase()).toContain('x-content-type-options: nosniff');
+    expect(JSON.parse(body)).toEqual({
+      error: { code: 'VALIDATION_FAILED', message: 'Malformed HTTP request' },
+    });
+  });
+
+  it('sends nosniff on every response, and no-store on a new API key', async () => {
+    const responses = [
+      await new ApiClient(stack.url).get('/health'),
+      await new ApiClient(stack.url).get('/no/such/route'),
+      await tenant.client.get(endpointsPath),
+      await new ApiClient(stack.url).post('/v1/events', {}),
+    ];
+    for (const response of responses) {
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    }
+    const key = await admin.post(`/api/organizations/${tenant.organizationId}/api-keys`);
+    expect(key.status).toBe(201);
+    // (Signing secrets, shown and rotated, are checked in test/security/sealed-secrets.test.ts.)
+    expect(key.body.data.key).toEqual(expect.any(String));
+    expect(key.headers.get('cache-control')).toBe('no-store');
+    expect(key.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
   it('answers 413 PAYLOAD_TOO_LARGE to a body over the limit', async () => {

@@ -217,6 +217,60 @@ describe('gRPC ingest', () => {
     expect(errorCode(badEndpoint.error)).toBe('VALIDATION_FAILED');
   });
 
+  it('refuses __proto__ and constructor.prototype keys in payload_json as REST does (INVALID_JSON)', async () => {
+    const { apiKey } = await createTenant(stack.url, stack.adminToken);
+    for (const payload_json of [
+      '{"__proto__":{"admin":true}}',
+      '{"a":[{"__proto__":{}}]}',
+      '{"constructor":{"prototype":{"admin":true}}}',
+    ]) {
+      const refused = await call('Publish', { event_type: 'proto', payload_json }, apiKey);
+      expect({ payload_json, grpc: refused.error?.code, code: errorCode(refused.error) }).toEqual({
+        payload_json,
+        grpc: status.INVALID_ARGUMENT,
+        code: 'INVALID_JSON',
+      });
+    }
+    // A key merely named "constructor" is data like any other, as over REST.
+    const plain = await call(
+      'Publish',
+      { event_type: 'proto', payload_json: '{"constructor":"Acme"}' },
+      apiKey,
+    );
+    expect(plain.error).toBeUndefined();
+  });
+
+  it('refuses payload_json nested beyond 64 levels or with numbers JSON.parse would change as VALIDATION_FAILED', async () => {
+    const { apiKey } = await createTenant(stack.url, stack.adminToken);
+    // The payload's own object is one level.
+    const nested = (depth: number) => `{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+    const deepest = await call('Publish', { event_type: 'deep', payload_json: nested(64) }, apiKey);
+    expect(deepest.error).toBeUndefined();
+    for (const [payload_json, idempotency_key] of [
+      [nested(65), ''],
+      [nested(5_000), ''],
+      [nested(25_000), 'deep-1'],
+      ['{"n":12345678901234567891}', ''],
+      ['{"n":1e400}', ''],
+    ]) {
+      const refused = await call(
+        'Publish',
+        { event_type: 'deep', payload_json, idempotency_key },
+        apiKey,
+      );
+      expect({
+        start: payload_json.slice(0, 30),
+        grpc: refused.error?.code,
+        code: errorCode(refused.error),
+      }).toEqual({
+        start: payload_json.slice(0, 30),
+        grpc: status.INVALID_ARGUMENT,
+        code: 'VALIDATION_FAILED',
+      });
+      expect(refused.error?.details).toMatch(/payload_json/);
+    }
+  });
+
   it('refuses a request larger than HOOKBASE_MAX_PAYLOAD_BYTES as RESOURCE_EXHAUSTED', async () => {
     const { apiKey } = await createTenant(stack.url, stack.adminToken);
     const big = JSON.stringify({ blob: 'x'.repeat(300 * 1024) });

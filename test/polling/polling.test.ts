@@ -342,4 +342,45 @@ describe('polling endpoints', () => {
     expect(foreign.status).toBe(404);
     expect(foreign.body.error.code).toBe('ENDPOINT_NOT_FOUND');
   });
+
+  it('refuses a made-up or altered cursor, so no consumer skips messages it never read', async () => {
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken, 'pro');
+    const org = `/api/organizations/${organizationId}`;
+    const endpointId = await pollingEndpoint(client, org, ['skip']);
+    const pollPath = `${org}/webhook-endpoints/${endpointId}/poll`;
+    for (let n = 0; n < 3; n++) {
+      expect((await client.post('/v1/events', { eventType: 'skip', payload: { n } })).status).toBe(
+        202,
+      );
+    }
+    const statuses = async () =>
+      (await client.get(`${org}/messages?endpointId=${endpointId}`)).body.data.map(
+        (m: any) => m.status,
+      );
+    await pollUntil(async () => (await statuses()).length === 3, {
+      description: 'three messages in the log',
+    });
+
+    const first = await client.get(`${pollPath}?limit=1`);
+    expect(first.body.data.map((m: any) => m.payload.n)).toEqual([0]);
+    const cursor: string = first.body.nextCursor;
+    // The real cursor with its place moved forward (whatever else it carries kept), and a cursor
+    // made up in the form an unsigned one had: both would acknowledge messages never read.
+    const parts = Buffer.from(cursor, 'base64url').toString('utf8').split('.');
+    const moved = Buffer.from([parts[0], parts[1], '3', ...parts.slice(3)].join('.')).toString(
+      'base64url',
+    );
+    const madeUp = Buffer.from(`p1.${endpointId}.3`).toString('base64url');
+    for (const forged of [moved, madeUp]) {
+      const refused = await client.get(`${pollPath}?cursor=${forged}`);
+      expect({ status: refused.status, code: refused.body.error?.code }).toEqual({
+        status: 400,
+        code: 'VALIDATION_FAILED',
+      });
+    }
+    // Nothing was acknowledged by them; the real cursor goes on where it was.
+    expect(await statuses()).toEqual(['pending', 'pending', 'pending']);
+    const next = await client.get(`${pollPath}?cursor=${cursor}`);
+    expect(next.body.data.map((m: any) => m.payload.n)).toEqual([1, 2]);
+  });
 });

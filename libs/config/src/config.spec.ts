@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, requireAdminToken } from './config';
+import { ConfigError, loadConfig, pollCursorKeys, requireAdminToken } from './config';
 
 describe('loadConfig', () => {
   it('has working defaults for local use', () => {
@@ -171,5 +171,46 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HOOKBASE_CREDENTIALS_PREVIOUS_KEYS: old })).toThrow(
       /needs HOOKBASE_CREDENTIALS_KEY/,
     );
+  });
+
+  it('refuses to start in production (NODE_ENV=production) without a credentials key', () => {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      /HOOKBASE_CREDENTIALS_KEY: required in production \(NODE_ENV=production\)/,
+    );
+    expect(loadConfig({ NODE_ENV: 'production', HOOKBASE_CREDENTIALS_KEY: key }).production).toBe(
+      true,
+    );
+    expect(loadConfig({ NODE_ENV: 'development' }).production).toBe(false);
+    expect(loadConfig({}).production).toBe(false);
+  });
+});
+
+describe('pollCursorKeys', () => {
+  const key = Buffer.alloc(32, 7).toString('base64');
+  const old = Buffer.alloc(32, 9).toString('base64');
+  const token = 'an-admin-token-of-some-length';
+
+  it('derives one key per credentials key, current first, none of them the key itself', () => {
+    const keys = pollCursorKeys(
+      loadConfig({ HOOKBASE_CREDENTIALS_KEY: key, HOOKBASE_CREDENTIALS_PREVIOUS_KEYS: old }),
+    )!;
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toHaveLength(32);
+    expect(keys[0].equals(Buffer.from(key, 'base64'))).toBe(false);
+    expect(keys[1].equals(keys[0])).toBe(false);
+    // Derived, so the same configuration always gives the same keys (cursors survive restarts).
+    expect(pollCursorKeys(loadConfig({ HOOKBASE_CREDENTIALS_KEY: key }))![0]).toEqual(keys[0]);
+  });
+
+  it('falls back to the admin token, and has none without either', () => {
+    const fromToken = pollCursorKeys(loadConfig({ HOOKBASE_ADMIN_TOKEN: token }))!;
+    expect(fromToken).toHaveLength(1);
+    expect(
+      pollCursorKeys(
+        loadConfig({ HOOKBASE_ADMIN_TOKEN: token, HOOKBASE_CREDENTIALS_KEY: key }),
+      )![0],
+    ).not.toEqual(fromToken[0]);
+    expect(pollCursorKeys(loadConfig({}))).toBeUndefined();
   });
 });

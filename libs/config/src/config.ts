@@ -1,3 +1,4 @@
+import { createHash, hkdfSync } from 'node:crypto';
 import { z } from 'zod';
 import { organizationShareSlots } from '@hookbase/domain';
 
@@ -107,6 +108,8 @@ const envSchema = z.object({
     )
     .optional(),
   LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
+  // The production switch (the Docker image sets it): keys that protect data at rest are required.
+  NODE_ENV: z.string().optional(),
 });
 
 export interface HookbaseConfig {
@@ -163,6 +166,8 @@ export interface HookbaseConfig {
    * encrypts, undefined when none is configured, and older keys that still decrypt.
    */
   credentials: { key: string | undefined; previousKeys: string[] };
+  /** NODE_ENV=production: every service refuses to start without HOOKBASE_CREDENTIALS_KEY. */
+  production: boolean;
   retention: { days: Record<'free' | 'pro' | 'business', number>; intervalMs: number };
   logLevel: 'error' | 'warn' | 'info' | 'debug';
 }
@@ -205,6 +210,14 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
   ) {
     throw new ConfigError([
       'HOOKBASE_CREDENTIALS_PREVIOUS_KEYS: needs HOOKBASE_CREDENTIALS_KEY (the key that encrypts)',
+    ]);
+  }
+  const production = e.NODE_ENV === 'production';
+  if (production && e.HOOKBASE_CREDENTIALS_KEY === undefined) {
+    throw new ConfigError([
+      'HOOKBASE_CREDENTIALS_KEY: required in production (NODE_ENV=production): it seals endpoint ' +
+        'signing secrets and cloud credentials at rest and signs poll cursors; generate one with ' +
+        '`openssl rand -base64 32` and give the same key to every service',
     ]);
   }
   return {
@@ -276,6 +289,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
         .map((key) => key.trim())
         .filter(Boolean),
     },
+    production,
     retention: {
       days: {
         free: e.HOOKBASE_RETENTION_DAYS_FREE,
@@ -294,4 +308,24 @@ export function requireAdminToken(config: HookbaseConfig): string {
     throw new ConfigError(['HOOKBASE_ADMIN_TOKEN: required by the management API']);
   }
   return config.auth.adminToken;
+}
+
+/**
+ * The HMAC keys that sign and check poll cursors, the first signing: derived (HKDF-SHA256) from
+ * HOOKBASE_CREDENTIALS_KEY and its previous keys, so a key rotation keeps the cursors already
+ * handed out valid while the old key is listed. Without a credentials key (never in production)
+ * they are derived from the admin token, which every process serving polls has; undefined when
+ * neither is configured.
+ */
+export function pollCursorKeys(config: HookbaseConfig): Buffer[] | undefined {
+  const secrets = config.credentials.key
+    ? [config.credentials.key, ...config.credentials.previousKeys].map((key) =>
+        Buffer.from(key, 'base64'),
+      )
+    : config.auth.adminToken
+      ? [createHash('sha256').update(config.auth.adminToken, 'utf8').digest()]
+      : undefined;
+  return secrets?.map((secret) =>
+    Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'hookbase poll cursor v1', 32)),
+  );
 }

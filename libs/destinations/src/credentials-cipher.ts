@@ -72,18 +72,34 @@ export class CredentialsCipher {
   }
 
   encrypt(credentials: Record<string, unknown>, context = ''): string {
+    return this.sealText(JSON.stringify(credentials), context);
+  }
+
+  decrypt(envelope: string, context = ''): Record<string, unknown> {
+    const value: unknown = JSON.parse(this.openText(envelope, context));
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new CredentialsCipherError('MALFORMED_ENVELOPE', 'credentials are not an object');
+    }
+    return value as Record<string, unknown>;
+  }
+
+  /** Seals any text (e.g. an endpoint's signing secret) into the same envelope. */
+  sealText(plaintext: string, context = ''): string {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv(ALGORITHM, this.key, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(aad(context));
-    const plaintext = Buffer.from(JSON.stringify(credentials), 'utf8');
-    const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    const ciphertext = Buffer.concat([
+      cipher.update(Buffer.from(plaintext, 'utf8')),
+      cipher.final(),
+    ]);
     const tag = cipher.getAuthTag();
     return [CREDENTIALS_ENVELOPE_VERSION, iv, tag, ciphertext]
       .map((part) => (typeof part === 'string' ? part : part.toString('base64')))
       .join(':');
   }
 
-  decrypt(envelope: string, context = ''): Record<string, unknown> {
+  /** Opens an envelope made by sealText (or encrypt) with the same context. */
+  openText(envelope: string, context = ''): string {
     const parts = envelope.split(':');
     if (parts.length !== 4) {
       throw new CredentialsCipherError('MALFORMED_ENVELOPE', 'not a credentials envelope');
@@ -102,20 +118,14 @@ export class CredentialsCipher {
       throw new CredentialsCipherError('MALFORMED_ENVELOPE', 'not a credentials envelope');
     }
     for (const key of this.readKeys) {
-      let plaintext: Buffer;
       try {
         const decipher = createDecipheriv(ALGORITHM, key, iv, { authTagLength: TAG_BYTES });
         decipher.setAAD(aad(context));
         decipher.setAuthTag(tag);
-        plaintext = Buffer.concat([decipher.update(ciphertext), decipher.final()]);
+        return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8');
       } catch {
         continue; // wrong key, or the envelope was altered: try the next key
       }
-      const value: unknown = JSON.parse(plaintext.toString('utf8'));
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-        throw new CredentialsCipherError('MALFORMED_ENVELOPE', 'credentials are not an object');
-      }
-      return value as Record<string, unknown>;
     }
     throw new CredentialsCipherError(
       'DECRYPT_FAILED',

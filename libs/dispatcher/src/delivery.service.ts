@@ -342,6 +342,19 @@ export class DeliveryService implements OnApplicationShutdown {
         responseExcerpt: null,
       };
     }
+    if (endpoint.kind === 'http' && secrets.length === 0) {
+      // Every http endpoint has a secret: none that opens means the key is missing or changed
+      // (ADR 17), the operator's mistake, retried on the endpoint's schedule as for credentials.
+      return {
+        outcome: {
+          kind: 'retry',
+          error:
+            'no signing secret can be opened: is HOOKBASE_CREDENTIALS_KEY the key they were sealed with?',
+        },
+        durationMs: 0,
+        responseExcerpt: null,
+      };
+    }
     return adapter.deliver(
       {
         messageId: delivery.messageId,

@@ -11,6 +11,7 @@ export * from './ids';
 export * from './inputs';
 export * from './model';
 export * from './offset-watermark';
+export * from './json-limits';
 export * from './poll-log';
 export * from './recipients';
 export * from './rate-limit';

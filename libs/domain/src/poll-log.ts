@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { DomainError } from './errors';
 import type { EndpointKind, EndpointStatus } from './model';
@@ -6,7 +7,8 @@ import type { EndpointKind, EndpointStatus } from './model';
  * Rules of polling endpoints (ADR 0011). Each message for a polling endpoint gets a place in the
  * endpoint's poll log, a sequence number (1, 2, 3 …) given when the fan-out records it, in
  * acceptance order. A cursor names a place in that log: "everything up to here was seen". It is
- * opaque to clients (base64url), bound to its endpoint, and checked strictly.
+ * opaque to clients (base64url), bound to its endpoint, signed with a server key (HMAC-SHA256,
+ * ADR 0017) so that no client can make one up to skip messages, and checked strictly.
  */
 
 export const POLL_LIMIT = { min: 1, max: 500, default: 100 } as const;
@@ -14,7 +16,9 @@ export const POLL_LIMIT = { min: 1, max: 500, default: 100 } as const;
 /** Highest sequence a cursor may name: PostgreSQL's bigint. */
 export const MAX_POLL_SEQUENCE = 2n ** 63n - 1n;
 
-const CURSOR_VERSION = 'p1';
+const CURSOR_VERSION = 'p2';
+/** Bytes of the HMAC-SHA256 kept in a cursor: 128 bits, far beyond guessing. */
+const CURSOR_MAC_BYTES = 16;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const CANONICAL_DECIMAL = /^(0|[1-9][0-9]{0,18})$/;
 
@@ -29,12 +33,28 @@ export const pollQuerySchema = z.object({
 });
 export type PollQuery = z.infer<typeof pollQuerySchema>;
 
+/**
+ * The keys that sign and check cursors: the first signs, every one is accepted (a key rotation
+ * keeps the cursors already handed out). At least one.
+ */
+export type PollCursorKeys = readonly [Uint8Array, ...Uint8Array[]];
+
+function cursorMac(key: Uint8Array, signed: string): Buffer {
+  return createHmac('sha256', key).update(signed, 'utf8').digest().subarray(0, CURSOR_MAC_BYTES);
+}
+
 /** The cursor placed after `sequence` in `endpointId`'s log (0 = before the first message). */
-export function encodePollCursor(endpointId: string, sequence: bigint): string {
+export function encodePollCursor(
+  keys: PollCursorKeys,
+  endpointId: string,
+  sequence: bigint,
+): string {
   if (sequence < 0n || sequence > MAX_POLL_SEQUENCE) {
     throw new RangeError(`poll sequence out of range: ${sequence}`);
   }
-  return Buffer.from(`${CURSOR_VERSION}.${endpointId}.${sequence}`, 'utf8').toString('base64url');
+  const signed = `${CURSOR_VERSION}.${endpointId}.${sequence}`;
+  const mac = cursorMac(keys[0], signed).toString('base64url');
+  return Buffer.from(`${signed}.${mac}`, 'utf8').toString('base64url');
 }
 
 function invalidCursor(reason: string): DomainError {
@@ -43,27 +63,47 @@ function invalidCursor(reason: string): DomainError {
   });
 }
 
+function signedByOneOf(keys: PollCursorKeys, signed: string, macText: string): boolean {
+  const mac = Buffer.from(macText, 'base64url');
+  if (mac.length !== CURSOR_MAC_BYTES) return false;
+  return keys.some((key) => timingSafeEqual(cursorMac(key, signed), mac));
+}
+
 /**
  * The sequence a cursor names, or 0 when there is none (start of the log). Only cursors this
- * endpoint handed out are taken: anything else (edited, truncated, another endpoint's) is a
- * VALIDATION_FAILED, never silently read as some other place in the log.
+ * endpoint handed out are taken: anything else (made up, edited, truncated, signed with another
+ * key, another endpoint's) is a VALIDATION_FAILED, never silently read as some other place.
  */
-export function decodePollCursor(endpointId: string, cursor: string | undefined): bigint {
+export function decodePollCursor(
+  keys: PollCursorKeys,
+  endpointId: string,
+  cursor: string | undefined,
+): bigint {
   if (cursor === undefined) return 0n;
-  if (!BASE64URL.test(cursor)) throw invalidCursor('not a cursor returned by this endpoint');
+  const notOurs = () => invalidCursor('not a cursor returned by this endpoint');
+  if (!BASE64URL.test(cursor)) throw notOurs();
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
   const parts = text.split('.');
-  if (parts.length !== 3 || parts[0] !== CURSOR_VERSION || !CANONICAL_DECIMAL.test(parts[2])) {
-    throw invalidCursor('not a cursor returned by this endpoint');
+  if (parts.length !== 4 || parts[0] !== CURSOR_VERSION || !CANONICAL_DECIMAL.test(parts[2])) {
+    throw notOurs();
+  }
+  if (!BASE64URL.test(parts[3]) || !signedByOneOf(keys, parts.slice(0, 3).join('.'), parts[3])) {
+    throw notOurs();
   }
   if (parts[1] !== endpointId) throw invalidCursor('this cursor belongs to another endpoint');
   const sequence = BigInt(parts[2]);
-  if (sequence > MAX_POLL_SEQUENCE) throw invalidCursor('not a cursor returned by this endpoint');
+  if (sequence > MAX_POLL_SEQUENCE) throw notOurs();
   // Only the exact encoding is accepted (base64url has more than one spelling for some bytes).
-  if (encodePollCursor(endpointId, sequence) !== cursor) {
-    throw invalidCursor('not a cursor returned by this endpoint');
-  }
+  if (encodeWith(parts, endpointId, sequence) !== cursor) throw notOurs();
   return sequence;
+}
+
+/** The cursor as it was handed out, with the MAC it carries (which may be a previous key's). */
+function encodeWith(parts: string[], endpointId: string, sequence: bigint): string {
+  const mac = Buffer.from(parts[3], 'base64url').toString('base64url');
+  return Buffer.from(`${CURSOR_VERSION}.${endpointId}.${sequence}.${mac}`, 'utf8').toString(
+    'base64url',
+  );
 }
 
 /**

@@ -40,8 +40,11 @@ export function grpcStatusFor(code: ErrorCode): GrpcStatus {
     case 'API_KEY_REVOKED':
       return GrpcStatus.FAILED_PRECONDITION;
     case 'PAYLOAD_TOO_LARGE':
+    case 'HEADERS_TOO_LARGE':
     case 'RATE_LIMITED':
       return GrpcStatus.RESOURCE_EXHAUSTED;
+    case 'REQUEST_TIMEOUT':
+      return GrpcStatus.DEADLINE_EXCEEDED;
     case 'SERVICE_UNAVAILABLE':
       return GrpcStatus.UNAVAILABLE;
     case 'INTERNAL':

@@ -17,9 +17,11 @@ import {
 import { loadSync, Options } from '@grpc/proto-loader';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import secureJson from 'secure-json-parse';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import {
   DomainError,
+  jsonShapeProblem,
   parseInput,
   PublishEventInput,
   publishEventSchema,
@@ -228,9 +230,23 @@ export function toInput(request: GrpcPublishRequest): PublishEventInput {
   if (text.trim() === '') {
     throw new DomainError('INVALID_JSON', 'payload_json is empty: send a JSON object, e.g. "{}"');
   }
+  const problem = jsonShapeProblem(text);
+  if (problem) {
+    throw new DomainError(
+      'VALIDATION_FAILED',
+      `Invalid request: payload_json: ${problem.message}`,
+      {
+        issues: [{ path: 'payload_json', message: problem.message }],
+      },
+    );
+  }
   let payload: unknown;
   try {
-    payload = JSON.parse(text);
+    // As REST's body parser does: keys that could poison prototypes are refused.
+    payload = secureJson.parse(text, undefined, {
+      protoAction: 'error',
+      constructorAction: 'error',
+    });
   } catch (error) {
     throw new DomainError(
       'INVALID_JSON',

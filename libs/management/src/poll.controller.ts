@@ -1,4 +1,5 @@
-import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Query, UseGuards } from '@nestjs/common';
+import { HOOKBASE_CONFIG, pollCursorKeys, type HookbaseConfig } from '@hookbase/config';
 import {
   decodePollCursor,
   DomainError,
@@ -7,6 +8,7 @@ import {
   parseInput,
   pollQuerySchema,
   pollServes,
+  type PollCursorKeys,
 } from '@hookbase/domain';
 import { EndpointRepository, PolledMessage, PollLogRepository } from '@hookbase/persistence';
 import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
@@ -19,10 +21,20 @@ import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
 @Controller('api/organizations/:orgId/webhook-endpoints')
 @UseGuards(ApiKeyGuard)
 export class PollController {
+  private readonly cursorKeys: PollCursorKeys;
+
   constructor(
     private readonly endpoints: EndpointRepository,
     private readonly pollLog: PollLogRepository,
-  ) {}
+    @Inject(HOOKBASE_CONFIG) config: HookbaseConfig,
+  ) {
+    const keys = pollCursorKeys(config);
+    if (!keys || keys.length === 0) {
+      // Boot stops here: the services that serve polls require an admin token or a credentials key.
+      throw new Error('poll cursors need HOOKBASE_CREDENTIALS_KEY or HOOKBASE_ADMIN_TOKEN');
+    }
+    this.cursorKeys = keys as unknown as PollCursorKeys;
+  }
 
   @Get(':endpointId/poll')
   async poll(
@@ -39,7 +51,7 @@ export class PollController {
         `Endpoint ${endpoint.id} is of kind "${endpoint.kind}": Hookbase pushes its messages, only polling endpoints are polled`,
       );
     }
-    const after = decodePollCursor(endpoint.id, cursor);
+    const after = decodePollCursor(this.cursorKeys, endpoint.id, cursor);
     const messages = await this.pollLog.poll(
       endpoint.id,
       after,
@@ -51,13 +63,13 @@ export class PollController {
       messages.map((m) => m.sequence),
     );
     return {
-      data: messages.map((message) => polledMessageView(endpoint.id, message)),
-      nextCursor: encodePollCursor(endpoint.id, next),
+      data: messages.map((message) => polledMessageView(this.cursorKeys, endpoint.id, message)),
+      nextCursor: encodePollCursor(this.cursorKeys, endpoint.id, next),
     };
   }
 }
 
-function polledMessageView(endpointId: string, message: PolledMessage) {
+function polledMessageView(keys: PollCursorKeys, endpointId: string, message: PolledMessage) {
   return {
     messageId: message.messageId,
     webhookId: message.webhookId,
@@ -68,6 +80,6 @@ function polledMessageView(endpointId: string, message: PolledMessage) {
     acceptedAt: message.acceptedAt.toISOString(),
     createdAt: message.createdAt.toISOString(),
     sequence: message.sequence.toString(),
-    cursor: encodePollCursor(endpointId, message.sequence),
+    cursor: encodePollCursor(keys, endpointId, message.sequence),
   };
 }

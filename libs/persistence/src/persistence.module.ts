@@ -9,6 +9,7 @@ import {
 import { DataSource } from 'typeorm';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { createDataSource, runMigrations } from './data-source';
+import { EndpointSecretSealer, SECRET_SEALER, type SecretSealer } from './endpoint-secret-sealer';
 import { ApiKeyRepository } from './repositories/api-key.repository';
 import { DlqRepository } from './repositories/dlq.repository';
 import { EndpointRepository } from './repositories/endpoint.repository';
@@ -38,14 +39,18 @@ const REPOSITORIES = [
 const logger = new Logger('Persistence');
 
 /** Connects with patience at boot: PostgreSQL may still be starting beside us. */
-async function connect(config: HookbaseConfig, name: string): Promise<DataSource> {
+async function connect(
+  config: HookbaseConfig,
+  name: string,
+  secretSealer: SecretSealer,
+): Promise<DataSource> {
   const deadline = Date.now() + 60_000;
   for (let attempt = 1; ; attempt++) {
     const dataSource = createDataSource({ ...config.database, applicationName: name });
     try {
       await dataSource.initialize();
       if (config.database.runMigrations) {
-        const applied = await runMigrations(dataSource);
+        const applied = await runMigrations(dataSource, { secretSealer });
         if (applied > 0) logger.log(`applied ${applied} migration(s)`);
       }
       return dataSource;
@@ -68,13 +73,27 @@ export class PersistenceModule implements OnApplicationShutdown {
       module: PersistenceModule,
       providers: [
         {
-          provide: DataSource,
-          useFactory: (config: HookbaseConfig) => connect(config, applicationName),
+          provide: SECRET_SEALER,
+          useFactory: (config: HookbaseConfig): SecretSealer => {
+            if (!config.credentials.key) {
+              logger.warn(
+                'HOOKBASE_CREDENTIALS_KEY is not set: endpoint signing secrets are stored in plain ' +
+                  'text (a production installation refuses to start without it)',
+              );
+            }
+            return new EndpointSecretSealer(config.credentials);
+          },
           inject: [HOOKBASE_CONFIG],
+        },
+        {
+          provide: DataSource,
+          useFactory: (config: HookbaseConfig, sealer: SecretSealer) =>
+            connect(config, applicationName, sealer),
+          inject: [HOOKBASE_CONFIG, SECRET_SEALER],
         },
         ...REPOSITORIES,
       ],
-      exports: [DataSource, ...REPOSITORIES],
+      exports: [DataSource, SECRET_SEALER, ...REPOSITORIES],
     };
   }
 

@@ -132,6 +132,8 @@ export async function startStack(
     KAFKA_BROKERS: kafkaBrokers,
     HOOKBASE_TOPIC_PREFIX: topicPrefix,
     HOOKBASE_ADMIN_TOKEN: adminToken,
+    // As `npm start` does: signing secrets sealed at rest, poll cursors signed with a derived key.
+    HOOKBASE_CREDENTIALS_KEY: randomBytes(32).toString('base64'),
     HOOKBASE_ALLOW_PRIVATE_TARGETS: 'true',
     HOOKBASE_RUN_MIGRATIONS: 'true',
     PORT: '0',

@@ -30,8 +30,12 @@ export function httpStatusFor(code: ErrorCode): number {
     case 'ENDPOINT_NOT_POLLING':
     case 'API_KEY_REVOKED':
       return 409;
+    case 'REQUEST_TIMEOUT':
+      return 408;
     case 'PAYLOAD_TOO_LARGE':
       return 413;
+    case 'HEADERS_TOO_LARGE':
+      return 431;
     case 'UNSUPPORTED_MEDIA_TYPE':
       return 415;
     case 'RATE_LIMITED':

@@ -1,8 +1,15 @@
 import { DynamicModule, INestApplication, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DomainError, jsonTextMayHoldUnstorable, unstorableTextAt } from '@hookbase/domain';
+import {
+  DomainError,
+  jsonShapeProblem,
+  jsonTextMayHoldUnstorable,
+  unstorableTextAt,
+} from '@hookbase/domain';
 import { HookbaseConfig } from '@hookbase/config';
 import { HttpExceptionFilter } from './http-exception.filter';
 import { MAX_PATH_PARAM_LENGTH, toHttpError } from './error-mapping';
@@ -34,16 +41,64 @@ export async function createHttpApp(
       const { status, body } = toHttpError(error);
       void reply.code(status).send(body);
     },
+    // Requests Node's HTTP parser refuses before Fastify sees them (headers too large, a
+    // malformed request line, a request that never finishes) are answered in the same format.
+    clientErrorHandler: answerClientError,
   });
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
     logger: nestLogLevels(config),
     bufferLogs: false,
   });
   app.useGlobalFilters(new HttpExceptionFilter());
+  addSecurityHeaders(app);
   acceptOnlyJson(app, config.http.maxPayloadBytes);
   refuseUnstorableText(app);
   app.enableShutdownHooks();
   return app;
+}
+
+/**
+ * Headers on every response: `X-Content-Type-Options: nosniff` (a body is never read as anything
+ * but its declared type), and `Cache-Control: no-store` unless a route says otherwise. Responses
+ * hold tenants' data, and some hold secrets (API keys, signing secrets): none is for a cache.
+ */
+function addSecurityHeaders(app: NestFastifyApplication): void {
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onSend', async (_request, reply, payload) => {
+      void reply.header('x-content-type-options', 'nosniff');
+      if (!reply.hasHeader('cache-control')) void reply.header('cache-control', 'no-store');
+      return payload;
+    });
+}
+
+/** The answer, straight onto the socket, to a request the HTTP parser could not read. */
+export function clientErrorResponse(errorCode: string | undefined): string {
+  const [status, error] =
+    errorCode === 'HPE_HEADER_OVERFLOW'
+      ? [431, { code: 'HEADERS_TOO_LARGE', message: 'Request headers are larger than the limit' }]
+      : errorCode === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, { code: 'REQUEST_TIMEOUT', message: 'The request did not arrive in time' }]
+        : [400, { code: 'VALIDATION_FAILED', message: 'Malformed HTTP request' }];
+  const body = JSON.stringify({ error });
+  return [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'X-Content-Type-Options: nosniff',
+    'Cache-Control: no-store',
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
+
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  // A reset connection has nobody to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) socket.write(clientErrorResponse(error.code));
+  socket.destroy(error);
 }
 
 export async function listen(app: INestApplication, config: HookbaseConfig): Promise<string> {
@@ -56,13 +111,24 @@ export async function listen(app: INestApplication, config: HookbaseConfig): Pro
 /**
  * JSON is the only body this API takes: other content types get 415 from Fastify. Parse errors
  * are raised as INVALID_JSON domain errors, because Nest turns Fastify's own parser errors into
- * uncoded HTTP exceptions.
+ * uncoded HTTP exceptions. Keys `__proto__` and `constructor.prototype` are refused (INVALID_JSON),
+ * and so are documents nested too deep or with numbers JSON.parse would change (VALIDATION_FAILED,
+ * see jsonShapeProblem), before they are parsed.
  */
 function acceptOnlyJson(app: NestFastifyApplication, bodyLimit: number): void {
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeAllContentTypeParsers();
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   app.useBodyParser('application/json', { bodyLimit }, (request, body, done) => {
+    const problem = jsonShapeProblem(body as unknown as string | Buffer);
+    if (problem) {
+      return done(
+        new DomainError('VALIDATION_FAILED', `Invalid request: body: ${problem.message}`, {
+          issues: [{ path: 'body', message: problem.message }],
+        }),
+        undefined,
+      );
+    }
     // Fastify's parser reads a Buffer as well as a string (it is JSON.parse underneath).
     parseJson(
       request as never,

@@ -4,6 +4,7 @@ import { InvalidEvents1764633600000 } from './1764633600000-invalid-events';
 import { FifoLanes1764720000000 } from './1764720000000-fifo-lanes';
 import { PollLog1764806400000 } from './1764806400000-poll-log';
 import { ApiKeyLifecycle1764979200000 } from './1764979200000-api-key-lifecycle';
+import { SealEndpointSecrets1765152000000 } from './1765152000000-seal-endpoint-secrets';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -12,4 +13,5 @@ export const MIGRATIONS = [
   FifoLanes1764720000000,
   PollLog1764806400000,
   ApiKeyLifecycle1764979200000,
+  SealEndpointSecrets1765152000000,
 ];

@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, In, IsNull, MoreThan } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { DomainError, newId } from '@hookbase/domain';
+import { SECRET_SEALER, type SecretSealer } from '../endpoint-secret-sealer';
 import { EndpointEntity, EndpointSecretEntity } from '../entities';
 import { Page, toPage } from './page';
 
@@ -9,7 +10,13 @@ export type NewEndpoint = Omit<EndpointEntity, 'id' | 'createdAt' | 'updatedAt' 
 
 @Injectable()
 export class EndpointRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly logger = new Logger(EndpointRepository.name);
+
+  /** Signing secrets go in and come out in clear text; they are stored sealed (ADR 0017). */
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(SECRET_SEALER) private readonly sealer: SecretSealer,
+  ) {}
 
   private get repo() {
     return this.dataSource.getRepository(EndpointEntity);
@@ -57,7 +64,7 @@ export class EndpointRepository {
         await tx.getRepository(EndpointSecretEntity).insert({
           id: newId('sec'),
           endpointId: endpoint.id,
-          secret,
+          secret: this.sealer.seal(secret, endpoint.id),
           createdAt: now,
           expiresAt: null,
         });
@@ -118,10 +125,13 @@ export class EndpointRepository {
       where: { endpointId, expiresAt: IsNull() },
       order: { createdAt: 'DESC' },
     });
-    return row?.secret ?? null;
+    return row ? this.sealer.open(row.secret, endpointId) : null;
   }
 
-  /** Secrets that sign now, per endpoint: the current one and any still in a rotation overlap. */
+  /**
+   * Secrets that sign now, per endpoint: the current one and any still in a rotation overlap.
+   * One that cannot be opened (key missing or changed) is left out and logged.
+   */
   async signingSecrets(endpointIds: readonly string[], now: Date): Promise<Map<string, string[]>> {
     const secrets = new Map<string, string[]>();
     if (endpointIds.length === 0) return secrets;
@@ -133,7 +143,18 @@ export class EndpointRepository {
       order: { createdAt: 'DESC' },
     });
     for (const row of rows) {
-      secrets.set(row.endpointId, [...(secrets.get(row.endpointId) ?? []), row.secret]);
+      let secret: string;
+      try {
+        secret = this.sealer.open(row.secret, row.endpointId);
+      } catch (error) {
+        // The key is missing or changed: this secret cannot sign (the others still do), and an
+        // endpoint left with none is retried by the dispatcher until the key is back.
+        this.logger.error(
+          `endpoint ${row.endpointId}: a signing secret cannot be opened: ${(error as Error).message}`,
+        );
+        continue;
+      }
+      secrets.set(row.endpointId, [...(secrets.get(row.endpointId) ?? []), secret]);
     }
     return secrets;
   }
@@ -155,9 +176,13 @@ export class EndpointRepository {
           WHERE endpoint_id = $1`,
         [endpointId, retireAt],
       );
-      await tx
-        .getRepository(EndpointSecretEntity)
-        .insert({ id: newId('sec'), endpointId, secret, createdAt: now, expiresAt: null });
+      await tx.getRepository(EndpointSecretEntity).insert({
+        id: newId('sec'),
+        endpointId,
+        secret: this.sealer.seal(secret, endpointId),
+        createdAt: now,
+        expiresAt: null,
+      });
     });
   }
 }

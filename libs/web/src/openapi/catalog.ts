@@ -161,7 +161,11 @@ const polledMessage: JsonSchema = {
     acceptedAt: { type: 'string', description: 'When the event was accepted.' },
     createdAt: { type: 'string', description: 'When the message entered the poll log.' },
     sequence: { type: 'string', description: 'Its place in the poll log (a decimal integer).' },
-    cursor: { type: 'string', description: 'Pass as `cursor` to resume after this message.' },
+    cursor: {
+      type: 'string',
+      description:
+        'Pass as `cursor` to resume after this message (signed: an altered one is a 400).',
+    },
   },
 };
 const pollPage: JsonSchema = {
@@ -171,7 +175,8 @@ const pollPage: JsonSchema = {
     data: { type: 'array', items: polledMessage },
     nextCursor: {
       type: 'string',
-      description: 'Pass as `cursor` on the next poll; unchanged when no message was returned.',
+      description:
+        'Pass as `cursor` on the next poll; unchanged when no message was returned. Signed by the server: a made-up or altered cursor answers 400 VALIDATION_FAILED.',
     },
   },
 };
@@ -664,7 +669,7 @@ export const hookbaseCatalog = (limits: CatalogLimits): RouteCatalog => ({
   title: 'Hookbase HTTP API',
   version: '0.1.0',
   description:
-    'Webhook and event delivery. Every error answers `{ error: { code, message, details? } }`. Generated from the code (libs/web/src/openapi); regenerate with `npm run openapi`.',
+    'Webhook and event delivery. Every error answers `{ error: { code, message, details? } }`. JSON bodies nested beyond 64 levels, integers beyond ±(2^53 − 1) and numbers that overflow a double are refused with 400 VALIDATION_FAILED (send such values as strings); keys `__proto__` and `constructor.prototype` with 400 INVALID_JSON. Every response carries `X-Content-Type-Options: nosniff` and `Cache-Control: no-store`. Generated from the code (libs/web/src/openapi); regenerate with `npm run openapi`.',
   routes: hookbaseRoutes(limits),
 });
 
