@@ -26,6 +26,7 @@ export function organizationView(organization: OrganizationEntity) {
     id: organization.id,
     name: organization.name,
     plan: organization.plan,
+    hostCloudIdentity: organization.hostCloudIdentity,
     createdAt: iso(organization.createdAt),
   };
 }
