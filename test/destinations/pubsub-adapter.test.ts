@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Message, PubSub, Subscription } from '@google-cloud/pubsub';
 import { OutboundMessage, PubsubDestinationAdapter } from '@hookbase/destinations';
-import { EMULATOR_SETUP_TIMEOUT_MS, ensurePubsub, pollUntil, unusedPort } from '@hookbase/testing';
+import {
+  EMULATOR_SETUP_TIMEOUT_MS,
+  emulatorGoogleCredentials,
+  ensurePubsub,
+  pollUntil,
+  unusedPort,
+} from '@hookbase/testing';
 
 /**
  * The Pub/Sub adapter against Google's fake (pstest, served by deploy/pubsub-fake): what a
@@ -27,7 +33,12 @@ describe('PubsubDestinationAdapter (pstest)', () => {
     endpointId: `ep_${run}`,
     kind: 'pubsub' as const,
     url: null,
-    config: { projectId, topic, endpoint: options.endpoint ?? `http://${fake!.host}` },
+    config: {
+      projectId,
+      topic,
+      endpoint: options.endpoint ?? `http://${fake!.host}`,
+      credentials: emulatorGoogleCredentials(),
+    },
     secrets: [],
     ordered: options.ordered,
   });
