@@ -186,7 +186,11 @@ describe('the host cloud identity', () => {
       ],
       [
         'pubsub',
-        { projectId: 'hookbase-e2e', topic: 'orders', endpoint: captureUrl.replace('http:', 'https:') },
+        {
+          projectId: 'hookbase-e2e',
+          topic: 'orders',
+          endpoint: captureUrl.replace('http:', 'https:'),
+        },
         /never used towards an endpoint override/,
       ],
     ] as const) {
