@@ -227,14 +227,16 @@ describe('PubsubDestinationAdapter (pstest)', () => {
 
   it("refuses, before publishing, a target without credentials unless the organization's grant covers it", async () => {
     const name = `hookbase-${run}-plain`;
-    const { credentials: _none, ...withoutCredentials } = target(name).config;
+    const withoutCredentials: Record<string, unknown> = { ...target(name).config };
+    delete withoutCredentials.credentials;
     const bare = { ...target(name), config: withoutCredentials };
     expect((await adapter.deliver(message(1), bare)).outcome).toEqual({
       kind: 'failed',
       error:
         'config.credentials is required with config.endpoint: the host identity is never used towards an endpoint override',
     });
-    const { endpoint: _override, ...service } = withoutCredentials;
+    const service = { ...withoutCredentials };
+    delete service.endpoint;
     expect(
       (await adapter.deliver(message(1), { ...bare, config: service, hostIdentity: null })).outcome,
     ).toEqual({

@@ -73,8 +73,7 @@ describe('Pub/Sub endpoints (pstest)', () => {
       eventTypes: ['build.finished'],
     });
     const shown = (await e2e.client.get(`${e2e.org}/webhook-endpoints/${endpointId}`)).body.data;
-    const { credentials: _sealed, ...shownConfig } = config(name);
-    expect(shown.config).toEqual(shownConfig);
+    expect(shown.config).toEqual({ projectId, topic: name, endpoint: `http://${fake!.host}` });
     expect(shown.credentials).toEqual({ configured: true });
 
     const eventId = await e2e.publish('build.finished', { ok: true, n: 1 });

@@ -209,7 +209,8 @@ describe('SqsDestinationAdapter (moto)', () => {
 
   it("refuses, before sending, a target without credentials unless the organization's grant covers it", async () => {
     const queueUrl = await createQueue(`hookbase-${run}-no-credentials`);
-    const { credentials: _none, ...withoutCredentials } = target(queueUrl).config;
+    const withoutCredentials: Record<string, unknown> = { ...target(queueUrl).config };
+    delete withoutCredentials.credentials;
     const bare = { ...target(queueUrl), config: withoutCredentials };
     expect((await adapter.deliver(message(1), bare)).outcome).toEqual({
       kind: 'failed',

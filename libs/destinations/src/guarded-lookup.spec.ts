@@ -95,8 +95,18 @@ describe('resolveTargetName', () => {
 });
 
 describe('checkTargetName', () => {
-  const check = (url: string, r: Resolver = resolver, allowPrivate = false) =>
-    checkTargetName(new URL(url), 'config.endpoint', { allowPrivate, timeoutMs: 50, resolver: r });
+  const check = (
+    url: string,
+    r: Resolver = resolver,
+    allowPrivate = false,
+    refuseUnresolved = true,
+  ) =>
+    checkTargetName(new URL(url), 'config.endpoint', {
+      allowPrivate,
+      timeoutMs: 50,
+      resolver: r,
+      refuseUnresolved,
+    });
 
   it('passes a name whose every address is public', async () => {
     await expect(check('https://outside.example/')).resolves.toBeUndefined();
@@ -122,6 +132,18 @@ describe('checkTargetName', () => {
     await expect(check('https://slow.example/', neverAnswers)).rejects.toMatchObject({
       code: 'URL_NOT_ALLOWED',
       message: expect.stringMatching(/slow\.example could not be resolved \(ETIMEDOUT\)/),
+    });
+  });
+
+  it('lets an unresolved name through when asked to (it is checked again at every connection)', async () => {
+    await expect(
+      check('https://unknown.example/', resolver, false, false),
+    ).resolves.toBeUndefined();
+    await expect(
+      check('https://slow.example/', neverAnswers, false, false),
+    ).resolves.toBeUndefined();
+    await expect(check('https://inside.example/', resolver, false, false)).rejects.toMatchObject({
+      code: 'URL_NOT_ALLOWED',
     });
   });
 

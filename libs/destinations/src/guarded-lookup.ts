@@ -99,14 +99,20 @@ export function resolveTargetName(
 
 /**
  * The check of a target's host name when an endpoint is saved (unless private targets are
- * allowed): a name resolving into this network is refused, and so is one whose lookup fails or
- * times out, since what it would resolve to cannot be known. URL_NOT_ALLOWED either way; the
- * message names the field and the host, never an address it resolved to.
+ * allowed): a name resolving into this network is refused (URL_NOT_ALLOWED; the message names the
+ * field and the host, never an address it resolved to). With `refuseUnresolved`, so is a name
+ * whose lookup fails or times out, since what it would resolve to cannot be known; without it such
+ * a name passes, left to the check at every connection.
  */
 export async function checkTargetName(
   url: URL,
   field: string,
-  options: { allowPrivate: boolean; timeoutMs: number; resolver?: Resolver },
+  options: {
+    allowPrivate: boolean;
+    timeoutMs: number;
+    resolver?: Resolver;
+    refuseUnresolved: boolean;
+  },
 ): Promise<void> {
   if (options.allowPrivate) return;
   const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -120,6 +126,7 @@ export async function checkTargetName(
         { host },
       );
     }
+    if (!options.refuseUnresolved) return;
     const code = (error as NodeJS.ErrnoException).code;
     throw new DomainError(
       'URL_NOT_ALLOWED',

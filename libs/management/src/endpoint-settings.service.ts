@@ -163,7 +163,8 @@ export class EndpointSettingsService {
       hostIdentity: await this.organizations.hostCloudIdentity(organizationId),
     });
     if (typeof config.endpoint === 'string') {
-      await this.refusePrivateNames(new URL(config.endpoint), 'config.endpoint');
+      // A cloud override must resolve now: it is where credentials go.
+      await this.refusePrivateNames(new URL(config.endpoint), 'config.endpoint', true);
     }
     return config;
   }
@@ -178,18 +179,24 @@ export class EndpointSettingsService {
       throw new DomainError('VALIDATION_FAILED', 'url is required for http endpoints');
     const allowPrivate = this.config.delivery.allowPrivateTargets;
     const url = checkTargetUrl(raw, { allowPrivate });
-    await this.refusePrivateNames(url, 'url');
+    await this.refusePrivateNames(url, 'url', false);
     return url.toString();
   }
 
   /**
-   * Unless private targets are allowed, refuses a host name that resolves into this network, or
-   * whose lookup fails or times out (what it resolves to cannot be checked).
+   * Unless private targets are allowed, refuses a host name that resolves into this network, and
+   * with `refuseUnresolved` one whose lookup fails or times out (what it resolves to cannot be
+   * checked). Either way the name is checked again at every connection.
    */
-  private async refusePrivateNames(url: URL, field: string): Promise<void> {
+  private async refusePrivateNames(
+    url: URL,
+    field: string,
+    refuseUnresolved: boolean,
+  ): Promise<void> {
     await checkTargetName(url, field, {
       allowPrivate: this.config.delivery.allowPrivateTargets,
       timeoutMs: DNS_CHECK_TIMEOUT_MS,
+      refuseUnresolved,
     });
   }
 }
