@@ -30,11 +30,11 @@ export class OrganizationRepository {
 
   /** The organization's opt-in to the host's cloud identity: null when off or unknown. */
   async hostCloudIdentity(id: string): Promise<HostIdentityGrant | null> {
-    const rows: { grant: HostIdentityGrant | null }[] = await this.dataSource.query(
-      'SELECT host_cloud_identity AS grant FROM organizations WHERE id = $1',
+    const rows: { host_cloud_identity: HostIdentityGrant | null }[] = await this.dataSource.query(
+      'SELECT host_cloud_identity FROM organizations WHERE id = $1',
       [id],
     );
-    return rows[0]?.grant ?? null;
+    return rows[0]?.host_cloud_identity ?? null;
   }
 
   findById(id: string): Promise<OrganizationEntity | null> {
