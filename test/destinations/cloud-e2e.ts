@@ -43,7 +43,8 @@ export interface CloudE2e {
   stop(): Promise<void>;
 }
 
-export async function startCloudE2e(): Promise<CloudE2e> {
+/** `env`: more of the stack's environment (e.g. a host identity of its own). */
+export async function startCloudE2e(env: Record<string, string> = {}): Promise<CloudE2e> {
   const stack = await startStack({
     HOOKBASE_CREDENTIALS_KEY: generateCredentialsKey(),
     HOOKBASE_RETRY_POLL_MS: '100',
@@ -53,6 +54,7 @@ export async function startCloudE2e(): Promise<CloudE2e> {
     HOOKBASE_CONNECT_TIMEOUT_MS: '1000',
     // The outage tests count retries, not a circuit breaker's skips.
     HOOKBASE_CIRCUIT_FAILURE_THRESHOLD: '1000',
+    ...env,
   });
   const tenant = await createTenant(stack.url, stack.adminToken, 'pro');
   const client = tenant.client;

@@ -131,8 +131,12 @@ describe('HttpDestinationAdapter', () => {
     expect(literal.outcome).toMatchObject({ kind: 'failed' });
     expect(named.outcome).toMatchObject({
       kind: 'failed',
-      error: expect.stringMatching(/private address/),
+      error: expect.stringMatching(
+        /hooks\.example\.com resolves to a private, loopback or link-local address/,
+      ),
     });
+    // The tenant learns the name is refused, not what it resolved to inside.
+    expect(named.outcome.kind === 'failed' && named.outcome.error).not.toContain('127.0.0.1');
     expect(receiver.requests.length).toBe(before);
   });
 

@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Message, PubSub, Subscription } from '@google-cloud/pubsub';
 import { OutboundMessage, PubsubDestinationAdapter } from '@hookbase/destinations';
-import { EMULATOR_SETUP_TIMEOUT_MS, ensurePubsub, pollUntil, unusedPort } from '@hookbase/testing';
+import {
+  EMULATOR_SETUP_TIMEOUT_MS,
+  emulatorGoogleCredentials,
+  ensurePubsub,
+  pollUntil,
+  stubResolver,
+  unusedPort,
+} from '@hookbase/testing';
 
 /**
  * The Pub/Sub adapter against Google's fake (pstest, served by deploy/pubsub-fake): what a
@@ -27,7 +34,12 @@ describe('PubsubDestinationAdapter (pstest)', () => {
     endpointId: `ep_${run}`,
     kind: 'pubsub' as const,
     url: null,
-    config: { projectId, topic, endpoint: options.endpoint ?? `http://${fake!.host}` },
+    config: {
+      projectId,
+      topic,
+      endpoint: options.endpoint ?? `http://${fake!.host}`,
+      credentials: emulatorGoogleCredentials(),
+    },
     secrets: [],
     ordered: options.ordered,
   });
@@ -134,5 +146,115 @@ describe('PubsubDestinationAdapter (pstest)', () => {
       expect(report.outcome.kind === 'retry' && report.outcome.error).toMatch(/UNAVAILABLE/);
       expect(Date.now() - started).toBeLessThan(5_000);
     }
+  });
+
+  describe('with an endpoint override named by a host name', () => {
+    const port = () => fake!.host.split(':').at(-1);
+
+    it('dials the address its resolver checked, not one the gRPC client looks up itself', async () => {
+      // The name exists only in the stub: the gRPC client could not have resolved it.
+      const resolver = stubResolver({ 'pubsub-fake.test': ['127.0.0.1'] });
+      const resolving = new PubsubDestinationAdapter({
+        timeoutMs: 5_000,
+        connectTimeoutMs: 2_000,
+        allowPrivateTargets: true,
+        resolver,
+      });
+      try {
+        const name = `hookbase-${run}-resolved`;
+        const received = await topicWithSubscriber(name, false);
+        const report = await resolving.deliver(
+          message(1),
+          target(name, { endpoint: `http://pubsub-fake.test:${port()}` }),
+        );
+        expect(report.outcome).toEqual({ kind: 'succeeded', status: 200 });
+        expect(resolver.asked).toEqual(['pubsub-fake.test']);
+        await pollUntil(() => received.length >= 1, { description: 'the message via the name' });
+      } finally {
+        await resolving.close();
+      }
+    });
+
+    it('fails for good, without publishing or naming the address, a name that resolves inside at send time', async () => {
+      const resolver = stubResolver({ 'pubsub-rebinding.test': ['127.0.0.1'] });
+      const strict = new PubsubDestinationAdapter({
+        timeoutMs: 5_000,
+        connectTimeoutMs: 2_000,
+        allowPrivateTargets: false,
+        resolver,
+      });
+      try {
+        const report = await strict.deliver(
+          message(1),
+          target(`hookbase-${run}-plain`, { endpoint: `http://pubsub-rebinding.test:${port()}` }),
+        );
+        expect(resolver.asked).toEqual(['pubsub-rebinding.test']);
+        expect(report).toEqual({
+          outcome: {
+            kind: 'failed',
+            error:
+              'pubsub-rebinding.test resolves to a private, loopback or link-local address (HOOKBASE_ALLOW_PRIVATE_TARGETS is off)',
+          },
+          durationMs: 0,
+          responseExcerpt: null,
+        });
+      } finally {
+        await strict.close();
+      }
+    });
+
+    it('retries a name that does not resolve now', async () => {
+      const strict = new PubsubDestinationAdapter({
+        timeoutMs: 5_000,
+        connectTimeoutMs: 2_000,
+        allowPrivateTargets: false,
+        resolver: stubResolver({}),
+      });
+      try {
+        const report = await strict.deliver(
+          message(1),
+          target(`hookbase-${run}-plain`, { endpoint: `https://pubsub-gone.test` }),
+        );
+        expect(report.outcome).toMatchObject({
+          kind: 'retry',
+          error: expect.stringMatching(/ENOTFOUND/),
+        });
+      } finally {
+        await strict.close();
+      }
+    });
+  });
+
+  it("refuses, before publishing, a target without credentials unless the organization's grant covers it", async () => {
+    const name = `hookbase-${run}-plain`;
+    const withoutCredentials: Record<string, unknown> = { ...target(name).config };
+    delete withoutCredentials.credentials;
+    const bare = { ...target(name), config: withoutCredentials };
+    expect((await adapter.deliver(message(1), bare)).outcome).toEqual({
+      kind: 'failed',
+      error:
+        'config.credentials is required with config.endpoint: the host identity is never used towards an endpoint override',
+    });
+    const service = { ...withoutCredentials };
+    delete service.endpoint;
+    expect(
+      (await adapter.deliver(message(1), { ...bare, config: service, hostIdentity: null })).outcome,
+    ).toEqual({
+      kind: 'failed',
+      error:
+        'config.credentials is required: this organization is not allowed to use the host identity',
+    });
+    expect(
+      (
+        await adapter.deliver(message(1), {
+          ...bare,
+          config: service,
+          hostIdentity: { googleProjectIds: ['another-project'] },
+        })
+      ).outcome,
+    ).toMatchObject({
+      kind: 'failed',
+      error: expect.stringMatching(/project hookbase-test is not/),
+    });
   });
 });

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Message, PubSub, Subscription } from '@google-cloud/pubsub';
-import { EMULATOR_SETUP_TIMEOUT_MS, ensurePubsub, pollUntil, TcpProxy } from '@hookbase/testing';
+import {
+  EMULATOR_SETUP_TIMEOUT_MS,
+  emulatorGoogleCredentials,
+  ensurePubsub,
+  pollUntil,
+  TcpProxy,
+} from '@hookbase/testing';
 import { CloudE2e, QUICK_RETRY, sentInPublishOrder, startCloudE2e } from './cloud-e2e';
 
 /**
@@ -37,6 +43,7 @@ describe('Pub/Sub endpoints (pstest)', () => {
     projectId,
     topic,
     endpoint,
+    credentials: emulatorGoogleCredentials(),
   });
 
   beforeAll(async () => {
@@ -66,8 +73,8 @@ describe('Pub/Sub endpoints (pstest)', () => {
       eventTypes: ['build.finished'],
     });
     const shown = (await e2e.client.get(`${e2e.org}/webhook-endpoints/${endpointId}`)).body.data;
-    expect(shown.config).toEqual(config(name));
-    expect(shown.credentials).toEqual({ configured: false });
+    expect(shown.config).toEqual({ projectId, topic: name, endpoint: `http://${fake!.host}` });
+    expect(shown.credentials).toEqual({ configured: true });
 
     const eventId = await e2e.publish('build.finished', { ok: true, n: 1 });
     const { id: messageId } = await e2e.messageOf(eventId, endpointId);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { OutboundMessage, SqsDestinationAdapter } from '@hookbase/destinations';
 import {
   emulatorAwsCredentials,
@@ -7,6 +7,7 @@ import {
   ensureMoto,
   unusedPort,
   receiveFromQueue,
+  stubResolver,
 } from '@hookbase/testing';
 
 /** The SQS adapter against moto's server: what arrives, and what each failure becomes. */
@@ -43,6 +44,17 @@ describe('SqsDestinationAdapter (moto)', () => {
     );
     return QueueUrl!;
   }
+
+  /** Messages in the queue (deliver has returned: whatever it sent is there). */
+  const queued = async (queueUrl: string) => {
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages'],
+      }),
+    );
+    return Number(Attributes?.ApproximateNumberOfMessages);
+  };
 
   const receiveAll = (queueUrl: string, expected: number, timeoutMs = 10_000) =>
     receiveFromQueue(sqs, queueUrl, expected, timeoutMs);
@@ -162,5 +174,55 @@ describe('SqsDestinationAdapter (moto)', () => {
       kind: 'failed',
       error: expect.stringMatching(/^Invalid sqs config: config\.queueUrl/),
     });
+  });
+
+  it('fails for good, without retrying or naming the address, a name that resolves inside when connecting', async () => {
+    const motoPort = new URL(moto!.url).port;
+    const resolver = stubResolver({ 'sqs.rebinding.test': ['127.0.0.1'] });
+    const strict = new SqsDestinationAdapter({
+      timeoutMs: 5_000,
+      connectTimeoutMs: 2_000,
+      allowPrivateTargets: false,
+      resolver,
+    });
+    try {
+      const queueUrl = await createQueue(`hookbase-${run}-rebinding`);
+      const report = await strict.deliver(
+        message(1),
+        target(queueUrl, `http://sqs.rebinding.test:${motoPort}`),
+      );
+      expect(resolver.asked).toContain('sqs.rebinding.test');
+      expect(report.outcome).toEqual({
+        kind: 'failed',
+        error: expect.stringMatching(
+          /^sqs\.rebinding\.test resolves to a private, loopback or link-local address/,
+        ),
+      });
+      expect(report.outcome.kind !== 'succeeded' && report.outcome.error).not.toContain(
+        '127.0.0.1',
+      );
+      expect(await queued(queueUrl)).toBe(0);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it("refuses, before sending, a target without credentials unless the organization's grant covers it", async () => {
+    const queueUrl = await createQueue(`hookbase-${run}-no-credentials`);
+    const withoutCredentials: Record<string, unknown> = { ...target(queueUrl).config };
+    delete withoutCredentials.credentials;
+    const bare = { ...target(queueUrl), config: withoutCredentials };
+    expect((await adapter.deliver(message(1), bare)).outcome).toEqual({
+      kind: 'failed',
+      error:
+        'config.credentials is required with config.endpoint: the host identity is never used towards an endpoint override',
+    });
+    expect(
+      (await adapter.deliver(message(1), { ...bare, hostIdentity: {} })).outcome,
+    ).toMatchObject({
+      kind: 'failed',
+      error: expect.stringMatching(/never used towards an endpoint override/),
+    });
+    expect(await queued(queueUrl)).toBe(0);
   });
 });

@@ -105,7 +105,7 @@ describe('SQS endpoints (moto)', () => {
     }
   });
 
-  it('refuses an invalid config naming the field, and keeps, replaces or removes credentials on PATCH', async () => {
+  it('refuses an invalid config naming the field; keeps or replaces credentials on PATCH, and refuses to drop them or move them to another target', async () => {
     const invalid = await e2e.client.post(`${e2e.org}/webhook-endpoints`, {
       kind: 'sqs',
       config: { region: 'mars', queueUrl: 'https://example.com/not-a-queue' },
@@ -137,11 +137,35 @@ describe('SQS endpoints (moto)', () => {
     expect(replaced.body.data.credentials).toEqual({ configured: true });
     expect(await envelope()).not.toBe(first);
 
+    // Removing them would leave the host's identity towards a tenant-chosen endpoint override.
     const removed = await e2e.client.patch(path, {
       config: { ...shown.config, credentials: null },
     });
-    expect(removed.body.data).toMatchObject({ credentials: { configured: false } });
-    expect(await envelope()).toBeUndefined();
+    expect(removed.status).toBe(400);
+    expect(removed.body.error.code).toBe('CREDENTIALS_REQUIRED');
+    const replacedEnvelope = await envelope();
+    expect(typeof replacedEnvelope).toBe('string');
+
+    // Stored credentials stay bound to their target: a new endpoint or queue needs them again.
+    for (const change of [
+      { endpoint: 'http://127.0.0.1:9' },
+      { queueUrl: `${shown.config.queueUrl}-other` },
+      { region: 'eu-west-1' },
+    ]) {
+      const moved = await e2e.client.patch(path, { config: { ...shown.config, ...change } });
+      expect(moved.status).toBe(400);
+      expect(moved.body.error).toMatchObject({
+        code: 'CREDENTIALS_TARGET_CHANGED',
+        message: expect.stringContaining(`config.${Object.keys(change)[0]}`),
+      });
+    }
+    expect((await e2e.client.get(path)).body.data.config).toEqual(shown.config);
+    expect(await envelope()).toBe(replacedEnvelope);
+    const movedWithCredentials = await e2e.client.patch(path, {
+      config: { ...shown.config, region: 'eu-west-1', credentials: emulatorAwsCredentials() },
+    });
+    expect(movedWithCredentials.status).toBe(200);
+    expect(movedWithCredentials.body.data.config.region).toBe('eu-west-1');
   });
 
   it('delivers a FIFO endpoint into a FIFO queue in publish order, one message group', async () => {

@@ -159,6 +159,24 @@ describe('classifyAwsError', () => {
     expect(classifyAwsError(client).kind).toBe('failed');
   });
 
+  it('fails for good, without retrying, a target the address policy refused at connect time', () => {
+    const text =
+      'sqs.tenant.example resolves to a private, loopback or link-local address (HOOKBASE_ALLOW_PRIVATE_TARGETS is off)';
+    // As the guarded lookup hands it to the SDK, and as the SDK may keep only its text.
+    expect(classifyAwsError(transportError('URL_NOT_ALLOWED', text))).toEqual({
+      kind: 'failed',
+      error: text,
+    });
+    expect(classifyAwsError(new Error(`AWS SDK error wrapper for Error: ${text}`))).toEqual({
+      kind: 'failed',
+      error: text,
+    });
+    const wrapped = Object.assign(new Error('socket hang up'), {
+      cause: transportError('URL_NOT_ALLOWED', text),
+    });
+    expect(classifyAwsError(wrapped)).toMatchObject({ kind: 'failed' });
+  });
+
   it('fails for good when no credentials can be found', () => {
     const error = Object.assign(new Error('Could not load credentials from any providers'), {
       name: 'CredentialsProviderError',

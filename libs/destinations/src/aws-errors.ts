@@ -7,6 +7,7 @@ import {
   networkText,
   stringField,
 } from './transport-errors';
+import { isTargetRefusal } from './guarded-lookup';
 
 /**
  * How an AWS SDK (v3) error becomes an attempt outcome. Pure: it reads only the error.
@@ -190,6 +191,13 @@ export function classifyAwsError(error: unknown): AwsErrorOutcome {
       : message || code || String(error),
   );
 
+  // The target policy refused the address at connect time: sending again meets the same rule.
+  if (isTargetRefusal(error)) {
+    return {
+      kind: 'failed',
+      error: errorText(message.replace(/^AWS SDK error wrapper for (?:Error: )?/, '')),
+    };
+  }
   // A service that answered: its code is the most precise fact we have.
   if (code && AWS_RETRYABLE_CODES.has(code)) return withStatus({ kind: 'retry', error: described });
   if (code && AWS_PERMANENT_CODES.has(code))

@@ -1,4 +1,6 @@
-import { ClientCache, clientKey, deliveryAttributes } from './cloud-support';
+import type { DomainError, HostIdentityGrant } from '@hookbase/domain';
+import { checkBeforeSend, ClientCache, clientKey, deliveryAttributes } from './cloud-support';
+import type { DeliveryTarget } from './destination.adapter';
 
 describe('ClientCache', () => {
   beforeEach(() => jest.useFakeTimers());
@@ -60,5 +62,64 @@ describe('deliveryAttributes', () => {
       'hookbase-event-type': 'a.b',
       'hookbase-attempt': '3',
     });
+  });
+});
+
+describe('checkBeforeSend', () => {
+  const options = { timeoutMs: 1_000, connectTimeoutMs: 1_000, allowPrivateTargets: true };
+  const target = (hostIdentity?: HostIdentityGrant | null): DeliveryTarget => ({
+    endpointId: 'ep_1',
+    kind: 'sqs',
+    url: null,
+    config: {},
+    secrets: [],
+    hostIdentity,
+  });
+  const configs: Record<
+    'sqs' | 'sns' | 'eventbridge' | 's3' | 'pubsub',
+    { endpoint?: string; [field: string]: unknown }
+  > = {
+    sqs: { region: 'us-east-1', queueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/q' },
+    sns: { region: 'us-east-1', topicArn: 'arn:aws:sns:us-east-1:123456789012:t' },
+    eventbridge: { region: 'us-east-1', eventBusName: 'b' },
+    s3: { region: 'us-east-1', bucket: 'bucket-1' },
+    pubsub: { projectId: 'orders-prod', topic: 'orders' },
+  };
+  const codeOf = (run: () => void) => {
+    try {
+      run();
+      return undefined;
+    } catch (error) {
+      return (error as DomainError).code;
+    }
+  };
+
+  it.each(Object.entries(configs))(
+    '%s: without credentials, only under a grant and never towards an override',
+    (kind, config) => {
+      const k = kind as keyof typeof configs;
+      expect(codeOf(() => checkBeforeSend(k, config, target(), options))).toBe(
+        'CREDENTIALS_REQUIRED',
+      );
+      expect(codeOf(() => checkBeforeSend(k, config, target(null), options))).toBe(
+        'CREDENTIALS_REQUIRED',
+      );
+      expect(codeOf(() => checkBeforeSend(k, config, target({}), options))).toBeUndefined();
+      const overridden = { ...config, endpoint: 'https://cloud.example' };
+      expect(codeOf(() => checkBeforeSend(k, overridden, target({}), options))).toBe(
+        'CREDENTIALS_REQUIRED',
+      );
+      const own = { ...overridden, credentials: { any: 'thing' } };
+      expect(codeOf(() => checkBeforeSend(k, own, target(), options))).toBeUndefined();
+    },
+  );
+
+  it('still refuses a private override when private targets are not allowed', () => {
+    const config = { ...configs.sqs, endpoint: 'http://127.0.0.1:4566', credentials: {} };
+    expect(
+      codeOf(() =>
+        checkBeforeSend('sqs', config, target(), { ...options, allowPrivateTargets: false }),
+      ),
+    ).toBe('URL_NOT_ALLOWED');
   });
 });

@@ -1,10 +1,20 @@
 import { createHash } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { checkTargetUrl, DomainError, type AttemptOutcome } from '@hookbase/domain';
-import type { DeliveryReport, OutboundMessage } from './destination.adapter';
-import type { AwsCredentials } from './destination-config';
-import { guardedLookup } from './guarded-lookup';
+import {
+  checkTargetUrl,
+  DomainError,
+  hostIdentityRefusal,
+  type AttemptOutcome,
+  type HostIdentityGrant,
+} from '@hookbase/domain';
+import type { DeliveryReport, DeliveryTarget, OutboundMessage } from './destination.adapter';
+import {
+  cloudTargetScope,
+  type AwsCredentials,
+  type CloudDestinationKind,
+} from './destination-config';
+import { createGuardedLookup, guardedLookup, type Resolver } from './guarded-lookup';
 
 /** What every cloud adapter is built with (from the dispatcher's configuration). */
 export interface CloudAdapterOptions {
@@ -20,6 +30,8 @@ export interface CloudAdapterOptions {
   allowPrivateTargets: boolean;
   /** Most SDK clients kept open at once (one per region, endpoint and credentials). */
   maxClients?: number;
+  /** How names of endpoint overrides are resolved (the system's DNS unless a test injects one). */
+  resolver?: Resolver;
 }
 
 /**
@@ -104,6 +116,36 @@ export function checkEndpointOverride(
   if (endpoint !== undefined) checkTargetUrl(endpoint, { allowPrivate: allowPrivateTargets });
 }
 
+/**
+ * Refuses (CREDENTIALS_REQUIRED) a cloud endpoint without credentials of its own unless its
+ * organization's grant lets it use the host's identity for this target; never with an endpoint
+ * override. Checked when the endpoint is saved and again before every attempt, so an adapter never
+ * falls back to the SDK's default chain for a target the grant does not cover.
+ */
+export function checkCloudIdentity(
+  kind: CloudDestinationKind,
+  config: Record<string, unknown>,
+  grant: HostIdentityGrant | null | undefined,
+): void {
+  if (config.credentials !== undefined) return;
+  const refusal = hostIdentityRefusal(grant, cloudTargetScope(kind, config));
+  if (refusal !== null) throw new DomainError('CREDENTIALS_REQUIRED', refusal);
+}
+
+/**
+ * What every cloud adapter checks before an attempt, on the config it parsed: the endpoint
+ * override against the private-target rule, and who may sign for the target.
+ */
+export function checkBeforeSend(
+  kind: CloudDestinationKind,
+  config: { endpoint?: string },
+  target: DeliveryTarget,
+  options: CloudAdapterOptions,
+): void {
+  checkEndpointOverride(config.endpoint, options.allowPrivateTargets);
+  checkCloudIdentity(kind, config as Record<string, unknown>, target.hostIdentity);
+}
+
 /** The settings every AWS SDK client of ours shares: one attempt, bounded time, our agents. */
 export function awsClientSettings(
   config: { region: string; endpoint?: string; credentials?: AwsCredentials },
@@ -115,7 +157,9 @@ export function awsClientSettings(
   const agentOptions = {
     keepAlive: true,
     maxSockets: 64,
-    ...(guard ? { lookup: guardedLookup } : {}),
+    ...(guard
+      ? { lookup: options.resolver ? createGuardedLookup(options.resolver) : guardedLookup }
+      : {}),
   };
   return {
     region: config.region,

@@ -1,5 +1,10 @@
 import { DomainError } from '@hookbase/domain';
-import { isCloudDestinationKind, parseDestinationConfig } from './destination-config';
+import {
+  changedTargetFields,
+  cloudTargetScope,
+  isCloudDestinationKind,
+  parseDestinationConfig,
+} from './destination-config';
 
 const credentials = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'sekrit-value' };
 
@@ -151,5 +156,60 @@ describe('parseDestinationConfig', () => {
     expect(isCloudDestinationKind('http')).toBe(false);
     expect(isCloudDestinationKind('polling')).toBe(false);
     expect(() => parseDestinationConfig('http' as never, {})).toThrow(DomainError);
+  });
+});
+
+describe('cloudTargetScope', () => {
+  it('names the AWS account where the config does, and null where it does not', () => {
+    const scope = (kind: 'sqs' | 'sns' | 'eventbridge' | 's3', config: Record<string, unknown>) =>
+      cloudTargetScope(kind, { region: 'us-east-1', ...config });
+    expect(
+      scope('sqs', { queueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/orders' }),
+    ).toEqual({
+      provider: 'aws',
+      endpointOverride: false,
+      region: 'us-east-1',
+      accountId: '123456789012',
+    });
+    expect(
+      scope('sns', { topicArn: 'arn:aws:sns:us-east-1:210987654321:orders.fifo' }),
+    ).toMatchObject({
+      accountId: '210987654321',
+    });
+    expect(
+      scope('eventbridge', {
+        eventBusName: 'arn:aws:events:us-east-1:123456789012:event-bus/orders',
+      }),
+    ).toMatchObject({ accountId: '123456789012' });
+    expect(scope('eventbridge', { eventBusName: 'orders' })).toMatchObject({ accountId: null });
+    expect(scope('s3', { bucket: 'b-1' })).toMatchObject({ accountId: null });
+    expect(scope('s3', { bucket: 'b-1', expectedBucketOwner: '123456789012' })).toMatchObject({
+      accountId: '123456789012',
+    });
+    expect(scope('sqs', { queueUrl: 'x', endpoint: 'http://127.0.0.1:1' })).toMatchObject({
+      endpointOverride: true,
+      accountId: null,
+    });
+  });
+
+  it('gives a Pub/Sub target its project', () => {
+    expect(cloudTargetScope('pubsub', { projectId: 'orders-prod', topic: 't' })).toEqual({
+      provider: 'google',
+      endpointOverride: false,
+      projectId: 'orders-prod',
+    });
+  });
+});
+
+describe('changedTargetFields', () => {
+  it('lists the target fields that differ, an added or removed override included', () => {
+    const before = { region: 'us-east-1', bucket: 'a-1', prefix: 'x/' };
+    expect(changedTargetFields('s3', before, { ...before, prefix: 'y/' })).toEqual([]);
+    expect(changedTargetFields('s3', before, { ...before, endpoint: 'http://h' })).toEqual([
+      'config.endpoint',
+    ]);
+    expect(
+      changedTargetFields('s3', { ...before, endpoint: 'http://h' }, { ...before, bucket: 'b-2' }),
+    ).toEqual(['config.endpoint', 'config.bucket']);
   });
 });

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import {
+  AWS_ACCOUNT_ID_PATTERN,
+  AWS_REGION_PATTERN,
   checkTargetUrl,
+  CloudTargetScope,
+  GOOGLE_PROJECT_ID_PATTERN,
   DomainError,
   type EndpointKind,
   type ValidationIssue,
@@ -11,8 +15,9 @@ import {
  * again before every attempt. Unknown fields are rejected so a typo never passes silently.
  *
  * `endpoint` overrides the service's address (emulators such as moto or the Pub/Sub fake, VPC
- * endpoints): http or https only. Without it the SDK's regional endpoint is used. Credentials are
- * optional: without them the SDK's default chain (environment, instance role, ...) applies.
+ * endpoints): http or https only. Without it the SDK's regional endpoint is used. Credentials may
+ * be left out only when the operator opted the organization in to the host's identity (the SDK's
+ * default chain), and never with an endpoint override (see host-identity.ts).
  */
 
 export const CLOUD_DESTINATION_KINDS = ['sqs', 'sns', 'eventbridge', 'pubsub', 's3'] as const;
@@ -22,9 +27,7 @@ export function isCloudDestinationKind(kind: EndpointKind | string): kind is Clo
   return (CLOUD_DESTINATION_KINDS as readonly string[]).includes(kind);
 }
 
-const region = z
-  .string()
-  .regex(/^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, 'must be an AWS region such as us-east-1');
+const region = z.string().regex(AWS_REGION_PATTERN, 'must be an AWS region such as us-east-1');
 
 const serviceUrl = z
   .string()
@@ -85,7 +88,7 @@ export const sqsConfigSchema = z.strictObject({
 });
 export type SqsConfig = z.infer<typeof sqsConfigSchema>;
 
-const TOPIC_ARN = /^arn:aws[a-z-]*:sns:([a-z0-9-]+):\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/;
+const TOPIC_ARN = /^arn:aws[a-z-]*:sns:([a-z0-9-]+):(\d{12}):[A-Za-z0-9_-]{1,256}(\.fifo)?$/;
 export const snsConfigSchema = z
   .strictObject({
     ...awsCommon,
@@ -141,6 +144,11 @@ export const s3ConfigSchema = z.strictObject({
     })
     .refine((prefix) => !prefix.startsWith('/'), { message: 'must not start with /' })
     .default(''),
+  /** The bucket's owning account: S3 refuses the write when another account owns the bucket. */
+  expectedBucketOwner: z
+    .string()
+    .regex(AWS_ACCOUNT_ID_PATTERN, 'must be a 12-digit AWS account id')
+    .optional(),
 });
 export type S3Config = z.infer<typeof s3ConfigSchema>;
 
@@ -148,10 +156,7 @@ export const pubsubConfigSchema = z.strictObject({
   /** A Google Cloud project id (optionally domain-scoped: example.com:project). */
   projectId: z
     .string()
-    .regex(
-      /^([a-z0-9.-]+:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$/,
-      'must be a Google Cloud project id such as my-project',
-    ),
+    .regex(GOOGLE_PROJECT_ID_PATTERN, 'must be a Google Cloud project id such as my-project'),
   /** The topic's short name, or its full name projects/<projectId>/topics/<name>. */
   topic: z
     .string()
@@ -176,6 +181,75 @@ export const destinationConfigSchemas = {
   pubsub: pubsubConfigSchema,
   s3: s3ConfigSchema,
 } as const;
+
+/**
+ * The fields that say where a cloud endpoint's messages (and so its credentials) go. Stored
+ * credentials are bound to them: changing one needs the credentials sent again.
+ */
+export const CREDENTIAL_TARGET_FIELDS: Record<CloudDestinationKind, readonly string[]> = {
+  sqs: ['region', 'endpoint', 'queueUrl'],
+  sns: ['region', 'endpoint', 'topicArn'],
+  eventbridge: ['region', 'endpoint', 'eventBusName'],
+  pubsub: ['projectId', 'endpoint', 'topic'],
+  s3: ['region', 'endpoint', 'bucket'],
+};
+
+/** The target fields (config.<name>) whose value differs between two configs of one kind. */
+export function changedTargetFields(
+  kind: CloudDestinationKind,
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): string[] {
+  return CREDENTIAL_TARGET_FIELDS[kind]
+    .filter((field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]))
+    .map((field) => `config.${field}`);
+}
+
+const EVENT_BUS_ARN = /^arn:aws[a-z-]*:events:[a-z0-9-]+:(\d{12}):event-bus\//;
+
+/** Where a cloud endpoint's config points, as the host-identity rule judges it. */
+export function cloudTargetScope(
+  kind: CloudDestinationKind,
+  config: Record<string, unknown>,
+): CloudTargetScope {
+  const endpointOverride = config.endpoint !== undefined;
+  if (kind === 'pubsub') {
+    return { provider: 'google', endpointOverride, projectId: String(config.projectId) };
+  }
+  const region = String(config.region);
+  const text = (field: string) => (typeof config[field] === 'string' ? config[field] : '');
+  switch (kind) {
+    case 'sqs': {
+      const account = /^\/(\d{12})\//.exec(
+        URL.canParse(text('queueUrl')) ? new URL(text('queueUrl')).pathname : '',
+      );
+      return { provider: 'aws', endpointOverride, region, accountId: account?.[1] ?? null };
+    }
+    case 'sns':
+      return {
+        provider: 'aws',
+        endpointOverride,
+        region,
+        accountId: TOPIC_ARN.exec(text('topicArn'))?.[2] ?? null,
+      };
+    case 'eventbridge':
+      return {
+        provider: 'aws',
+        endpointOverride,
+        region,
+        accountId: EVENT_BUS_ARN.exec(text('eventBusName'))?.[1] ?? null,
+        accountHint: 'give eventBusName as the bus ARN',
+      };
+    case 's3':
+      return {
+        provider: 'aws',
+        endpointOverride,
+        region,
+        accountId: text('expectedBucketOwner') || null,
+        accountHint: 'set expectedBucketOwner',
+      };
+  }
+}
 
 export type DestinationConfigOf<K extends CloudDestinationKind> = z.output<
   (typeof destinationConfigSchemas)[K]

@@ -1,4 +1,4 @@
-import type { AttemptOutcome, EndpointKind } from '@hookbase/domain';
+import type { AttemptOutcome, EndpointKind, HostIdentityGrant } from '@hookbase/domain';
 
 /** One message as a destination sees it, for one attempt. */
 export interface OutboundMessage {
@@ -23,6 +23,11 @@ export interface DeliveryTarget {
    * id as that key (Pub/Sub's ordering key); SQS and SNS order by their `.fifo` queues and topics.
    */
   ordered?: boolean;
+  /**
+   * The organization's opt-in to the host's cloud identity (null or absent: off). A cloud endpoint
+   * without credentials is refused unless it covers the target.
+   */
+  hostIdentity?: HostIdentityGrant | null;
 }
 
 export interface DeliveryReport {

@@ -1,6 +1,8 @@
-import { DomainError } from '@hookbase/domain';
+import { DomainError, type HostIdentityGrant } from '@hookbase/domain';
+import { checkCloudIdentity } from './cloud-support';
 import { CredentialsCipher } from './credentials-cipher';
 import {
+  changedTargetFields,
   isCloudDestinationKind,
   parseDestinationConfig,
   type CloudDestinationKind,
@@ -48,14 +50,22 @@ export class EndpointCredentials {
    * URL_NOT_ALLOWED / INVALID_URL for an endpoint override) and returns what to store.
    *
    * `current` is the stored config on a PATCH: a config without `credentials` keeps the stored
-   * ones, `credentials: null` removes them (the SDK's default chain applies again), new ones
-   * replace them. Refuses credentials with FEATURE_NOT_AVAILABLE when no key is configured.
+   * ones, `credentials: null` removes them, new ones replace them. Stored credentials are bound
+   * to the target they were given for: a config that changes a target field (region, endpoint,
+   * project, queue, topic, bus, bucket) and keeps them is refused (CREDENTIALS_TARGET_CHANGED).
+   * A config left without credentials needs the organization's `hostIdentity` grant to cover its
+   * target, and no endpoint override (CREDENTIALS_REQUIRED). Refuses credentials with
+   * FEATURE_NOT_AVAILABLE when no key is configured.
    */
   seal(
     organizationId: string,
     kind: CloudDestinationKind,
     raw: Record<string, unknown> | undefined,
-    options: { allowPrivateTargets: boolean; current?: Record<string, unknown> },
+    options: {
+      allowPrivateTargets: boolean;
+      current?: Record<string, unknown>;
+      hostIdentity: HostIdentityGrant | null;
+    },
   ): Record<string, unknown> {
     const input = { ...(raw ?? {}) };
     const clear = input.credentials === null;
@@ -67,8 +77,7 @@ export class EndpointCredentials {
       if (!this.cipher) {
         throw new DomainError(
           'FEATURE_NOT_AVAILABLE',
-          'config.credentials cannot be stored: this installation has no HOOKBASE_CREDENTIALS_KEY ' +
-            '(omit credentials to use the default credential chain of the Hookbase host)',
+          'config.credentials cannot be stored: this installation has no HOOKBASE_CREDENTIALS_KEY',
         );
       }
       const envelope = this.cipher.encrypt(
@@ -78,7 +87,19 @@ export class EndpointCredentials {
       return { ...config, [ENCRYPTED_CREDENTIALS_FIELD]: envelope };
     }
     const kept = clear ? undefined : options.current?.[ENCRYPTED_CREDENTIALS_FIELD];
-    return typeof kept === 'string' ? { ...config, [ENCRYPTED_CREDENTIALS_FIELD]: kept } : config;
+    if (typeof kept === 'string') {
+      const changed = changedTargetFields(kind, publicEndpointConfig(options.current!), config);
+      if (changed.length > 0) {
+        throw new DomainError(
+          'CREDENTIALS_TARGET_CHANGED',
+          `config.credentials must be sent again to change ${changed.join(', ')}: stored credentials stay bound to the target they were given for`,
+          { fields: changed },
+        );
+      }
+      return { ...config, [ENCRYPTED_CREDENTIALS_FIELD]: kept };
+    }
+    checkCloudIdentity(kind, config, options.hostIdentity);
+    return config;
   }
 
   /**

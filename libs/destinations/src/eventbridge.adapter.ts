@@ -3,7 +3,7 @@ import { classifyAwsError } from './aws-errors';
 import {
   AttemptRejected,
   awsClientSettings,
-  checkEndpointOverride,
+  checkBeforeSend,
   classifyWith,
   ClientCache,
   clientKey,
@@ -38,7 +38,7 @@ export class EventBridgeDestinationAdapter implements DestinationAdapter {
     let config: EventBridgeConfig;
     try {
       config = parseDestinationConfig('eventbridge', target.config);
-      checkEndpointOverride(config.endpoint, this.options.allowPrivateTargets);
+      checkBeforeSend(this.kind, config, target, this.options);
     } catch (error) {
       return refusedReport(error);
     }

@@ -43,4 +43,31 @@ describe('pubsubClientConfig', () => {
       },
     });
   });
+
+  it('dials a checked address while TLS and :authority still name the host', () => {
+    expect(
+      pubsubClientConfig(
+        { projectId: 'my-project', topic: 'orders', endpoint: 'https://pubsub.example.com' },
+        '93.184.216.34',
+      ),
+    ).toEqual({
+      projectId: 'my-project',
+      apiEndpoint: '93.184.216.34:443',
+      emulatorMode: false,
+      'grpc.default_authority': 'pubsub.example.com',
+      'grpc.ssl_target_name_override': 'pubsub.example.com',
+    });
+    expect(
+      pubsubClientConfig(
+        { projectId: 'my-project', topic: 'orders', endpoint: 'http://emulator.example:8085' },
+        '127.0.0.1',
+      ),
+    ).toEqual({
+      projectId: 'my-project',
+      apiEndpoint: '127.0.0.1:8085',
+      emulatorMode: true,
+      universeDomain: 'googleapis.com',
+      'grpc.default_authority': 'emulator.example:8085',
+    });
+  });
 });

@@ -1,6 +1,7 @@
+import { isIPv4 } from 'node:net';
 import { PubSub, type ClientConfig, type Topic } from '@google-cloud/pubsub';
 import {
-  checkEndpointOverride,
+  checkBeforeSend,
   ClientCache,
   clientKey,
   CloudAdapterOptions,
@@ -16,6 +17,8 @@ import {
 } from './destination.adapter';
 import { parseDestinationConfig, PubsubConfig } from './destination-config';
 import { classifyGoogleError } from './google-errors';
+import { isTargetRefusal, resolveTargetName } from './guarded-lookup';
+import { networkText } from './transport-errors';
 
 interface PubsubClient {
   pubsub: PubSub;
@@ -30,7 +33,10 @@ interface PubsubClient {
  * message ordering on.
  *
  * `config.endpoint` reaches an emulator over plain gRPC without credentials when it is
- * `http://host:port`, a private endpoint over TLS when it is `https://...`.
+ * `http://host:port`, a private endpoint over TLS when it is `https://...`. Its host name is
+ * resolved here, before every attempt, and checked against the private-target rule; the channel
+ * then dials the checked IPv4 address (TLS and `:authority` still name the host), so the gRPC
+ * client never resolves a name of its own (no DNS rebinding between the check and the connect).
  */
 export class PubsubDestinationAdapter implements DestinationAdapter {
   readonly kind = 'pubsub' as const;
@@ -46,12 +52,26 @@ export class PubsubDestinationAdapter implements DestinationAdapter {
     let config: PubsubConfig;
     try {
       config = parseDestinationConfig('pubsub', target.config);
-      checkEndpointOverride(config.endpoint, this.options.allowPrivateTargets);
+      checkBeforeSend(this.kind, config, target, this.options);
     } catch (error) {
       return refusedReport(error);
     }
+    let address: string | undefined;
+    if (config.endpoint !== undefined) {
+      try {
+        address = await this.dialAddress(new URL(config.endpoint));
+      } catch (error) {
+        if (isTargetRefusal(error)) return refusedReport(error);
+        // A lookup that failed or took too long may succeed later: the schedule decides.
+        return {
+          outcome: { kind: 'retry', error: networkText(error) },
+          durationMs: 0,
+          responseExcerpt: null,
+        };
+      }
+    }
     const ordered = target.ordered === true;
-    const topic = this.topic(config, ordered);
+    const topic = this.topic(config, ordered, address);
     const orderingKey = ordered ? target.endpointId : undefined;
     return timedAttempt(async () => {
       try {
@@ -74,10 +94,40 @@ export class PubsubDestinationAdapter implements DestinationAdapter {
     }, classifyGoogleError);
   }
 
-  private topic(config: PubsubConfig, ordered: boolean): Topic {
-    const key = clientKey(['pubsub', config.projectId, config.endpoint, config.credentials]);
+  /**
+   * The IPv4 address to dial for an endpoint override: a literal as it is (the URL rule checked
+   * it), a name resolved and checked (URL_NOT_ALLOWED when it resolves inside and private targets
+   * are not allowed).
+   */
+  private async dialAddress(url: URL): Promise<string> {
+    const host = url.hostname;
+    if (isIPv4(host)) return host;
+    const unsupported = (): never => {
+      const error: NodeJS.ErrnoException = new Error(
+        `Pub/Sub endpoint overrides need an IPv4 address: ${host} has none`,
+      );
+      error.code = 'URL_NOT_ALLOWED';
+      throw error;
+    };
+    if (host.startsWith('[')) return unsupported();
+    const addresses = await resolveTargetName(host, {
+      allowPrivate: this.options.allowPrivateTargets,
+      timeoutMs: this.options.connectTimeoutMs,
+      resolver: this.options.resolver,
+    });
+    return addresses.find((entry) => entry.family === 4)?.address ?? unsupported();
+  }
+
+  private topic(config: PubsubConfig, ordered: boolean, address: string | undefined): Topic {
+    const key = clientKey([
+      'pubsub',
+      config.projectId,
+      config.endpoint,
+      address,
+      config.credentials,
+    ]);
     const client = this.clients.get(key, () => ({
-      pubsub: new PubSub(pubsubClientConfig(config)),
+      pubsub: new PubSub(pubsubClientConfig(config, address)),
       topics: new Map(),
     }));
     const topicKey = `${ordered ? 'ordered' : 'unordered'}:${config.topic}`;
@@ -101,13 +151,25 @@ export class PubsubDestinationAdapter implements DestinationAdapter {
   }
 }
 
-export function pubsubClientConfig(config: PubsubConfig): ClientConfig {
-  const settings: ClientConfig = { projectId: config.projectId };
+/**
+ * The client settings for a topic's project, endpoint and credentials. With `address` (the
+ * checked address of the endpoint's host) the channel dials it, while TLS verifies the
+ * certificate for the host and `:authority` names it.
+ */
+export function pubsubClientConfig(config: PubsubConfig, address?: string): ClientConfig {
+  const settings: ClientConfig & Record<`grpc.${string}`, string> = {
+    projectId: config.projectId,
+  };
   if (config.endpoint !== undefined) {
     const url = new URL(config.endpoint);
     const emulator = url.protocol === 'http:';
     const port = url.port || (emulator ? '80' : '443');
-    settings.apiEndpoint = `${url.hostname}:${port}`;
+    const dialled = address ?? url.hostname;
+    settings.apiEndpoint = `${dialled}:${port}`;
+    if (dialled !== url.hostname) {
+      settings['grpc.default_authority'] = url.port ? `${url.hostname}:${url.port}` : url.hostname;
+      if (!emulator) settings['grpc.ssl_target_name_override'] = url.hostname;
+    }
     // http: plain gRPC, no credentials (the emulator's way); https: TLS and real credentials.
     settings.emulatorMode = emulator;
     // Naming the universe spares the client asking for one: without it, it looks for Google's

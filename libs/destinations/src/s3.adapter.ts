@@ -2,7 +2,7 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { classifyAwsError } from './aws-errors';
 import {
   awsClientSettings,
-  checkEndpointOverride,
+  checkBeforeSend,
   ClientCache,
   clientKey,
   CloudAdapterOptions,
@@ -45,7 +45,7 @@ export class S3DestinationAdapter implements DestinationAdapter {
     let config: S3Config;
     try {
       config = parseDestinationConfig('s3', target.config);
-      checkEndpointOverride(config.endpoint, this.options.allowPrivateTargets);
+      checkBeforeSend(this.kind, config, target, this.options);
     } catch (error) {
       return refusedReport(error);
     }
@@ -57,6 +57,9 @@ export class S3DestinationAdapter implements DestinationAdapter {
       Body: JSON.stringify(message.payload),
       ContentType: 'application/json',
       Metadata: deliveryAttributes(message),
+      ...(config.expectedBucketOwner !== undefined
+        ? { ExpectedBucketOwner: config.expectedBucketOwner }
+        : {}),
     });
     return timedAttempt(async () => {
       const output = await client.send(command, {

@@ -2,7 +2,7 @@ import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { classifyAwsError } from './aws-errors';
 import {
   awsClientSettings,
-  checkEndpointOverride,
+  checkBeforeSend,
   ClientCache,
   clientKey,
   CloudAdapterOptions,
@@ -37,7 +37,7 @@ export class SnsDestinationAdapter implements DestinationAdapter {
     let config: SnsConfig;
     try {
       config = parseDestinationConfig('sns', target.config);
-      checkEndpointOverride(config.endpoint, this.options.allowPrivateTargets);
+      checkBeforeSend(this.kind, config, target, this.options);
     } catch (error) {
       return refusedReport(error);
     }

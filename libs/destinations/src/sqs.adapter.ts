@@ -2,7 +2,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { classifyAwsError } from './aws-errors';
 import {
   awsClientSettings,
-  checkEndpointOverride,
+  checkBeforeSend,
   ClientCache,
   clientKey,
   CloudAdapterOptions,
@@ -38,7 +38,7 @@ export class SqsDestinationAdapter implements DestinationAdapter {
     let config: SqsConfig;
     try {
       config = parseDestinationConfig('sqs', target.config);
-      checkEndpointOverride(config.endpoint, this.options.allowPrivateTargets);
+      checkBeforeSend(this.kind, config, target, this.options);
     } catch (error) {
       return refusedReport(error);
     }

@@ -1,6 +1,11 @@
 import { loadConfig } from '@hookbase/config';
 import { KafkaProducer, topicNames } from '@hookbase/kafka';
-import { EndpointEntity, EndpointRepository, MessageRepository } from '@hookbase/persistence';
+import {
+  EndpointEntity,
+  EndpointRepository,
+  MessageRepository,
+  OrganizationRepository,
+} from '@hookbase/persistence';
 import { AttemptRecorder } from './attempt-recorder';
 import { DeliveryService, PendingDelivery } from './delivery.service';
 import { DispatchSlots, SlotOutcome } from './dispatch-pool';
@@ -65,6 +70,7 @@ describe('DeliveryService and its dispatch slots', () => {
       producer,
       recorder,
       slots,
+      { hostCloudIdentity: async () => null } as unknown as OrganizationRepository,
     );
     return { deliveries, held, recorded };
   }

@@ -12,6 +12,7 @@ import {
   DlqReason,
   DlqRecord,
   EndpointKind,
+  HostIdentityGrant,
   takeToken,
   TokenBucket,
 } from '@hookbase/domain';
@@ -21,6 +22,8 @@ import {
   DestinationAdapter,
   EndpointCredentials,
   EventBridgeDestinationAdapter,
+  hasStoredCredentials,
+  isCloudDestinationKind,
   HttpDestinationAdapter,
   PubsubDestinationAdapter,
   S3DestinationAdapter,
@@ -33,6 +36,7 @@ import {
   EndpointEntity,
   EndpointRepository,
   MessageRepository,
+  OrganizationRepository,
 } from '@hookbase/persistence';
 import { AttemptRecorder } from './attempt-recorder';
 import { ConcurrencyLimit } from './concurrency-limit';
@@ -88,6 +92,7 @@ export class DeliveryService implements OnApplicationShutdown {
     private readonly producer: KafkaProducer,
     private readonly recorder: AttemptRecorder,
     @Inject(DISPATCH_SLOTS) private readonly slots: DispatchSlots,
+    private readonly organizations: OrganizationRepository,
   ) {
     this.http = new HttpDestinationAdapter({
       timeoutMs: config.delivery.timeoutMs,
@@ -323,6 +328,10 @@ export class DeliveryService implements OnApplicationShutdown {
    * its config. Credentials that cannot be decrypted (no key, or not the key they were sealed
    * with) are an operator's mistake that a restart with the right key fixes: the attempt is
    * retried on the endpoint's schedule, not failed for good.
+   *
+   * A cloud endpoint without credentials of its own is given its organization's host-identity
+   * grant, read fresh (an operator's withdrawal applies at the next attempt); the adapter refuses
+   * it when the grant does not cover the target.
    */
   private async deliverThrough(
     adapter: DestinationAdapter,
@@ -332,6 +341,7 @@ export class DeliveryService implements OnApplicationShutdown {
     attemptNumber: number,
   ): Promise<DeliveryReport> {
     let config: Record<string, unknown>;
+    let hostIdentity: HostIdentityGrant | null = null;
     try {
       config = this.credentials.open(endpoint.organizationId, endpoint.kind, endpoint.config);
     } catch (error) {
@@ -355,6 +365,20 @@ export class DeliveryService implements OnApplicationShutdown {
         responseExcerpt: null,
       };
     }
+    if (isCloudDestinationKind(endpoint.kind) && !hasStoredCredentials(endpoint.config)) {
+      try {
+        hostIdentity = await this.organizations.hostCloudIdentity(endpoint.organizationId);
+      } catch {
+        return {
+          outcome: {
+            kind: 'retry',
+            error: "the organization's host identity setting could not be read",
+          },
+          durationMs: 0,
+          responseExcerpt: null,
+        };
+      }
+    }
     return adapter.deliver(
       {
         messageId: delivery.messageId,
@@ -371,6 +395,7 @@ export class DeliveryService implements OnApplicationShutdown {
         config,
         secrets,
         ordered: endpoint.fifoEnabled,
+        hostIdentity,
       },
     );
   }

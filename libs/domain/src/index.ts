@@ -19,3 +19,4 @@ export * from './records';
 export * from './retry-policy';
 export * from './storable-text';
 export * from './target-policy';
+export * from './host-identity';

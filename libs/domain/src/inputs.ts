@@ -1,5 +1,10 @@
 import { z } from 'zod';
 import { DomainError } from './errors';
+import {
+  AWS_ACCOUNT_ID_PATTERN,
+  AWS_REGION_PATTERN,
+  GOOGLE_PROJECT_ID_PATTERN,
+} from './host-identity';
 import { DLQ_REASONS, ENDPOINT_KINDS, ENDPOINT_STATUSES, MESSAGE_STATUSES, PLANS } from './model';
 import { isStorableText, unstorableTextAt } from './storable-text';
 
@@ -35,15 +40,43 @@ export const publishEventSchema = z.strictObject({
 });
 export type PublishEventInput = z.infer<typeof publishEventSchema>;
 
+/**
+ * An organization's opt-in to the Hookbase host's cloud identity for its cloud endpoints that
+ * carry no credentials (see host-identity.ts); `null` is off. A list given is the whole set
+ * allowed; a list left out does not restrict. Only the admin token sets it.
+ */
+export const hostCloudIdentitySchema = z
+  .strictObject({
+    awsAccountIds: z
+      .array(z.string().regex(AWS_ACCOUNT_ID_PATTERN, 'must be a 12-digit AWS account id'))
+      .min(1)
+      .max(100)
+      .optional(),
+    awsRegions: z
+      .array(z.string().regex(AWS_REGION_PATTERN, 'must be an AWS region such as us-east-1'))
+      .min(1)
+      .max(50)
+      .optional(),
+    googleProjectIds: z
+      .array(z.string().regex(GOOGLE_PROJECT_ID_PATTERN, 'must be a Google Cloud project id'))
+      .min(1)
+      .max(100)
+      .optional(),
+  })
+  .nullable();
+export type HostCloudIdentityInput = z.infer<typeof hostCloudIdentitySchema>;
+
 export const createOrganizationSchema = z.strictObject({
   name: z.string().trim().min(1).max(200),
   plan: z.enum(PLANS).default('free'),
+  hostCloudIdentity: hostCloudIdentitySchema.default(null),
 });
 export type CreateOrganizationInput = z.infer<typeof createOrganizationSchema>;
 
 export const updateOrganizationSchema = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   plan: z.enum(PLANS).optional(),
+  hostCloudIdentity: hostCloudIdentitySchema.optional(),
 });
 export type UpdateOrganizationInput = z.infer<typeof updateOrganizationSchema>;
 

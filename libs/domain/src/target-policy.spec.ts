@@ -55,6 +55,25 @@ describe('isPrivateAddress', () => {
     ['64:ff9b::127.0.0.1', 'NAT64 of loopback'],
     ['64:ff9b::a9fe:a9fe', 'NAT64 of metadata, in hex'],
     ['64:ff9b::192.168.0.1', 'NAT64 of private'],
+    // IPv4-translated ::ffff:0:a.b.c.d (RFC 2765), by the IPv4 inside
+    ['::ffff:0:127.0.0.1', 'IPv4-translated loopback'],
+    ['::ffff:0:7f00:1', 'IPv4-translated loopback, in hex'],
+    ['0:0:0:0:ffff:0:a00:1', 'IPv4-translated private, written out'],
+    ['::ffff:0:169.254.169.254', 'IPv4-translated metadata'],
+    // NAT64 local-use prefix 64:ff9b:1::/48 (RFC 8215): inside one network, whatever follows
+    ['64:ff9b:1::7f00:1', 'local-use NAT64 of loopback'],
+    ['64:ff9b:1::808:808', 'local-use NAT64, even of a public address'],
+    ['64:ff9b:1:ffff:ffff:ffff:ffff:ffff', 'local-use NAT64, its last address'],
+    // 6to4 2002:aabb:ccdd::/48 reaches aa.bb.cc.dd
+    ['2002:7f00:1::', '6to4 of loopback'],
+    ['2002:a9fe:a9fe::1', '6to4 of metadata'],
+    ['2002:c0a8:101:1:2:3:4:5', '6to4 of private, with a subnet and host'],
+    ['2002:a00:1::', '6to4 of 10.0.0.1'],
+    ['2002::', '6to4 of 0.0.0.0'],
+    // Teredo 2001:0::/32: the client's address is the low 32 bits, inverted
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'Teredo of client 127.0.0.1'],
+    ['2001::ffff:f5ff:fffe', 'Teredo of client 10.0.0.1, short form'],
+    ['2001:0:0:0:0:0:5601:5601', 'Teredo of client 169.254.169.254 (a9fe:a9fe inverted)'],
   ])('%s is private (%s)', (ip) => {
     expect(isPrivateAddress(ip)).toBe(true);
   });
@@ -88,7 +107,16 @@ describe('isPrivateAddress', () => {
     ['::ffff:808:808', 'IPv4-mapped public, in hex'],
     ['64:ff9b::8.8.8.8', 'NAT64 of public'],
     ['64:ff9b::808:808', 'NAT64 of public, in hex'],
-    ['64:ff9b:1::7f00:1', 'not the well-known NAT64 prefix'],
+    ['64:ff9b:0:1::7f00:1', 'not a NAT64 prefix (64:ff9b::/96 is followed by zeros)'],
+    ['64:ff9b:2::7f00:1', 'next to the local-use NAT64 prefix'],
+    ['::ffff:0:8.8.8.8', 'IPv4-translated public'],
+    ['::ffff:1:7f00:1', 'neither IPv4-mapped nor IPv4-translated'],
+    ['2002:808:808::', '6to4 of public'],
+    ['2002:808:808:ffff:7f00:1::1', '6to4 of public, a private-looking subnet after it'],
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'Teredo of client 8.8.8.8 (inverted)'],
+    ['2001:0:4136:e378:8000:63bf:7f00:1', 'Teredo whose low bits read 127.0.0.1 uninverted'],
+    ['2001:1::7f00:1', 'just after Teredo 2001::/32'],
+    ['2003::7f00:1', 'just after 6to4 2002::/16'],
     ['fbff:ffff::1', 'just before fc00::/7'],
     ['fe00::1', 'between fc00::/7 and fe80::/10'],
     ['fe7f:ffff::1', 'just before fe80::/10'],

@@ -53,16 +53,36 @@ function ipv6Groups(ip: string): number[] {
   return [...left, ...Array<number>(gap).fill(0), ...right];
 }
 
+/**
+ * The IPv4 address an IPv6 address carries and reaches, for the forms that carry one: IPv4-mapped
+ * `::ffff:a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`, 6to4
+ * `2002:aabb:ccdd::/48` and Teredo `2001:0::/32` (whose client address is the low 32 bits
+ * inverted). `null` for any other address.
+ */
+function embeddedIpv4(groups: readonly number[]): number | null {
+  const zeros = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
+  const low32 = groups[6] * 0x10000 + groups[7];
+  if (zeros(0, 5) && groups[5] === 0xffff) return low32; // ::ffff:a.b.c.d
+  if (zeros(0, 4) && groups[4] === 0xffff && groups[5] === 0) return low32; // ::ffff:0:a.b.c.d
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) return low32; // 64:ff9b::/96
+  if (groups[0] === 0x2002) return groups[1] * 0x10000 + groups[2]; // 6to4 2002::/16
+  if (groups[0] === 0x2001 && groups[1] === 0) {
+    return (groups[6] ^ 0xffff) * 0x10000 + (groups[7] ^ 0xffff); // Teredo 2001::/32
+  }
+  return null;
+}
+
 function isPrivateIpv6(groups: number[]): boolean {
   const zeros = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
-  const embeddedIpv4 = groups[6] * 0x10000 + groups[7];
   // ::/96: the unspecified :: and loopback ::1, and the deprecated IPv4-compatible ::a.b.c.d,
-  // where no legitimate receiver lives.
+  // where no legitimate receiver lives (private whatever the IPv4 inside, so stricter than its
+  // embedded address alone).
   if (zeros(0, 6)) return true;
-  if (zeros(0, 5) && groups[5] === 0xffff) return isPrivateIpv4(embeddedIpv4); // ::ffff:a.b.c.d
-  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) {
-    return isPrivateIpv4(embeddedIpv4); // NAT64 64:ff9b::a.b.c.d reaches a.b.c.d
-  }
+  // 64:ff9b:1::/48 is for NAT64 inside one network (RFC 8215), with the IPv4 address at a place
+  // each network chooses: never a public receiver.
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups[2] === 1) return true;
+  const embedded = embeddedIpv4(groups);
+  if (embedded !== null) return isPrivateIpv4(embedded);
   const first = groups[0];
   return (
     (first & 0xfe00) === 0xfc00 || // unique local fc00::/7

@@ -18,6 +18,8 @@ export function grpcStatusFor(code: ErrorCode): GrpcStatus {
     case 'INVALID_SECRET':
     case 'FIFO_NOT_SUPPORTED':
     case 'FEATURE_NOT_AVAILABLE':
+    case 'CREDENTIALS_REQUIRED':
+    case 'CREDENTIALS_TARGET_CHANGED':
       return GrpcStatus.INVALID_ARGUMENT;
     case 'UNAUTHORIZED':
       return GrpcStatus.UNAUTHENTICATED;

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { lookup } from 'node:dns/promises';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import {
   checkFifoSetting,
@@ -9,11 +8,11 @@ import {
   DEFAULT_RETRY_POLICY,
   DomainError,
   EndpointKind,
-  isPrivateAddress,
   UpdateEndpointInput,
   validateRetryPolicy,
 } from '@hookbase/domain';
 import {
+  checkTargetName,
   CLOUD_DESTINATION_KINDS,
   EndpointCredentials,
   hasStoredCredentials,
@@ -140,8 +139,9 @@ export class EndpointSettingsService {
 
   /**
    * A cloud endpoint's config, validated for its kind and with its credentials sealed (see
-   * EndpointCredentials.seal); an endpoint override is held to the same private-target rule as
-   * HTTP URLs, names resolved included. Other kinds' configs are stored as given.
+   * EndpointCredentials.seal: bound to their target; left out only under the organization's
+   * host-identity grant); an endpoint override is held to the same private-target rule as HTTP
+   * URLs, names resolved included. http and polling endpoints take no config: only `{}`.
    */
   private async checkConfig(
     organizationId: string,
@@ -149,14 +149,30 @@ export class EndpointSettingsService {
     raw: Record<string, unknown> | undefined,
     current: Record<string, unknown> | undefined,
   ): Promise<Record<string, unknown>> {
-    if (!isCloudDestinationKind(kind)) return raw ?? {};
+    if (!isCloudDestinationKind(kind)) {
+      const keys = Object.keys(raw ?? {});
+      if (keys.length > 0) {
+        const issues = keys.map((key) => ({
+          path: `config.${key}`,
+          message: `${kind} endpoints take no config`,
+        }));
+        throw new DomainError(
+          'VALIDATION_FAILED',
+          `Invalid request: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`,
+          { issues },
+        );
+      }
+      return {};
+    }
     const allowPrivateTargets = this.config.delivery.allowPrivateTargets;
     const config = this.credentials.seal(organizationId, kind, raw, {
       allowPrivateTargets,
       current,
+      hostIdentity: await this.organizations.hostCloudIdentity(organizationId),
     });
     if (typeof config.endpoint === 'string') {
-      await this.refusePrivateNames(new URL(config.endpoint), 'config.endpoint');
+      // A cloud override must resolve now: it is where credentials go.
+      await this.refusePrivateNames(new URL(config.endpoint), 'config.endpoint', true);
     }
     return config;
   }
@@ -171,25 +187,24 @@ export class EndpointSettingsService {
       throw new DomainError('VALIDATION_FAILED', 'url is required for http endpoints');
     const allowPrivate = this.config.delivery.allowPrivateTargets;
     const url = checkTargetUrl(raw, { allowPrivate });
-    await this.refusePrivateNames(url, 'url');
+    await this.refusePrivateNames(url, 'url', false);
     return url.toString();
   }
 
-  /** Unless private targets are allowed, refuses a host name that resolves into this network. */
-  private async refusePrivateNames(url: URL, field: string): Promise<void> {
-    if (!this.config.delivery.allowPrivateTargets) {
-      const host = url.hostname.replace(/^\[|\]$/g, '');
-      const addresses = await Promise.race([
-        lookup(host, { all: true }).catch(() => []),
-        new Promise<[]>((resolve) => setTimeout(() => resolve([]), DNS_CHECK_TIMEOUT_MS).unref()),
-      ]);
-      const inside = addresses.find((entry) => isPrivateAddress(entry.address));
-      if (inside) {
-        throw new DomainError(
-          'URL_NOT_ALLOWED',
-          `${field}: ${host} resolves to ${inside.address}, a private address; set HOOKBASE_ALLOW_PRIVATE_TARGETS=true to allow it`,
-        );
-      }
-    }
+  /**
+   * Unless private targets are allowed, refuses a host name that resolves into this network, and
+   * with `refuseUnresolved` one whose lookup fails or times out (what it resolves to cannot be
+   * checked). Either way the name is checked again at every connection.
+   */
+  private async refusePrivateNames(
+    url: URL,
+    field: string,
+    refuseUnresolved: boolean,
+  ): Promise<void> {
+    await checkTargetName(url, field, {
+      allowPrivate: this.config.delivery.allowPrivateTargets,
+      timeoutMs: DNS_CHECK_TIMEOUT_MS,
+      refuseUnresolved,
+    });
   }
 }

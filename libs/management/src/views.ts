@@ -28,6 +28,7 @@ export function organizationView(organization: OrganizationEntity) {
     id: organization.id,
     name: organization.name,
     plan: organization.plan,
+    hostCloudIdentity: organization.hostCloudIdentity,
     createdAt: iso(organization.createdAt),
   };
 }

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -95,4 +96,21 @@ export function unusedPort(): Promise<number> {
  */
 export function emulatorAwsCredentials(): { accessKeyId: string; secretAccessKey: string } {
   return { accessKeyId: 'AKIAHOOKBASETESTKEY0', secretAccessKey: 'hookbase-test-secret' };
+}
+
+let googleTestKey: string | undefined;
+
+/**
+ * A Google service account key of our own making for the Pub/Sub fake: Hookbase requires a cloud
+ * endpoint to carry credentials, and over an emulator's plain gRPC (an `http://` endpoint) the
+ * client sends none of them, so the key is never used to sign anything.
+ */
+export function emulatorGoogleCredentials(): { clientEmail: string; privateKey: string } {
+  googleTestKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
+  return {
+    clientEmail: 'hookbase-test@hookbase-test.iam.gserviceaccount.com',
+    privateKey: googleTestKey,
+  };
 }

@@ -7,3 +7,4 @@ export * from './tcp-proxy';
 export * from './scratch-kafka';
 export * from './emulators';
 export * from './sqs-queue';
+export * from './stub-resolver';

@@ -10,6 +10,8 @@ export function httpStatusFor(code: ErrorCode): number {
     case 'INVALID_SECRET':
     case 'FIFO_NOT_SUPPORTED':
     case 'FEATURE_NOT_AVAILABLE':
+    case 'CREDENTIALS_REQUIRED':
+    case 'CREDENTIALS_TARGET_CHANGED':
       return 400;
     case 'UNAUTHORIZED':
       return 401;

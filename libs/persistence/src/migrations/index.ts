@@ -3,6 +3,7 @@ import { MessageReplays1764547200000 } from './1764547200000-message-replays';
 import { InvalidEvents1764633600000 } from './1764633600000-invalid-events';
 import { FifoLanes1764720000000 } from './1764720000000-fifo-lanes';
 import { PollLog1764806400000 } from './1764806400000-poll-log';
+import { OrganizationHostIdentity1764892800000 } from './1764892800000-organization-host-identity';
 import { ApiKeyLifecycle1764979200000 } from './1764979200000-api-key-lifecycle';
 import { SealEndpointSecrets1765152000000 } from './1765152000000-seal-endpoint-secrets';
 
@@ -12,6 +13,7 @@ export const MIGRATIONS = [
   InvalidEvents1764633600000,
   FifoLanes1764720000000,
   PollLog1764806400000,
+  OrganizationHostIdentity1764892800000,
   ApiKeyLifecycle1764979200000,
   SealEndpointSecrets1765152000000,
 ];

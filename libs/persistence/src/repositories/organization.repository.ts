@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { newId, Plan } from '@hookbase/domain';
+import { HostIdentityGrant, newId, Plan } from '@hookbase/domain';
 import { OrganizationEntity } from '../entities';
 
 @Injectable()
@@ -11,11 +11,30 @@ export class OrganizationRepository {
     return this.dataSource.getRepository(OrganizationEntity);
   }
 
-  async create(input: { name: string; plan: Plan }): Promise<OrganizationEntity> {
+  async create(input: {
+    name: string;
+    plan: Plan;
+    hostCloudIdentity?: HostIdentityGrant | null;
+  }): Promise<OrganizationEntity> {
     const now = new Date();
     return this.repo.save(
-      this.repo.create({ id: newId('org'), ...input, createdAt: now, updatedAt: now }),
+      this.repo.create({
+        id: newId('org'),
+        ...input,
+        hostCloudIdentity: input.hostCloudIdentity ?? null,
+        createdAt: now,
+        updatedAt: now,
+      }),
     );
+  }
+
+  /** The organization's opt-in to the host's cloud identity: null when off or unknown. */
+  async hostCloudIdentity(id: string): Promise<HostIdentityGrant | null> {
+    const rows: { host_cloud_identity: HostIdentityGrant | null }[] = await this.dataSource.query(
+      'SELECT host_cloud_identity FROM organizations WHERE id = $1',
+      [id],
+    );
+    return rows[0]?.host_cloud_identity ?? null;
   }
 
   findById(id: string): Promise<OrganizationEntity | null> {
@@ -34,7 +53,7 @@ export class OrganizationRepository {
 
   async update(
     organization: OrganizationEntity,
-    patch: { name?: string; plan?: Plan },
+    patch: { name?: string; plan?: Plan; hostCloudIdentity?: HostIdentityGrant | null },
   ): Promise<OrganizationEntity> {
     Object.assign(organization, patch, { updatedAt: new Date() });
     return this.repo.save(organization);

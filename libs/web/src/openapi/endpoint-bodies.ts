@@ -25,11 +25,11 @@ const KIND_DESCRIPTIONS: Record<(typeof CLOUD_DESTINATION_KINDS)[number], string
   eventbridge:
     'An EventBridge bus (`eventBusName`, events with `source` and the event type as detail-type).',
   pubsub: 'A Pub/Sub topic (`projectId`, `topic`; FIFO endpoints publish with an ordering key).',
-  s3: 'An S3 bucket: one JSON object per message under `prefix`.',
+  s3: 'An S3 bucket: one JSON object per message under `prefix` (`expectedBucketOwner`: the owning account, checked by S3).',
 };
 
 const CREDENTIALS_NOTE =
-  'Optional `credentials` are stored encrypted (AES-256-GCM) and never returned; without them the SDK default chain of the Hookbase host applies. Refused with FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do.';
+  "`credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused.";
 
 function cloudConfig(kind: (typeof CLOUD_DESTINATION_KINDS)[number], forPatch: boolean) {
   const schema = destinationConfigSchemas[kind] as z.ZodType;
@@ -42,7 +42,7 @@ function cloudConfig(kind: (typeof CLOUD_DESTINATION_KINDS)[number], forPatch: b
   ).nullable();
   const base = destinationConfigSchemas[kind] as unknown as z.ZodObject;
   return base.safeExtend({ credentials: credentials.optional() }).meta({
-    description: `${KIND_DESCRIPTIONS[kind]} Replaces the stored config; \`credentials\` left out keeps the stored ones, \`null\` removes them. ${CREDENTIALS_NOTE}`,
+    description: `${KIND_DESCRIPTIONS[kind]} Replaces the stored config; \`credentials\` left out keeps the stored ones (refused with CREDENTIALS_TARGET_CHANGED when the target changes: region, endpoint, project, queue, topic, bus or bucket), \`null\` removes them. ${CREDENTIALS_NOTE}`,
   });
 }
 
@@ -50,9 +50,9 @@ export const createEndpointBody = z.union([
   createEndpointSchema.extend({
     kind: z.enum(['http', 'polling']).default('http'),
     config: z
-      .record(z.string(), z.unknown())
+      .strictObject({})
       .optional()
-      .meta({ description: 'Free-form for http and polling endpoints, stored as given.' }),
+      .meta({ description: 'http and polling endpoints take no config: only `{}`.' }),
   }),
   ...CLOUD_DESTINATION_KINDS.map((kind) =>
     createEndpointSchema.extend({ kind: z.literal(kind), config: cloudConfig(kind, false) }),
@@ -64,8 +64,8 @@ export const updateEndpointBody = updateEndpointSchema.extend({
     .union([
       ...CLOUD_DESTINATION_KINDS.map((kind) => cloudConfig(kind, true)),
       z
-        .record(z.string(), z.unknown())
-        .meta({ description: 'http and polling endpoints: free-form, stored as given.' }),
+        .strictObject({})
+        .meta({ description: 'http and polling endpoints take no config: only `{}`.' }),
     ])
     .optional()
     .meta({ description: "The config of the endpoint's kind (a kind cannot change)." }),
