@@ -8,7 +8,7 @@ import {
   TestReceiver,
 } from '@hookbase/testing';
 
-const LEASE_MS = 4_000;
+const LEASE_MS = 6_000;
 const ENDPOINTS = 50;
 const EVENTS = 40;
 const KILLS = 2;
@@ -72,9 +72,13 @@ describe('FIFO lanes across crashes', () => {
       await client.post('/v1/events', { eventType: 'lease', payload: { n } });
     const atLease = () => receiver.requests.filter((r) => r.path === '/lease');
     await pollUntil(() => atLease().length === 1, { description: 'the head in flight' });
+    // The survivor is up before the kill, so the lane is watched from the moment its worker dies:
+    // the window to see it waiting is the whole lease, not the lease less a process's boot (which
+    // takes seconds on a loaded machine, and once took all of it).
+    const next = await stack.startAnother();
     await current.kill();
     const killedAt = Date.now();
-    ({ process: current, url: currentUrl } = await stack.startAnother());
+    ({ process: current, url: currentUrl } = next);
     const survivor = new ApiClient(currentUrl, apiKey);
 
     const waiting = await pollUntil(
@@ -85,7 +89,11 @@ describe('FIFO lanes across crashes', () => {
       },
       { intervalMs: 100, timeoutMs: 20_000, description: 'the lane waiting for the lease' },
     );
-    expect(waiting).toMatchObject({ state: 'blocked', queueDepth: 3, leaseSeconds: 4 });
+    expect(waiting).toMatchObject({
+      state: 'blocked',
+      queueDepth: 3,
+      leaseSeconds: LEASE_MS / 1000,
+    });
     expect(waiting.head.status).toBe('in_flight');
 
     await pollUntil(() => atLease().length === 4, {
