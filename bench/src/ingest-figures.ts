@@ -1,6 +1,6 @@
 import { fmtInt, fmtMs, fmtRate } from './report';
 
-/** What issue 6 asks of an ingest surface on this 2-core machine. */
+/** The ingest targets each surface is measured against on this 2-core machine. */
 export interface IngestTarget {
   eventsPerSecond: number;
   p99Ms: number;

@@ -241,7 +241,7 @@ export async function runIngestSteps(
           highestBound(bounds),
           surface.target,
         ),
-        [`issue 6 (${surface.targetName})`, verdict.text],
+        [`ingest target (${surface.targetName})`, verdict.text],
         ['accepted', fmtInt(runs.reduce((t, r) => t + r.ledger.events.accepted, 0))],
         [
           'refused or failed',
