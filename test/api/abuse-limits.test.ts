@@ -1,9 +1,14 @@
-import { credentials, loadPackageDefinition, Metadata, ServiceError, status } from '@grpc/grpc-js';
-import type { Client, GrpcObject, ServiceClientConstructor } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { Metadata, ServiceError, status } from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { ApiClient, ApiResponse, createTenant, RunningStack, startStack } from '@hookbase/testing';
+import {
+  ApiClient,
+  ApiResponse,
+  connectGrpcIngest,
+  createTenant,
+  GrpcIngestClient,
+  RunningStack,
+  startStack,
+} from '@hookbase/testing';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- responses are read loosely, asserted by value */
 
@@ -18,7 +23,7 @@ const FAILURES_PER_MINUTE = 10;
  */
 describe('abuse limits', () => {
   let stack: RunningStack;
-  let client: Client & Record<string, any>;
+  let client: GrpcIngestClient;
 
   beforeAll(async () => {
     stack = await startStack({
@@ -29,20 +34,7 @@ describe('abuse limits', () => {
       HOOKBASE_API_REQUESTS_PER_SECOND_BUSINESS: '5',
       HOOKBASE_MAX_ENDPOINTS_FREE: '2',
     });
-    const [, address] = await stack.process.waitForLine(/gRPC listening on (\S+)/, 30_000);
-    const definition = loadSync(
-      join(__dirname, '..', '..', 'proto', 'hookbase', 'v1', 'ingest.proto'),
-      {
-        keepCase: true,
-        longs: String,
-        enums: String,
-        defaults: true,
-        oneofs: true,
-      },
-    );
-    const hookbase = loadPackageDefinition(definition).hookbase as GrpcObject;
-    const Ingest = (hookbase.v1 as GrpcObject).Ingest as ServiceClientConstructor;
-    client = new Ingest(address, credentials.createInsecure()) as Client & Record<string, any>;
+    client = await connectGrpcIngest(stack.process);
   });
 
   afterAll(async () => {

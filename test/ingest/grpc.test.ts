@@ -1,8 +1,13 @@
-import { credentials, loadPackageDefinition, Metadata, ServiceError, status } from '@grpc/grpc-js';
-import type { Client, GrpcObject, ServiceClientConstructor } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
-import { join } from 'node:path';
-import { createTenant, pollUntil, RunningStack, startStack, TestReceiver } from '@hookbase/testing';
+import { Metadata, ServiceError, status } from '@grpc/grpc-js';
+import {
+  connectGrpcIngest,
+  createTenant,
+  GrpcIngestClient,
+  pollUntil,
+  RunningStack,
+  startStack,
+  TestReceiver,
+} from '@hookbase/testing';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- responses are read loosely, asserted by value */
 
@@ -13,27 +18,14 @@ import { createTenant, pollUntil, RunningStack, startStack, TestReceiver } from 
  */
 describe('gRPC ingest', () => {
   let stack: RunningStack;
-  let client: Client & Record<string, any>;
+  let client: GrpcIngestClient;
   const receiver = new TestReceiver();
   let receiverUrl: string;
 
   beforeAll(async () => {
     receiverUrl = await receiver.start();
     stack = await startStack({ HOOKBASE_GRPC_PORT: '0' });
-    const [, address] = await stack.process.waitForLine(/gRPC listening on (\S+)/, 30_000);
-    const definition = loadSync(
-      join(__dirname, '..', '..', 'proto', 'hookbase', 'v1', 'ingest.proto'),
-      {
-        keepCase: true,
-        longs: String,
-        enums: String,
-        defaults: true,
-        oneofs: true,
-      },
-    );
-    const hookbase = loadPackageDefinition(definition).hookbase as GrpcObject;
-    const Ingest = (hookbase.v1 as GrpcObject).Ingest as ServiceClientConstructor;
-    client = new Ingest(address, credentials.createInsecure()) as Client & Record<string, any>;
+    client = await connectGrpcIngest(stack.process);
   });
 
   afterAll(async () => {

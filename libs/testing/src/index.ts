@@ -8,3 +8,4 @@ export * from './scratch-kafka';
 export * from './emulators';
 export * from './sqs-queue';
 export * from './stub-resolver';
+export * from './grpc-ingest-client';
