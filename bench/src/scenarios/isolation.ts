@@ -318,9 +318,48 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
       ? new IngestClient(session.stack.ingestUrl, neighbours.tenant.apiKey, options.maxInFlight)
       : client;
     const neighbourTargets = new Set(neighbours.indices);
+    const problems: string[] = [];
+    const neighbourSeqs = { next: NEIGHBOUR_SEQ * RUN_SEQ };
+    // The neighbour's load, for a run or for the warm-up.
+    const neighbourLoad = (seconds: number, deadlineMs: number) =>
+      runOpenLoop({
+        ratePerSecond: options.neighbourRate,
+        count: planEvents(options.neighbourRate, seconds),
+        maxInFlight: options.maxInFlight,
+        deadlineMs,
+        send: async (_, scheduledAt) => {
+          const seq = neighbourSeqs.next++;
+          neighbourLedger.schedule(seq, scheduledAt, neighbourTargets);
+          await publishInto(neighbourLedger, neighbourClient, seq, {
+            eventType: EVENT_TYPE,
+            payload: benchPayload(seq, options.payloadBytes),
+            endpointIds: neighbours.ids,
+          });
+        },
+      });
+    // Until every message of the hanging organization has ended (timed out, dead-lettered), so
+    // that the run after it is alone.
+    const untilNeighbourQuiet = async (label: string) => {
+      session.watch(`${label}: the hanging organization going quiet`, [neighbourLedger], null);
+      const quiet = await session.drain(
+        [neighbourLedger],
+        now() + options.drainTimeoutSeconds * 1000,
+      );
+      if (!quiet)
+        problems.push(
+          `${label}: the hanging organization's messages did not all end within ${options.drainTimeoutSeconds} s`,
+        );
+    };
     // Warm-up at the same load, not measured: otherwise run 1 alone pays for connection set-up
-    // and the JIT, and the comparison favours run 2.
+    // and the JIT, and the comparison favours run 2. With --tenants the hanging organization
+    // joins it and the warm-up lasts until its messages have ended, so that the first run with
+    // it does not pay alone for what a neighbour's first timeouts cost once (connections, the
+    // code paths of timeouts, holds and dead-lettering).
     session.watch('warm-up', [warmUp], null);
+    const warmNeighbour =
+      options.tenants && options.neighbourRate > 0
+        ? neighbourLoad(WARM_UP_SECONDS, ctx.deadlineMs)
+        : Promise.resolve(undefined);
     await runOpenLoop({
       ratePerSecond: options.rate,
       count: planEvents(options.rate, WARM_UP_SECONDS),
@@ -336,15 +375,15 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
         });
       },
     });
+    await warmNeighbour;
     await session.drain([warmUp], now() + options.drainTimeoutSeconds * 1000);
+    if (options.tenants) await untilNeighbourQuiet('warm-up');
     const planned = planEvents(options.rate, options.durationSeconds);
     const reports: {
       run: RunReport;
       offsetSeconds: number;
       window: { fromMs: number; toMs: number };
     }[] = [];
-    const problems: string[] = [];
-    const neighbourSeqs = { next: NEIGHBOUR_SEQ * RUN_SEQ };
     let backlog: Awaited<ReturnType<typeof pourBacklog>> | undefined;
     for (const [runIndex, ledger] of runs.entries()) {
       const { withNeighbour, afterBacklog } = plan[runIndex];
@@ -388,25 +427,11 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
           });
         },
       });
-      const neighbourLoad =
+      const neighbourRun =
         withNeighbour && options.neighbourRate > 0
-          ? runOpenLoop({
-              ratePerSecond: options.neighbourRate,
-              count: planEvents(options.neighbourRate, options.durationSeconds),
-              maxInFlight: options.maxInFlight,
-              deadlineMs,
-              send: async (_, scheduledAt) => {
-                const seq = neighbourSeqs.next++;
-                neighbourLedger.schedule(seq, scheduledAt, neighbourTargets);
-                await publishInto(neighbourLedger, neighbourClient, seq, {
-                  eventType: EVENT_TYPE,
-                  payload: benchPayload(seq, options.payloadBytes),
-                  endpointIds: neighbours.ids,
-                });
-              },
-            })
+          ? neighbourLoad(options.durationSeconds, deadlineMs)
           : Promise.resolve(undefined);
-      const [load] = await Promise.all([healthyLoad, neighbourLoad]);
+      const [load] = await Promise.all([healthyLoad, neighbourRun]);
       const loadEndMs = now();
       session.watch(`${ledger.name}: draining`, [ledger], null);
       // Only the healthy endpoints' messages must settle: the neighbour's keep retrying.
@@ -416,22 +441,8 @@ export async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult
           `${ledger.name}: deliveries did not settle within ${options.drainTimeoutSeconds} s`,
         );
       if (load.stoppedByDeadline) problems.push(`${ledger.name}: load stopped at its deadline`);
-      if (withNeighbour && options.tenants) {
-        // The next run without the neighbour must be alone: its attempts end (timeout, DLQ).
-        session.watch(
-          `${ledger.name}: the hanging organization going quiet`,
-          [neighbourLedger],
-          null,
-        );
-        const quiet = await session.drain(
-          [neighbourLedger],
-          now() + options.drainTimeoutSeconds * 1000,
-        );
-        if (!quiet)
-          problems.push(
-            `${ledger.name}: the hanging organization's messages did not all end within ${options.drainTimeoutSeconds} s`,
-          );
-      }
+      // The next run without the neighbour must be alone: its attempts end (timeout, DLQ).
+      if (withNeighbour && options.tenants) await untilNeighbourQuiet(ledger.name);
       const run = await session.report(
         { label: ledger.name, startMs, loadEndMs, offeredPerSecond: options.rate * healthy.length },
         ledger,

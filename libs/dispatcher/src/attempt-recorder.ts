@@ -1,13 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import { GroupedWork } from '@hookbase/domain';
 import { AttemptRecord, MessageRepository } from '@hookbase/persistence';
 
 const MAX_GROUP = 500;
-
-interface Pending {
-  record: AttemptRecord;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
 
 /**
  * Writes attempts in groups: while one write is under way, the attempts that finish meanwhile
@@ -17,32 +12,16 @@ interface Pending {
  */
 @Injectable()
 export class AttemptRecorder {
-  private readonly queue: Pending[] = [];
-  private flushing = false;
+  private readonly writes: GroupedWork<AttemptRecord, void>;
 
-  constructor(private readonly messages: MessageRepository) {}
-
-  record(record: AttemptRecord): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ record, resolve, reject });
-      if (!this.flushing) void this.flush();
-    });
+  constructor(messages: MessageRepository) {
+    this.writes = new GroupedWork<AttemptRecord, void>(async (records) => {
+      await messages.recordAttempts(records);
+      return records.map(() => undefined);
+    }, MAX_GROUP);
   }
 
-  private async flush(): Promise<void> {
-    this.flushing = true;
-    try {
-      while (this.queue.length > 0) {
-        const group = this.queue.splice(0, MAX_GROUP);
-        try {
-          await this.messages.recordAttempts(group.map((pending) => pending.record));
-          group.forEach((pending) => pending.resolve());
-        } catch (error) {
-          group.forEach((pending) => pending.reject(error));
-        }
-      }
-    } finally {
-      this.flushing = false;
-    }
+  async record(record: AttemptRecord): Promise<void> {
+    await this.writes.run([record]);
   }
 }

@@ -12,6 +12,7 @@ import {
   DlqReason,
   DlqRecord,
   EndpointKind,
+  GroupedWork,
   HostIdentityGrant,
   takeToken,
   TokenBucket,
@@ -83,6 +84,11 @@ export class DeliveryService implements OnApplicationShutdown {
   private readonly circuits = new Map<string, CircuitState>();
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly circuitPolicy: CircuitPolicy;
+  /**
+   * Messages held for want of a slot in their organization's share: when a hanging organization's
+   * waiters give up together, their holds go in one write instead of one each.
+   */
+  private readonly shareHolds: GroupedWork<string, void>;
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
@@ -119,6 +125,10 @@ export class DeliveryService implements OnApplicationShutdown {
     ]);
     this.credentials = new EndpointCredentials(config.credentials);
     this.circuitPolicy = config.delivery.circuit;
+    this.shareHolds = new GroupedWork<string, void>(async (messageIds) => {
+      await this.messages.hold(messageIds, new Date(Date.now() + SHARE_HOLD_MS));
+      return messageIds.map(() => undefined);
+    });
   }
 
   /**
@@ -447,8 +457,7 @@ export class DeliveryService implements OnApplicationShutdown {
     } finally {
       if (--slot.users === 0) this.perEndpoint.delete(endpointId);
     }
-    if (!outcome.ran)
-      await this.messages.hold([delivery.messageId], new Date(Date.now() + SHARE_HOLD_MS));
+    if (!outcome.ran) await this.shareHolds.run([delivery.messageId]);
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Kafka } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import { DeliveryRecord, deliveryRecordSchema } from '@hookbase/domain';
+import { DeliveryRecord, deliveryRecordSchema, GroupedWork } from '@hookbase/domain';
 import {
   BatchContext,
   ConsumedRecord,
@@ -14,6 +14,18 @@ import {
 import { FifoLaneRepository, MessageRepository } from '@hookbase/persistence';
 import { DeliveryService, PendingDelivery } from './delivery.service';
 import { FifoLaneRunner } from './fifo-lane-runner';
+
+/** A delivery record as read, with its offset in its partition. */
+interface Arrival {
+  record: DeliveryRecord;
+  offset: string;
+}
+
+/** A record whose attempt started: the message and the send to wait for. */
+interface StartedSend {
+  delivery: PendingDelivery;
+  done: Promise<void>;
+}
 
 /** Unfinished messages a partition may have under way before its reading waits (bounded memory). */
 const MAX_UNFINISHED_PER_PARTITION = 1_000;
@@ -29,6 +41,11 @@ const MAX_UNFINISHED_PER_PARTITION = 1_000;
  */
 @Injectable()
 export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
+  /** Partitions' batches that arrive while one is being taken in go together in the next intake. */
+  private readonly intake = new GroupedWork<Arrival, StartedSend | null>((arrivals) =>
+    this.admit(arrivals),
+  );
+
   constructor(
     @Inject(KAFKA) kafka: Kafka,
     @Inject(TOPICS) topics: TopicNames,
@@ -52,33 +69,60 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
     sources: ConsumedRecord[],
     context: BatchContext,
   ): Promise<InFlightRecord[]> {
-    const states = await this.messages.deliveryStates(records.map((d) => d.messageId));
+    const started = await this.intake.run(
+      records.map((record, index) => ({ record, offset: sources[index].offset })),
+    );
+    return started.flatMap((send, index) =>
+      send
+        ? [
+            {
+              offset: sources[index].offset,
+              done: this.untilDone(send.delivery, send.done, context),
+            },
+          ]
+        : [],
+    );
+  }
+
+  /**
+   * Takes the records of every partition whose batch arrived while the last intake was under
+   * way, in one set of reads and writes: which are still on this path, which join a FIFO lane,
+   * and the sends of the rest (null for a record that starts nothing here).
+   */
+  private async admit(records: readonly Arrival[]): Promise<(StartedSend | null)[]> {
+    const states = await this.messages.deliveryStates(
+      records.map(({ record }) => record.messageId),
+    );
     const seen = new Set<string>();
-    const candidates: { record: DeliveryRecord; offset: string; attemptsMade: number }[] = [];
-    records.forEach((record, index) => {
-      const state = states.get(record.messageId);
+    const candidates: { arrival: Arrival; attemptsMade: number }[] = [];
+    for (const arrival of records) {
+      const { messageId } = arrival.record;
+      const state = states.get(messageId);
       // Only messages still on the deliveries path: new ones, or ones interrupted mid-attempt.
       const onThisPath =
         state !== undefined &&
         !state.inLane &&
         (state.status === 'pending' || state.status === 'in_flight') &&
         state.nextAttemptAt === null;
-      if (!onThisPath || seen.has(record.messageId)) return;
-      seen.add(record.messageId);
-      candidates.push({ record, offset: sources[index].offset, attemptsMade: state.attempts });
-    });
+      if (!onThisPath || seen.has(messageId)) continue;
+      seen.add(messageId);
+      candidates.push({ arrival, attemptsMade: state.attempts });
+    }
     // New messages of FIFO endpoints join their lanes, in offset order, before anything else.
     const queued = await this.lanes.park(
-      candidates.map(({ record, offset }) => ({ messageId: record.messageId, seq: offset })),
+      candidates.map(({ arrival }) => ({
+        messageId: arrival.record.messageId,
+        seq: arrival.offset,
+      })),
     );
     const inLanes = new Set(queued.map((q) => q.messageId));
     this.laneRunner.wake(new Set(queued.map((q) => q.endpointId)));
     const pending: PendingDelivery[] = [];
-    const offsets = new Map<string, string>();
-    for (const { record, offset, attemptsMade } of candidates) {
+    const bySource = new Map<Arrival, PendingDelivery>();
+    for (const { arrival, attemptsMade } of candidates) {
+      const { record } = arrival;
       if (inLanes.has(record.messageId)) continue;
-      offsets.set(record.messageId, offset);
-      pending.push({
+      const delivery: PendingDelivery = {
         messageId: record.messageId,
         webhookId: record.messageId,
         source: 'new',
@@ -89,15 +133,16 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
         payload: record.payload,
         acceptedAt: new Date(record.acceptedAt),
         attemptsMade,
-      });
+      };
+      pending.push(delivery);
+      bySource.set(arrival, delivery);
     }
     const sends = await this.delivery.start(pending);
-    return pending
-      .filter((delivery) => sends.has(delivery.messageId))
-      .map((delivery) => ({
-        offset: offsets.get(delivery.messageId)!,
-        done: this.untilDone(delivery, sends.get(delivery.messageId)!, context),
-      }));
+    return records.map((arrival) => {
+      const delivery = bySource.get(arrival);
+      const done = delivery && sends.get(delivery.messageId);
+      return delivery && done ? { delivery, done } : null;
+    });
   }
 
   /**

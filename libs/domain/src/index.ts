@@ -20,3 +20,4 @@ export * from './retry-policy';
 export * from './storable-text';
 export * from './target-policy';
 export * from './host-identity';
+export * from './grouped-work';

@@ -5,6 +5,7 @@ import {
   DeliveryRecord,
   EventEnvelope,
   eventEnvelopeSchema,
+  GroupedWork,
   toStorableText,
 } from '@hookbase/domain';
 import {
@@ -22,6 +23,12 @@ import {
   OrganizationRepository,
 } from '@hookbase/persistence';
 
+/** An event envelope as read, with where it was read. */
+interface Arrival {
+  envelope: EventEnvelope;
+  source: ConsumedRecord;
+}
+
 const VALUE_EXCERPT_CHARS = 2_000;
 /** Organizations remembered as existing, at most; past it the memory starts over. */
 const KNOWN_ORGANIZATIONS_MAX = 100_000;
@@ -38,6 +45,8 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
    * is not asked for again; one not found is asked for again with its next event.
    */
   private knownOrganizations = new Set<string>();
+  /** Partitions' batches that arrive while one is being recorded go together in the next. */
+  private readonly intake = new GroupedWork<Arrival, void>((arrivals) => this.fanOut(arrivals));
 
   constructor(
     @Inject(KAFKA) kafka: Kafka,
@@ -57,6 +66,23 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
   }
 
   protected async handle(all: EventEnvelope[], sources: ConsumedRecord[]): Promise<void> {
+    await this.intake.run(all.map((envelope, index) => ({ envelope, source: sources[index] })));
+  }
+
+  /**
+   * Records the events of every partition whose batch arrived while the last one was being
+   * recorded, in one transaction, and sends their deliveries in one produce: each partition's
+   * events keep their order (an organization's events are all on one partition).
+   */
+  private async fanOut(arrivals: readonly Arrival[]): Promise<void[]> {
+    await this.fanOutInOrder(
+      arrivals.map((a) => a.envelope),
+      arrivals.map((a) => a.source),
+    );
+    return arrivals.map(() => undefined);
+  }
+
+  private async fanOutInOrder(all: EventEnvelope[], sources: ConsumedRecord[]): Promise<void> {
     // Direct producers may name an organization that does not exist: such events go aside too.
     const known = await this.existingOrganizations(all.map((e) => e.organizationId));
     const unknown = sources

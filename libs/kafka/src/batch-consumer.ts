@@ -42,13 +42,20 @@ export interface BatchConsumerOptions {
   /**
    * Pipelined mode: the next batch of a partition is read while earlier records are still under
    * way, up to this many unfinished records per partition, and the committed offset is the
-   * partition's low watermark (its lowest unfinished offset). Unset: one batch at a time, committed
-   * when the handler returns.
+   * partition's low watermark (its lowest unfinished offset). Unset: one batch at a time, every
+   * record finished when the handler returns. Either way the commit follows in the background
+   * (within COMMIT_DELAY_MS), never before the records it covers have finished.
    */
   maxUnfinishedPerPartition?: number;
   /** How long an orderly stop waits for work under way before leaving it to be replayed. */
   drainMs?: number;
 }
+
+/**
+ * How long finished records wait for their commit, so the completions of the moment go in one
+ * commit. A crash or rebalance replays at most this much more than the work under way.
+ */
+const COMMIT_DELAY_MS = 50;
 
 /** The longest wait before a consumer kafkajs gave up on is replaced (see nextRestartDelay). */
 export const MAX_RESTART_DELAY_MS = 5_000;
@@ -96,8 +103,8 @@ class PartitionProgress {
 }
 
 /**
- * Runs a handler over batches of one partition and commits the batch only after the handler
- * finished, so a crash replays what was not done (at least once). A failing handler is retried
+ * Runs a handler over batches of one partition and commits records only after the handler
+ * finished them, so a crash replays what was not done (at least once). A failing handler is retried
  * with backoff on the same batch while this process owns the partition: nothing is skipped.
  */
 export class BatchConsumer {
@@ -166,36 +173,25 @@ export class BatchConsumer {
           timestamp: message.timestamp,
         }));
         const last = batch.messages[batch.messages.length - 1].offset;
-        if (this.options.maxUnfinishedPerPartition) {
-          if (await this.runPipelined(records, context)) resolveOffset(last);
-          return;
-        }
-        const done = await this.runWithRetry(records, context);
-        if (done === false) return;
-        resolveOffset(last);
-        await consumer.commitOffsets([
-          {
-            topic: batch.topic,
-            partition: batch.partition,
-            offset: (BigInt(last) + 1n).toString(),
-          },
-        ]);
+        if (await this.runBatch(records, context)) resolveOffset(last);
       },
     });
   }
 
   /**
-   * Pipelined: the batch's records join the partition's watermark, the handler starts them, and
-   * the partition is read on (true) while they finish; commits follow the low watermark.
+   * The batch's records join the partition's watermark and the handler runs on them; the
+   * partition is read on (true) once it returns. Records it returned as under way finish later
+   * (pipelined mode); the others are finished now. Commits follow the low watermark in the
+   * background, coalesced, so the partition's next batch never waits for a commit.
    */
-  private async runPipelined(records: ConsumedRecord[], context: BatchContext): Promise<boolean> {
+  private async runBatch(records: ConsumedRecord[], context: BatchContext): Promise<boolean> {
     const key = `${context.topic}:${context.partition}`;
     let progress = this.partitions.get(key);
     if (!progress || !progress.follows(records[0].offset)) {
       progress = new PartitionProgress(context.topic, context.partition);
       this.partitions.set(key, progress);
     }
-    const limit = this.options.maxUnfinishedPerPartition!;
+    const limit = this.options.maxUnfinishedPerPartition ?? Number.POSITIVE_INFINITY;
     // Bounded memory: a partition whose window is full waits for some of it to finish.
     while (progress.watermark.unfinished >= limit && context.isActive()) {
       await progress.progress(1_000);
@@ -236,7 +232,7 @@ export class BatchConsumer {
     progress.commitTimer = setTimeout(() => {
       progress.commitTimer = undefined;
       void this.commit(key, progress);
-    }, 50);
+    }, COMMIT_DELAY_MS);
   }
 
   private async commit(key: string, progress: PartitionProgress): Promise<void> {

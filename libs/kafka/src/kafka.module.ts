@@ -107,20 +107,24 @@ function groupSize(messages: readonly Message[]): number {
 }
 
 /**
- * The one producer of a process: idempotent, `acks=all`, so a send resolves only once the record
- * is durably in the log and a retried send is not written twice.
+ * A process's producing: idempotent, `acks=all`, so a send resolves only once the record is
+ * durably in the log and a retried send is not written twice. Each topic gets a producer of its
+ * own: an idempotent producer keeps one request in flight, so with one for all, a process that
+ * ingests, fans out and dead-letters (the standalone one) would queue each stage's sends behind
+ * the others'. Order holds where Kafka keeps it, per partition, since a topic's records all go
+ * through its one producer.
  */
 @Injectable()
 export class KafkaProducer implements OnApplicationShutdown {
-  private producer: Producer | undefined;
-  private connecting: Promise<Producer> | undefined;
+  /** One idempotent producer per topic written, made on first use (see the class comment). */
+  private readonly producers = new Map<string, Promise<Producer>>();
   private readonly queues = new Map<string, PublishQueue>();
 
   constructor(@Inject(KAFKA) private readonly kafka: Kafka) {}
 
-  private connect(): Promise<Producer> {
-    if (this.producer) return Promise.resolve(this.producer);
-    this.connecting ??= (async () => {
+  private connect(topic: string): Promise<Producer> {
+    let connecting = this.producers.get(topic);
+    if (!connecting) {
       const producer = this.kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,
@@ -128,16 +132,17 @@ export class KafkaProducer implements OnApplicationShutdown {
         createPartitioner: Partitioners.DefaultPartitioner,
         allowAutoTopicCreation: false,
       });
-      await producer.connect();
-      this.producer = producer;
-      return producer;
-    })().finally(() => (this.connecting = undefined));
-    return this.connecting;
+      connecting = producer.connect().then(() => producer);
+      // A producer that could not connect is made afresh by the next send.
+      connecting.catch(() => this.producers.delete(topic));
+      this.producers.set(topic, connecting);
+    }
+    return connecting;
   }
 
   /** Sends records in order, in produce requests of bounded size; resolves once all are acked. */
   async send(topic: string, messages: Message[]): Promise<void> {
-    const producer = await this.connect();
+    const producer = await this.connect(topic);
     for (let start = 0; start < messages.length;) {
       const size = groupSize(messages.slice(start, start + MAX_GROUP_RECORDS));
       const chunk = messages.slice(start, start + size);
@@ -203,7 +208,13 @@ export class KafkaProducer implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.producer?.disconnect().catch(() => undefined);
+    const producers = [...this.producers.values()];
+    this.producers.clear();
+    await Promise.all(
+      producers.map((connecting) =>
+        connecting.then((producer) => producer.disconnect()).catch(() => undefined),
+      ),
+    );
   }
 }
 
