@@ -17,8 +17,34 @@ class FakeConsumer {
     this.connected = true;
   }
   async subscribe() {}
-  async run() {
+  /** What the consumer was run with (its eachBatch), and the commits it was asked for. */
+  runOptions: { eachBatch?: (payload: unknown) => Promise<void> } = {};
+  readonly commits: { partition: number; offset: string }[][] = [];
+  async run(options: { eachBatch?: (payload: unknown) => Promise<void> }) {
     this.running = true;
+    this.runOptions = options;
+  }
+  async commitOffsets(offsets: { partition: number; offset: string }[]) {
+    this.commits.push(offsets.map(({ partition, offset }) => ({ partition, offset })));
+  }
+  /** Hands a batch of `offsets` on partition 0 to the consumer as kafkajs would. */
+  deliver(offsets: string[], resolved: string[] = []) {
+    return this.runOptions.eachBatch!({
+      batch: {
+        topic: 't',
+        partition: 0,
+        messages: offsets.map((offset) => ({
+          offset,
+          key: null,
+          value: Buffer.from('{}'),
+          timestamp: '0',
+        })),
+      },
+      heartbeat: async () => undefined,
+      isRunning: () => true,
+      isStale: () => false,
+      resolveOffset: (offset: string) => resolved.push(offset),
+    });
   }
   async disconnect() {
     this.connected = false;
@@ -117,5 +143,75 @@ describe('BatchConsumer after kafkajs gives a consumer up', () => {
     await batchConsumer.stop();
     await jest.advanceTimersByTimeAsync(60_000);
     expect(consumers).toHaveLength(1);
+  });
+});
+
+describe('BatchConsumer commits', () => {
+  let consumer: FakeConsumer;
+  const kafka = {
+    consumer: () => (consumer = new FakeConsumer()),
+  } as unknown as Kafka;
+
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('reads on without waiting for a commit, and commits a finished batch within 50 ms', async () => {
+    const handled: string[][] = [];
+    const batchConsumer = new BatchConsumer(
+      kafka,
+      { groupId: 'g', topic: 't', sessionTimeoutMs: 6_000 },
+      async (records) => {
+        handled.push(records.map((r) => r.offset));
+      },
+    );
+    await batchConsumer.start();
+    const resolved: string[] = [];
+    await consumer.deliver(['5', '6'], resolved);
+    expect(resolved).toEqual(['6']);
+    expect(consumer.commits).toEqual([]);
+    await consumer.deliver(['7'], resolved);
+    expect(handled).toEqual([['5', '6'], ['7']]);
+    await jest.advanceTimersByTimeAsync(50);
+    // The two batches' completions go in one commit: the offset after the last finished record.
+    expect(consumer.commits).toEqual([[{ partition: 0, offset: '8' }]]);
+  });
+
+  it('never commits past a batch whose handler failed', async () => {
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    let stop: () => Promise<void> = async () => undefined;
+    const batchConsumer = new BatchConsumer(
+      kafka,
+      { groupId: 'g', topic: 't', sessionTimeoutMs: 6_000 },
+      async () => {
+        void stop();
+        throw new Error('store down');
+      },
+    );
+    stop = () => batchConsumer.stop();
+    await batchConsumer.start();
+    const resolved: string[] = [];
+    const delivered = consumer.deliver(['5'], resolved);
+    await jest.advanceTimersByTimeAsync(10_000);
+    await delivered;
+    expect(resolved).toEqual([]);
+    // At most the failed record's own offset (it is read again from there), never past it.
+    expect(consumer.commits.flat().every((commit) => BigInt(commit.offset) <= 5n)).toBe(true);
+    jest.restoreAllMocks();
+  });
+
+  it('in pipelined mode commits only below the lowest record still under way', async () => {
+    let finishSix: () => void = () => undefined;
+    const batchConsumer = new BatchConsumer(
+      kafka,
+      { groupId: 'g', topic: 't', sessionTimeoutMs: 6_000, maxUnfinishedPerPartition: 10 },
+      async () => [{ offset: '6', done: new Promise<void>((resolve) => (finishSix = resolve)) }],
+    );
+    await batchConsumer.start();
+    await consumer.deliver(['5', '6', '7']);
+    await jest.advanceTimersByTimeAsync(50);
+    expect(consumer.commits).toEqual([[{ partition: 0, offset: '6' }]]);
+    finishSix();
+    await jest.advanceTimersByTimeAsync(50);
+    expect(consumer.commits.at(-1)).toEqual([{ partition: 0, offset: '8' }]);
   });
 });

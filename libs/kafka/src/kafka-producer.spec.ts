@@ -67,3 +67,50 @@ describe('KafkaProducer.publish', () => {
     await expect(first).rejects.toThrow('broker gone');
   });
 });
+
+describe('KafkaProducer producers', () => {
+  /** A kafkajs stand-in that makes a producer per call, each with sends the test finishes. */
+  function kafkaWithProducers() {
+    const made: { topic?: string; finish: () => void }[][] = [];
+    const kafka = {
+      producer: () => {
+        const sends: { topic?: string; finish: () => void }[] = [];
+        made.push(sends);
+        return {
+          connect: async () => undefined,
+          disconnect: async () => undefined,
+          send: ({ topic }: { topic: string }) =>
+            new Promise<void>((resolve) => sends.push({ topic, finish: resolve })),
+        };
+      },
+    } as unknown as Kafka;
+    return { kafka, made };
+  }
+
+  it("gives each topic a producer of its own, so one topic's send in flight never holds another's", async () => {
+    const { kafka, made } = kafkaWithProducers();
+    const producer = new KafkaProducer(kafka);
+    const events = producer.send('events', [{ value: 'e' }]);
+    const dlq = producer.send('dlq', [{ value: 'd' }]);
+    await until(() => made.length === 2 && made.every((sends) => sends.length === 1));
+    expect(made.map((sends) => sends[0].topic)).toEqual(['events', 'dlq']);
+    made[1][0].finish();
+    await dlq;
+    made[0][0].finish();
+    await events;
+  });
+
+  it('keeps one producer for a topic, so its records go in order through one', async () => {
+    const { kafka, made } = kafkaWithProducers();
+    const producer = new KafkaProducer(kafka);
+    const first = producer.send('events', [{ value: 'a' }]);
+    await until(() => made[0]?.length === 1);
+    made[0][0].finish();
+    await first;
+    const second = producer.send('events', [{ value: 'b' }]);
+    await until(() => made[0].length === 2);
+    made[0][1].finish();
+    await second;
+    expect(made).toHaveLength(1);
+  });
+});
