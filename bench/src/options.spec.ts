@@ -43,6 +43,7 @@ describe('parseCommandLine', () => {
     expect(of()).toMatchObject({
       tenants: true,
       fifo: false,
+      rounds: 5,
       neighbours: 30,
       rate: 25,
       neighbourRate: 2,
@@ -53,9 +54,10 @@ describe('parseCommandLine', () => {
       },
     });
     expect(
-      of('--neighbours', '5', '--stack-env', 'HOOKBASE_DELIVERY_TIMEOUT_MS=8000'),
+      of('--neighbours', '5', '--rounds', '3', '--stack-env', 'HOOKBASE_DELIVERY_TIMEOUT_MS=8000'),
     ).toMatchObject({
       neighbours: 5,
+      rounds: 3,
       stackEnv: {
         HOOKBASE_DELIVERY_TIMEOUT_MS: '8000',
         HOOKBASE_CIRCUIT_FAILURE_THRESHOLD: '1000',
