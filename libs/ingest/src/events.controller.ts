@@ -1,4 +1,6 @@
 import { Body, Controller, HttpCode, Inject, Post, UseGuards } from '@nestjs/common';
+import { z } from 'zod';
+import { anyObject, dataOf, DescribeRoute } from '@hookbase/web';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { DomainError, parseInput, publishEventSchema } from '@hookbase/domain';
 import {
@@ -11,6 +13,10 @@ import {
 } from '@hookbase/web';
 import { PublishEvent } from './publish-event.use-case';
 
+/** The batch body as the document states it; publishBatch checks its size itself. */
+const publishBatchSchema = (max: number) =>
+  z.object({ events: z.array(publishEventSchema).min(1).max(max) });
+
 /** Ingest: each request takes its events from the key's ingest budget (a batch all of them). */
 @Controller('v1/events')
 @UseGuards(ApiKeyGuard)
@@ -22,6 +28,17 @@ export class EventsController {
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
 
+  @DescribeRoute({
+    operationId: 'publishEvent',
+    tag: 'Events',
+    summary:
+      'Publish one event. Answers once Kafka has it; an idempotency key seen before answers the first result.',
+    security: 'apiKey',
+    body: { name: 'PublishEvent', schema: publishEventSchema, required: true },
+    success: { status: 202, description: 'Accepted', schema: dataOf() },
+    errors: ['IDEMPOTENCY_CONFLICT'],
+    usesStore: true,
+  })
   @Post()
   @HttpCode(202)
   async publish(@AuthenticatedKey() key: ApiKeyPrincipal, @Body() body: unknown) {
@@ -31,6 +48,32 @@ export class EventsController {
   }
 
   /** Each event is accepted or refused on its own; results come back in the order sent. */
+  @DescribeRoute((limits) => ({
+    operationId: 'publishEventBatch',
+    tag: 'Events',
+    summary: `Publish up to ${limits.maxBatchEvents} events (HOOKBASE_MAX_BATCH_EVENTS); each is accepted or refused on its own, results in the order sent.`,
+    security: 'apiKey',
+    body: {
+      name: 'PublishEventBatch',
+      schema: publishBatchSchema(limits.maxBatchEvents),
+      required: true,
+    },
+    success: {
+      status: 207,
+      description:
+        'One result per event: `{ status: 202, data }` or `{ status, error: { code, message, details? } }`',
+      schema: dataOf({
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['status'],
+          properties: { status: { type: 'integer' }, data: anyObject, error: anyObject },
+        },
+      }),
+    },
+    errors: [],
+    usesStore: true,
+  }))
   @Post('batch')
   @HttpCode(207)
   async publishBatch(@AuthenticatedKey() key: ApiKeyPrincipal, @Body() body: unknown) {

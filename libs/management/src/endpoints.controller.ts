@@ -19,6 +19,16 @@ import {
   rotateSecretSchema,
   updateEndpointSchema,
 } from '@hookbase/domain';
+import {
+  createEndpointBody,
+  dataOf,
+  DescribeRoute,
+  endpointBody,
+  fifoStateBody,
+  pageOf,
+  secretKeyBody,
+  updateEndpointBody,
+} from '@hookbase/web';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { EndpointRepository, FifoLaneRepository, PollLogRepository } from '@hookbase/persistence';
 import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
@@ -36,6 +46,16 @@ export class EndpointsController {
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
 
+  @DescribeRoute({
+    operationId: 'listEndpoints',
+    tag: 'Endpoints',
+    summary: 'List endpoints, oldest first.',
+    security: 'apiKey',
+    query: { name: 'ListQuery', schema: listQuerySchema },
+    success: { status: 200, description: 'A page of endpoints', schema: pageOf() },
+    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED'],
+    usesStore: true,
+  })
   @Get()
   async list(@OrganizationId() organizationId: string, @Query() query: unknown) {
     const { limit, cursor } = parseInput(listQuerySchema, query);
@@ -43,6 +63,28 @@ export class EndpointsController {
     return { data: page.items.map(endpointView), nextCursor: page.nextCursor };
   }
 
+  /** The document shows createEndpointSchema and each cloud kind's config schema at once. */
+  @DescribeRoute({
+    operationId: 'createEndpoint',
+    tag: 'Endpoints',
+    summary:
+      'Create an endpoint: `http`, a cloud kind (`sqs`, `sns`, `eventbridge`, `pubsub`, `s3`; `config` per kind) or `polling`.',
+    security: 'apiKey',
+    body: { name: 'CreateEndpoint', schema: createEndpointBody, required: true },
+    success: { status: 201, description: 'The endpoint', schema: dataOf(endpointBody) },
+    errors: [
+      'ORGANIZATION_NOT_FOUND',
+      'INVALID_URL',
+      'URL_NOT_ALLOWED',
+      'INVALID_SECRET',
+      'FIFO_NOT_SUPPORTED',
+      'FEATURE_NOT_AVAILABLE',
+      'CREDENTIALS_REQUIRED',
+      'PLAN_REQUIRED',
+      'ENDPOINT_LIMIT_REACHED',
+    ],
+    usesStore: true,
+  })
   @Post()
   @HttpCode(201)
   async create(@OrganizationId() organizationId: string, @Body() body: unknown) {
@@ -50,11 +92,40 @@ export class EndpointsController {
     return { data: endpointView(await this.settings.create(organizationId, input)) };
   }
 
+  @DescribeRoute({
+    operationId: 'getEndpoint',
+    tag: 'Endpoints',
+    summary: 'One endpoint.',
+    security: 'apiKey',
+    success: { status: 200, description: 'The endpoint', schema: dataOf(endpointBody) },
+    errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
+    usesStore: true,
+  })
   @Get(':endpointId')
   async get(@OrganizationId() organizationId: string, @Param('endpointId') endpointId: string) {
     return { data: endpointView(await this.require(organizationId, endpointId)) };
   }
 
+  @DescribeRoute({
+    operationId: 'updateEndpoint',
+    tag: 'Endpoints',
+    summary: 'Change an endpoint.',
+    security: 'apiKey',
+    body: { name: 'UpdateEndpoint', schema: updateEndpointBody, required: true },
+    success: { status: 200, description: 'The endpoint', schema: dataOf(endpointBody) },
+    errors: [
+      'ORGANIZATION_NOT_FOUND',
+      'ENDPOINT_NOT_FOUND',
+      'INVALID_URL',
+      'URL_NOT_ALLOWED',
+      'FIFO_NOT_SUPPORTED',
+      'FEATURE_NOT_AVAILABLE',
+      'CREDENTIALS_REQUIRED',
+      'CREDENTIALS_TARGET_CHANGED',
+      'PLAN_REQUIRED',
+    ],
+    usesStore: true,
+  })
   @Patch(':endpointId')
   async update(
     @OrganizationId() organizationId: string,
@@ -67,6 +138,16 @@ export class EndpointsController {
   }
 
   /** The endpoint's FIFO queue: depth, lag, and whether (and why) its head is blocked. */
+  @DescribeRoute({
+    operationId: 'getEndpointFifoState',
+    tag: 'Endpoints',
+    summary:
+      "The endpoint's FIFO queue: depth, lag, its head, and whether (and why) it is blocked.",
+    security: 'apiKey',
+    success: { status: 200, description: 'The FIFO state', schema: dataOf(fifoStateBody) },
+    errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
+    usesStore: true,
+  })
   @Get(':endpointId/fifo-state')
   async fifoState(
     @OrganizationId() organizationId: string,
@@ -81,6 +162,24 @@ export class EndpointsController {
    * Queued messages are dead-lettered (endpoint_deleted) when the dispatcher next sees them; a
    * polling endpoint's unfetched ones at once (the dispatcher never sees them).
    */
+  @DescribeRoute({
+    operationId: 'deleteEndpoint',
+    tag: 'Endpoints',
+    summary:
+      'Delete an endpoint; its queued messages are dead-lettered (endpoint_deleted) when next seen.',
+    security: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Deleted',
+      schema: dataOf({
+        type: 'object',
+        required: ['id', 'deleted'],
+        properties: { id: { type: 'string' }, deleted: { const: true } },
+      }),
+    },
+    errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
+    usesStore: true,
+  })
   @Delete(':endpointId')
   async remove(@OrganizationId() organizationId: string, @Param('endpointId') endpointId: string) {
     const endpoint = await this.require(organizationId, endpointId);
@@ -89,6 +188,15 @@ export class EndpointsController {
     return { data: { id: endpoint.id, deleted: true } };
   }
 
+  @DescribeRoute({
+    operationId: 'getEndpointSecret',
+    tag: 'Endpoints',
+    summary: "The endpoint's current signing secret.",
+    security: 'apiKey',
+    success: { status: 200, description: 'The secret', schema: secretKeyBody },
+    errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND', 'NOT_FOUND'],
+    usesStore: true,
+  })
   @Get(':endpointId/secret')
   async secret(@OrganizationId() organizationId: string, @Param('endpointId') endpointId: string) {
     const endpoint = await this.require(organizationId, endpointId);
@@ -98,6 +206,16 @@ export class EndpointsController {
   }
 
   /** 200, not Nest's 201 for a POST: the endpoint is changed, nothing is created at a new URL. */
+  @DescribeRoute({
+    operationId: 'rotateEndpointSecret',
+    tag: 'Endpoints',
+    summary: 'A new signing secret; older ones keep signing until the overlap ends.',
+    security: 'apiKey',
+    body: { name: 'RotateSecret', schema: rotateSecretSchema, required: false },
+    success: { status: 200, description: 'The new secret', schema: secretKeyBody },
+    errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND', 'NOT_FOUND'],
+    usesStore: true,
+  })
   @Post(':endpointId/secret/rotate')
   @HttpCode(200)
   async rotate(

@@ -1,5 +1,6 @@
 import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import { listQuerySchema, parseInput } from '@hookbase/domain';
+import { DescribeRoute, pageOf } from '@hookbase/web';
 import { InvalidEventEntity, InvalidEventRepository } from '@hookbase/persistence';
 import { AdminGuard } from '@hookbase/web';
 
@@ -26,6 +27,20 @@ function invalidEventView(row: InvalidEventEntity) {
 export class InvalidEventsController {
   constructor(private readonly invalid: InvalidEventRepository) {}
 
+  @DescribeRoute({
+    operationId: 'listInvalidEvents',
+    tag: 'Operations',
+    summary: 'Records on the events topic that could not be accepted, newest first (admin).',
+    security: 'admin',
+    query: { name: 'ListQuery', schema: listQuerySchema },
+    success: {
+      status: 200,
+      description: 'A page of invalid records with their total count',
+      schema: pageOf({ total: { type: 'integer' } }),
+    },
+    errors: ['VALIDATION_FAILED'],
+    usesStore: true,
+  })
   @Get()
   async list(@Query() query: unknown) {
     const { limit, cursor } = parseInput(listQuerySchema, query);

@@ -1,5 +1,6 @@
 import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
 import { dlqQuerySchema, DomainError, messageQuerySchema, parseInput } from '@hookbase/domain';
+import { dataOf, DescribeRoute, pageOf } from '@hookbase/web';
 import { DlqRepository, EventRepository, MessageRepository } from '@hookbase/persistence';
 import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
 import { attemptView, dlqEntryView, eventView, messageView } from './views';
@@ -14,6 +15,16 @@ export class LogController {
     private readonly dlq: DlqRepository,
   ) {}
 
+  @DescribeRoute({
+    operationId: 'listMessages',
+    tag: 'Message log',
+    summary: 'The message log, with filters.',
+    security: 'apiKey',
+    query: { name: 'MessageQuery', schema: messageQuerySchema },
+    success: { status: 200, description: 'A page of messages', schema: pageOf() },
+    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED'],
+    usesStore: true,
+  })
   @Get('messages')
   async listMessages(@OrganizationId() organizationId: string, @Query() query: unknown) {
     const { limit, cursor, ...filter } = parseInput(messageQuerySchema, query);
@@ -21,6 +32,15 @@ export class LogController {
     return { data: page.items.map(messageView), nextCursor: page.nextCursor };
   }
 
+  @DescribeRoute({
+    operationId: 'getMessage',
+    tag: 'Message log',
+    summary: 'One message with its attempt history.',
+    security: 'apiKey',
+    success: { status: 200, description: 'The message', schema: dataOf() },
+    errors: ['ORGANIZATION_NOT_FOUND', 'MESSAGE_NOT_FOUND'],
+    usesStore: true,
+  })
   @Get('messages/:messageId')
   async getMessage(
     @OrganizationId() organizationId: string,
@@ -33,6 +53,15 @@ export class LogController {
   }
 
   /** An event appears here once the fan-out has recorded it, a moment after it was accepted. */
+  @DescribeRoute({
+    operationId: 'getEvent',
+    tag: 'Message log',
+    summary: 'One event with its messages (once the fan-out has recorded it).',
+    security: 'apiKey',
+    success: { status: 200, description: 'The event', schema: dataOf() },
+    errors: ['ORGANIZATION_NOT_FOUND', 'EVENT_NOT_FOUND'],
+    usesStore: true,
+  })
   @Get('events/:eventId')
   async getEvent(@OrganizationId() organizationId: string, @Param('eventId') eventId: string) {
     const event = await this.events.findEvent(organizationId, eventId);
@@ -40,6 +69,16 @@ export class LogController {
     return { data: eventView(event, await this.events.messagesOfEvent(event.id)) };
   }
 
+  @DescribeRoute({
+    operationId: 'listDlq',
+    tag: 'DLQ',
+    summary: 'Dead-lettered messages, with filters.',
+    security: 'apiKey',
+    query: { name: 'DlqQuery', schema: dlqQuerySchema },
+    success: { status: 200, description: 'A page of DLQ entries', schema: pageOf() },
+    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED'],
+    usesStore: true,
+  })
   @Get('dlq')
   async listDlq(@OrganizationId() organizationId: string, @Query() query: unknown) {
     const { limit, cursor, ...filter } = parseInput(dlqQuerySchema, query);

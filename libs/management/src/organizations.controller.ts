@@ -17,6 +17,7 @@ import {
   rotateApiKeySchema,
   updateOrganizationSchema,
 } from '@hookbase/domain';
+import { apiKeyBody, dataOf, DescribeRoute, issuedApiKeyBody, JsonSchema } from '@hookbase/web';
 import { ApiKeyRepository, OrganizationRepository } from '@hookbase/persistence';
 import { AdminGuard, ApiKeyGuard, AuthService } from '@hookbase/web';
 import { apiKeyView, issuedApiKeyView, organizationView } from './views';
@@ -29,6 +30,17 @@ export class OrganizationsController {
     private readonly auth: AuthService,
   ) {}
 
+  @DescribeRoute({
+    operationId: 'createOrganization',
+    tag: 'Organizations',
+    summary:
+      "Create an organization (admin). `hostCloudIdentity` (default null, off) lets its cloud endpoints without credentials use the Hookbase host's cloud identity, for the listed AWS accounts, AWS regions and Google projects when lists are given.",
+    security: 'admin',
+    body: { name: 'CreateOrganization', schema: createOrganizationSchema, required: true },
+    success: { status: 201, description: 'The organization', schema: dataOf() },
+    errors: [],
+    usesStore: true,
+  })
   @Post()
   @HttpCode(201)
   @UseGuards(AdminGuard)
@@ -37,12 +49,32 @@ export class OrganizationsController {
     return { data: organizationView(await this.organizations.create(input)) };
   }
 
+  @DescribeRoute({
+    operationId: 'getOrganization',
+    tag: 'Organizations',
+    summary: "The API key's own organization.",
+    security: 'apiKey',
+    success: { status: 200, description: 'The organization', schema: dataOf() },
+    errors: ['ORGANIZATION_NOT_FOUND'],
+    usesStore: true,
+  })
   @Get(':orgId')
   @UseGuards(ApiKeyGuard)
   async get(@Param('orgId') orgId: string) {
     return { data: organizationView(await this.require(orgId)) };
   }
 
+  @DescribeRoute({
+    operationId: 'updateOrganization',
+    tag: 'Organizations',
+    summary:
+      "Change an organization's name, plan or `hostCloudIdentity` (admin; null turns the host identity off).",
+    security: 'admin',
+    body: { name: 'UpdateOrganization', schema: updateOrganizationSchema, required: true },
+    success: { status: 200, description: 'The organization', schema: dataOf() },
+    errors: ['ORGANIZATION_NOT_FOUND'],
+    usesStore: true,
+  })
   @Patch(':orgId')
   @UseGuards(AdminGuard)
   async update(@Param('orgId') orgId: string, @Body() body: unknown) {
@@ -55,6 +87,17 @@ export class OrganizationsController {
   }
 
   /** The key is in the answer once and never again: only its hash is stored. */
+  @DescribeRoute({
+    operationId: 'createApiKey',
+    tag: 'API keys',
+    summary:
+      'Create an API key (admin), with an optional name and expiry. The key is shown in this answer only; its hash is stored.',
+    security: 'admin',
+    body: { name: 'CreateApiKey', schema: createApiKeySchema, required: false },
+    success: { status: 201, description: 'The new key', schema: dataOf(issuedApiKeyBody) },
+    errors: ['ORGANIZATION_NOT_FOUND'],
+    usesStore: true,
+  })
   @Post(':orgId/api-keys')
   @HttpCode(201)
   @UseGuards(AdminGuard)
@@ -73,6 +116,20 @@ export class OrganizationsController {
   }
 
   /** The organization's keys, newest first: prefix and metadata, never a key. */
+  @DescribeRoute({
+    operationId: 'listApiKeys',
+    tag: 'API keys',
+    summary:
+      "The organization's API keys, newest first (admin): prefix and metadata, never the key.",
+    security: 'admin',
+    success: {
+      status: 200,
+      description: 'The keys',
+      schema: dataOf({ type: 'array', items: apiKeyBody }),
+    },
+    errors: ['ORGANIZATION_NOT_FOUND'],
+    usesStore: true,
+  })
   @Get(':orgId/api-keys')
   @UseGuards(AdminGuard)
   async listKeys(@Param('orgId') orgId: string) {
@@ -84,6 +141,16 @@ export class OrganizationsController {
    * Revokes a key: it stops working at once in this process and within HOOKBASE_API_KEY_CACHE_MS
    * in every other. Revoking a revoked key changes nothing.
    */
+  @DescribeRoute({
+    operationId: 'revokeApiKey',
+    tag: 'API keys',
+    summary:
+      'Revoke an API key (admin): refused at once by the process that revoked it, by every other within HOOKBASE_API_KEY_CACHE_MS.',
+    security: 'admin',
+    success: { status: 200, description: 'The revoked key', schema: dataOf(apiKeyBody) },
+    errors: ['ORGANIZATION_NOT_FOUND', 'API_KEY_NOT_FOUND'],
+    usesStore: true,
+  })
   @Delete(':orgId/api-keys/:keyId')
   @UseGuards(AdminGuard)
   async revokeKey(@Param('orgId') orgId: string, @Param('keyId') keyId: string) {
@@ -98,6 +165,25 @@ export class OrganizationsController {
    * A new key with the same name and expiry; the old one is revoked at once, or after
    * `overlapSeconds` so clients can move over.
    */
+  @DescribeRoute({
+    operationId: 'rotateApiKey',
+    tag: 'API keys',
+    summary:
+      'Replace an API key by a new one with the same name and expiry (admin); the old one is revoked at once, or expires after `overlapSeconds`.',
+    security: 'admin',
+    body: { name: 'RotateApiKey', schema: rotateApiKeySchema, required: false },
+    success: {
+      status: 200,
+      description: 'The new key, and the old one as it now is',
+      schema: dataOf({
+        ...issuedApiKeyBody,
+        required: [...(issuedApiKeyBody.required as string[]), 'previous'],
+        properties: { ...(issuedApiKeyBody.properties as JsonSchema), previous: apiKeyBody },
+      }),
+    },
+    errors: ['ORGANIZATION_NOT_FOUND', 'API_KEY_NOT_FOUND', 'API_KEY_REVOKED'],
+    usesStore: true,
+  })
   @Post(':orgId/api-keys/:keyId/rotate')
   @HttpCode(200)
   @UseGuards(AdminGuard)

@@ -1,4 +1,5 @@
 import { Controller, Get, Inject, Param, Query, UseGuards } from '@nestjs/common';
+import { DescribeRoute, pollPageBody } from '@hookbase/web';
 import { HOOKBASE_CONFIG, pollCursorKeys, type HookbaseConfig } from '@hookbase/config';
 import {
   decodePollCursor,
@@ -36,6 +37,22 @@ export class PollController {
     this.cursorKeys = keys as unknown as PollCursorKeys;
   }
 
+  @DescribeRoute({
+    operationId: 'pollEndpoint',
+    tag: 'Endpoints',
+    summary:
+      "A polling endpoint's next messages after `cursor`, in acceptance order, and the cursor to pass next. Polling past a message acknowledges it (`succeeded`); a paused or disabled endpoint answers an empty page.",
+    security: 'apiKey',
+    query: { name: 'PollQuery', schema: pollQuerySchema },
+    success: { status: 200, description: 'The next messages', schema: pollPageBody },
+    errors: [
+      'ORGANIZATION_NOT_FOUND',
+      'ENDPOINT_NOT_FOUND',
+      'ENDPOINT_NOT_POLLING',
+      'VALIDATION_FAILED',
+    ],
+    usesStore: true,
+  })
   @Get(':endpointId/poll')
   async poll(
     @OrganizationId() organizationId: string,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ErrorCode } from '@hookbase/domain';
 import { httpStatusFor } from '../error-mapping';
-import { JsonSchema, RouteCatalog, RouteSpec } from './catalog';
+import { API_TAGS, JsonSchema, RouteCatalog, RouteSpec } from './route-description';
 
 export type OpenApiDocument = {
   openapi: '3.1.0';
@@ -186,7 +186,8 @@ export function buildOpenApiDocument(catalog: RouteCatalog): OpenApiDocument {
     if (item[route.method]) throw new Error(`${route.method} ${route.path} is listed twice`);
     item[route.method] = operation(route, schemas);
   }
-  const tags = [...new Set(catalog.routes.map((route) => route.tag))].map((name) => ({ name }));
+  const used = new Set<string>(catalog.routes.map((route) => route.tag));
+  const tags = API_TAGS.filter((name) => used.has(name)).map((name) => ({ name }));
   return {
     openapi: '3.1.0',
     info: { title: catalog.title, version: catalog.version, description: catalog.description },

@@ -11,7 +11,7 @@ import {
   destinationConfigSchemas,
   googleCredentialsSchema,
 } from '@hookbase/destinations';
-import type { JsonSchema } from './catalog';
+import type { JsonSchema } from './route-description';
 
 /**
  * The endpoint bodies as the API accepts them: the controller parses createEndpointSchema /

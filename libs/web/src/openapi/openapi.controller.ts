@@ -1,33 +1,71 @@
-import { Controller, Get, Header, Inject } from '@nestjs/common';
+import { Controller, Get, Header, Inject, OnModuleInit, Type } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import { anyObject } from './response-bodies';
+import { DescribeRoute } from './route-description';
 import { hookbaseCatalog } from './catalog';
 import { renderDocsPage } from './docs-page';
 import { buildOpenApiDocument, OpenApiDocument } from './document';
 
-/** The API's OpenAPI document and a page rendering it; no auth. Limits are the running ones. */
+/**
+ * The API's OpenAPI document and a page rendering it; no auth. Both describe the routes this
+ * process's controllers register, under the running limits. Built when the module starts, so a
+ * process with a route that has no description refuses to start (UndescribedRoutesError).
+ */
 @Controller()
-export class OpenApiController {
-  private cached?: { document: OpenApiDocument; page: string };
+export class OpenApiController implements OnModuleInit {
+  private docs!: { document: OpenApiDocument; page: string };
 
-  constructor(@Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig) {}
+  constructor(
+    @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
+    private readonly modules: ModulesContainer,
+  ) {}
 
-  private docs() {
-    if (!this.cached) {
-      const catalog = hookbaseCatalog({ maxBatchEvents: this.config.http.maxBatchEvents });
-      const document = buildOpenApiDocument(catalog);
-      this.cached = { document, page: renderDocsPage(document) };
-    }
-    return this.cached;
+  onModuleInit() {
+    // Nest's registry of the application's modules (what DiscoveryService reads), so WebModule
+    // needs no DiscoveryModule import.
+    const controllers = [...this.modules.values()]
+      .flatMap((module) => [...module.controllers.values()])
+      .map((wrapper) => wrapper.metatype as Type | null)
+      .filter((metatype): metatype is Type => typeof metatype === 'function');
+    const catalog = hookbaseCatalog(controllers, {
+      maxBatchEvents: this.config.http.maxBatchEvents,
+    });
+    const document = buildOpenApiDocument(catalog);
+    this.docs = { document, page: renderDocsPage(document) };
   }
 
+  @DescribeRoute({
+    operationId: 'openApiDocument',
+    tag: 'Operations',
+    summary: 'This document.',
+    security: 'none',
+    success: { status: 200, description: 'OpenAPI 3.1 document', schema: anyObject },
+    errors: [],
+    usesStore: false,
+  })
   @Get('openapi.json')
   document() {
-    return this.docs().document;
+    return this.docs.document;
   }
 
+  @DescribeRoute({
+    operationId: 'apiDocs',
+    tag: 'Operations',
+    summary: 'This document as an HTML page.',
+    security: 'none',
+    success: {
+      status: 200,
+      description: 'HTML page',
+      schema: { type: 'string' },
+      contentType: 'text/html',
+    },
+    errors: [],
+    usesStore: false,
+  })
   @Get('docs')
   @Header('content-type', 'text/html; charset=utf-8')
   page() {
-    return this.docs().page;
+    return this.docs.page;
   }
 }
