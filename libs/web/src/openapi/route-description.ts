@@ -88,12 +88,14 @@ const METHODS: Partial<Record<RequestMethod, HttpMethod>> = {
   [RequestMethod.DELETE]: 'delete',
 };
 
-/** Registered routes with no @DescribeRoute (or of a method the document cannot state). */
+/** Registered routes with no @DescribeRoute, or of a method the document cannot state. */
 export class UndescribedRoutesError extends Error {
   readonly code = 'UNDESCRIBED_ROUTES';
 
   constructor(readonly routes: string[]) {
-    super(`routes without an OpenAPI description (@DescribeRoute): ${routes.join(', ')}`);
+    super(
+      `routes the OpenAPI document cannot describe (no @DescribeRoute, or a method other than GET, POST, PATCH and DELETE): ${routes.join(', ')}`,
+    );
   }
 }
 
@@ -120,7 +122,8 @@ export function describedRoutes(controllers: Type[], limits: CatalogLimits): Rou
   for (const controller of controllers) {
     const prefixes = pathsOf(reflector.get<string | string[]>(PATH_METADATA, controller));
     for (const name of Object.getOwnPropertyNames(controller.prototype)) {
-      const handler = (controller.prototype as Record<string, unknown>)[name];
+      // The descriptor's value, so that reading a getter never runs it.
+      const handler = Object.getOwnPropertyDescriptor(controller.prototype, name)?.value as unknown;
       if (name === 'constructor' || typeof handler !== 'function') continue;
       const target = handler as (...args: unknown[]) => unknown;
       const requestMethod = reflector.get<RequestMethod | undefined>(METHOD_METADATA, target);
