@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { FIFO_QUEUED_STATUSES, LaneLease, MessageStatus, Plan } from '@hookbase/domain';
+import { LANE_QUEUED_STATUSES, LaneLease, MessageStatus, Plan } from '@hookbase/domain';
 
-const QUEUED = `status IN (${FIFO_QUEUED_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+const QUEUED = `status IN (${LANE_QUEUED_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 /** A message in a lane's queue, with what is needed to send it. */
 export interface QueuedMessage {
