@@ -104,8 +104,9 @@ export class MessageRepository {
   }
 
   /**
-   * `attempt_started`: the messages' attempts are under way. A retry claim's lease ends here, as
-   * the attempt's own outcome (or a restart re-reading the stream) settles the message from now.
+   * `attempt_started`: the messages' attempts are under way (`in_flight` on their route). A
+   * retry claim's lease ends here, as it always has: from now the attempt's recorded outcome
+   * settles the message (ADR 19 names what that leaves open).
    */
   async claimForAttempt(messageIds: readonly string[]): Promise<void> {
     if (messageIds.length === 0) return;
