@@ -44,12 +44,14 @@ describe('DeliveryService and its dispatch slots', () => {
     const held: { ids: readonly string[]; until: Date }[] = [];
     const recorded: unknown[] = [];
     const messages = {
-      markInFlight: async () => undefined,
+      claimForAttempt: async () => undefined,
       // start() also holds the messages of paused endpoints: none here (an empty list).
       hold: async (ids: readonly string[], until: Date) => {
         if (ids.length > 0) held.push({ ids, until });
       },
-      setStatus: async () => undefined,
+      cancel: async () => undefined,
+      expire: async () => undefined,
+      skip: async () => undefined,
     } as unknown as MessageRepository;
     const endpoints = {
       findByIds: async () => [endpoint],

@@ -176,7 +176,7 @@ export class DeliveryService implements OnApplicationShutdown {
       held.map((d) => d.messageId),
       new Date(now.getTime() + this.config.delivery.holdRecheckMs),
     );
-    await this.messages.markInFlight(ready.map((d) => d.messageId));
+    await this.messages.claimForAttempt(ready.map((d) => d.messageId));
     for (const delivery of ready) {
       const send = this.limited(delivery, () =>
         this.sendOne(
@@ -421,10 +421,10 @@ export class DeliveryService implements OnApplicationShutdown {
       this.topics.dlq,
       deliveries.map((d) => dlqMessage(d, reason, d.attemptsMade, null, null)),
     );
-    await this.messages.setStatus(
-      deliveries.map((d) => d.messageId),
-      status,
-    );
+    const ids = deliveries.map((d) => d.messageId);
+    if (status === 'cancelled') await this.messages.cancel(ids);
+    else if (status === 'expired') await this.messages.expire(ids);
+    else await this.messages.skip(ids);
   }
 
   /**

@@ -99,17 +99,13 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
       const { messageId } = arrival.record;
       const state = states.get(messageId);
       // Only messages still on the deliveries path: new ones, or ones interrupted mid-attempt.
-      const onThisPath =
-        state !== undefined &&
-        !state.inLane &&
-        (state.status === 'pending' || state.status === 'in_flight') &&
-        state.nextAttemptAt === null;
+      const onThisPath = state !== undefined && state.route === 'stream';
       if (!onThisPath || seen.has(messageId)) continue;
       seen.add(messageId);
       candidates.push({ arrival, attemptsMade: state.attempts });
     }
     // New messages of FIFO endpoints join their lanes, in offset order, before anything else.
-    const queued = await this.lanes.park(
+    const queued = await this.lanes.parkInLane(
       candidates.map(({ arrival }) => ({
         messageId: arrival.record.messageId,
         seq: arrival.offset,

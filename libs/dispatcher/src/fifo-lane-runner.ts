@@ -333,7 +333,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
         ? undefined
         : setTimeout(() => {
             void this.store
-              .markHeadInFlight(head.messageId, head.attempts)
+              .startHeadAttempt(head.messageId, head.attempts)
               .catch((error: Error) => this.logger.warn(error.message));
           }, IN_FLIGHT_SHOWN_AFTER_MS);
     const { outcome, decision, recorded } = await this.delivery

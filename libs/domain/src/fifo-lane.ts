@@ -7,9 +7,6 @@ import type { DlqReason, EndpointStatus, MessageStatus } from './model';
  * the queue is described to users. The dispatcher's lane runner wires them to PostgreSQL.
  */
 
-/** Statuses of a message still in a lane's queue (parked in PostgreSQL with its place). */
-export const FIFO_QUEUED_STATUSES = ['fifo_waiting', 'in_flight', 'awaiting_retry'] as const;
-
 export const LANE_BLOCKED_REASONS = [
   'retrying',
   'circuit_open',

@@ -3,6 +3,7 @@ export * from './attempt-outcome';
 export * from './canonical-json';
 export * from './circuit-breaker';
 export * from './delivery-decision';
+export * from './delivery-state';
 export * from './dispatch-share';
 export * from './errors';
 export * from './fifo-gating';

@@ -30,19 +30,6 @@ export const MESSAGE_STATUSES = [
 ] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
-/** A message in one of these states will not be sent again by the pipeline. */
-export const FINAL_MESSAGE_STATUSES: readonly MessageStatus[] = [
-  'succeeded',
-  'failed',
-  'cancelled',
-  'skipped',
-  'expired',
-];
-
-export function isFinalStatus(status: MessageStatus): boolean {
-  return FINAL_MESSAGE_STATUSES.includes(status);
-}
-
 export const DLQ_REASONS = [
   'max_attempts',
   'max_age',

@@ -184,7 +184,7 @@ export class EndpointsController {
   async remove(@OrganizationId() organizationId: string, @Param('endpointId') endpointId: string) {
     const endpoint = await this.require(organizationId, endpointId);
     await this.settings.delete(endpoint);
-    if (endpoint.kind === 'polling') await this.pollLog.closeDeleted(endpoint.id);
+    if (endpoint.kind === 'polling') await this.pollLog.cancelUnpolled(endpoint.id);
     return { data: { id: endpoint.id, deleted: true } };
   }
 

@@ -1,4 +1,4 @@
-import { apiKeyState, describeLane } from '@hookbase/domain';
+import { apiKeyState, describeLane, MessageStatus, shownNextAttemptAt } from '@hookbase/domain';
 import type { IssuedApiKey } from '@hookbase/persistence';
 import {
   hasStoredCredentials,
@@ -72,18 +72,35 @@ export function endpointView(endpoint: EndpointEntity) {
   };
 }
 
+/**
+ * A message's delivery state as users see it, the same in the message log and in `fifo-state`'s
+ * head: its status, attempts, and the next attempt while a retry is awaited (delivery-state.ts).
+ */
+function deliveryView(message: {
+  status: MessageStatus;
+  attempts: number;
+  maxAttempts: number;
+  nextAttemptAt: Date | null;
+  lastResponseStatus: number | null;
+  lastError: string | null;
+}) {
+  return {
+    status: message.status,
+    attempts: message.attempts,
+    maxAttempts: message.maxAttempts,
+    nextAttemptAt: iso(shownNextAttemptAt(message)),
+    lastResponseStatus: message.lastResponseStatus,
+    lastError: message.lastError,
+  };
+}
+
 export function messageView(message: MessageEntity) {
   return {
     id: message.id,
     eventId: message.eventId,
     endpointId: message.endpointId,
     eventType: message.eventType,
-    status: message.status,
-    attempts: message.attempts,
-    maxAttempts: message.maxAttempts,
-    nextAttemptAt: message.status === 'awaiting_retry' ? iso(message.nextAttemptAt) : null,
-    lastResponseStatus: message.lastResponseStatus,
-    lastError: message.lastError,
+    ...deliveryView(message),
     createdAt: iso(message.createdAt),
     updatedAt: iso(message.updatedAt),
     finishedAt: iso(message.finishedAt),
@@ -161,12 +178,7 @@ export function fifoStateView(
       ? {
           messageId: head.messageId,
           eventType: head.eventType,
-          status: head.status,
-          attempts: head.attempts,
-          maxAttempts: head.maxAttempts,
-          nextAttemptAt: head.status === 'awaiting_retry' ? iso(head.nextAttemptAt) : null,
-          lastResponseStatus: head.lastResponseStatus,
-          lastError: head.lastError,
+          ...deliveryView(head),
         }
       : null,
     leaseSeconds: Math.round(leaseMs / 1000),

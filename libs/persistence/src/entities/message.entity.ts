@@ -1,5 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
-import type { MessageStatus } from '@hookbase/domain';
+import type { DeliveryRoute, MessageStatus } from '@hookbase/domain';
 
 /** One event for one endpoint: the unit that is delivered, retried and dead-lettered. */
 @Entity('messages')
@@ -16,10 +16,14 @@ export class MessageEntity {
   @Column({ name: 'endpoint_id', type: 'text' }) endpointId!: string;
   @Column({ name: 'event_type', type: 'text' }) eventType!: string;
   @Column('text') status!: MessageStatus;
+  /** What owns it now (ADR 0019); changes with its status, as `delivery-state.ts` allows. */
+  @Column('text') route!: DeliveryRoute;
   @Column({ type: 'integer', default: 0 }) attempts!: number;
   @Column({ name: 'max_attempts', type: 'integer' }) maxAttempts!: number;
   @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
   nextAttemptAt!: Date | null;
+  /** While the retry scheduler's claim on it holds: the claim's lease end. */
+  @Column({ name: 'claim_until', type: 'timestamptz', nullable: true }) claimUntil!: Date | null;
   @Column({ name: 'last_response_status', type: 'integer', nullable: true })
   lastResponseStatus!: number | null;
   @Column({ name: 'last_error', type: 'text', nullable: true }) lastError!: string | null;

@@ -6,6 +6,7 @@ import { PollLog1764806400000 } from './1764806400000-poll-log';
 import { OrganizationHostIdentity1764892800000 } from './1764892800000-organization-host-identity';
 import { ApiKeyLifecycle1764979200000 } from './1764979200000-api-key-lifecycle';
 import { SealEndpointSecrets1765152000000 } from './1765152000000-seal-endpoint-secrets';
+import { ExplicitDeliveryState1765238400000 } from './1765238400000-explicit-delivery-state';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -16,4 +17,5 @@ export const MIGRATIONS = [
   OrganizationHostIdentity1764892800000,
   ApiKeyLifecycle1764979200000,
   SealEndpointSecrets1765152000000,
+  ExplicitDeliveryState1765238400000,
 ];

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import {
   DEFAULT_RETRY_POLICY,
+  DELIVERY_ORIGINS,
   EndpointKind,
   EndpointStatus,
   EventEnvelope,
@@ -13,6 +14,10 @@ import {
 } from '@hookbase/domain';
 import { EventEntity, MessageEntity } from '../entities';
 import { takePollPlaces } from './poll-log.repository';
+import { stateLiterals } from './delivery-transitions';
+
+const RECORDED = stateLiterals(DELIVERY_ORIGINS.recorded);
+const RECORDED_FOR_POLLING = stateLiterals(DELIVERY_ORIGINS.recorded_for_polling);
 
 export interface RecordedMessage {
   messageId: string;
@@ -143,10 +148,12 @@ export class EventRepository {
     );
     const placeOf = new Map(polled.map((m, i) => [m.id, places[i].toString()]));
     await tx.query(
-      `INSERT INTO messages (id, organization_id, event_id, endpoint_id, event_type, status, attempts,
-                             max_attempts, created_at, updated_at, poll_seq)
-       SELECT m.id, m.organization_id, m.event_id, m.endpoint_id, m.event_type, 'pending', 0,
-              m.max_attempts, now(), now(), m.poll_seq
+      `INSERT INTO messages (id, organization_id, event_id, endpoint_id, event_type, status, route,
+                             attempts, max_attempts, created_at, updated_at, poll_seq)
+       SELECT m.id, m.organization_id, m.event_id, m.endpoint_id, m.event_type,
+              CASE WHEN m.poll_seq IS NULL THEN ${RECORDED.status} ELSE ${RECORDED_FOR_POLLING.status} END,
+              CASE WHEN m.poll_seq IS NULL THEN ${RECORDED.route} ELSE ${RECORDED_FOR_POLLING.route} END,
+              0, m.max_attempts, now(), now(), m.poll_seq
          FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[],
                      $7::bigint[])
               AS m(id, organization_id, event_id, endpoint_id, event_type, max_attempts, poll_seq)

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { FIFO_QUEUED_STATUSES, LaneLease, MessageStatus, Plan } from '@hookbase/domain';
-
-const QUEUED = `status IN (${FIFO_QUEUED_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+import { LaneLease, MessageStatus, Plan } from '@hookbase/domain';
+import { inFromState, toState, transitionTable } from './delivery-transitions';
 
 /** A message in a lane's queue, with what is needed to send it. */
 export interface QueuedMessage {
@@ -60,18 +59,20 @@ export class FifoLaneRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /**
-   * Queues new messages of FIFO endpoints in their lanes, each at `seq` (its offset on the
-   * deliveries partition). Only messages still `pending` whose endpoint has FIFO on are queued;
-   * the others are left for normal delivery. Returns the queued ones.
+   * `parked_in_lane`: queues new messages of FIFO endpoints in their lanes, each at `seq` (its
+   * offset on the deliveries partition). Only originals still `pending` on the stream whose
+   * endpoint has FIFO on are queued; the others are left for normal delivery. Returns the queued
+   * ones.
    */
-  async park(
+  async parkInLane(
     messages: readonly { messageId: string; seq: string }[],
   ): Promise<{ messageId: string; endpointId: string }[]> {
     if (messages.length === 0) return [];
     const [rows]: [{ id: string; endpoint_id: string }[], number] = await this.dataSource.query(
-      `UPDATE messages m SET status = 'fifo_waiting', fifo_seq = u.seq, updated_at = now()
-         FROM unnest($1::text[], $2::bigint[]) AS u(id, seq), endpoints e
-        WHERE m.id = u.id AND m.status = 'pending' AND m.replay_of IS NULL
+      `UPDATE messages m SET ${toState()}, fifo_seq = u.seq, updated_at = now()
+         FROM unnest($1::text[], $2::bigint[]) AS u(id, seq), endpoints e,
+              ${transitionTable(['parked_in_lane'])}
+        WHERE m.id = u.id AND ${inFromState('m')} AND m.replay_of IS NULL
           AND e.id = m.endpoint_id AND e.fifo_enabled AND e.deleted_at IS NULL
        RETURNING m.id, m.endpoint_id`,
       [messages.map((m) => m.messageId), messages.map((m) => m.seq)],
@@ -120,8 +121,7 @@ export class FifoLaneRepository {
       `UPDATE fifo_lanes SET owner = NULL, lease_until = NULL, blocked_reason = NULL,
               blocked_until = NULL
         WHERE endpoint_id = $1 AND owner = $2
-          AND NOT EXISTS (SELECT 1 FROM messages
-                           WHERE endpoint_id = $1 AND fifo_seq IS NOT NULL AND ${QUEUED})
+          AND NOT EXISTS (SELECT 1 FROM messages WHERE endpoint_id = $1 AND route = 'lane')
        RETURNING endpoint_id`,
       [endpointId, owner],
     );
@@ -158,7 +158,7 @@ export class FifoLaneRepository {
          FROM messages m
          JOIN events e ON e.id = m.event_id
          JOIN organizations o ON o.id = m.organization_id
-        WHERE m.endpoint_id = $1 AND m.fifo_seq IS NOT NULL AND m.${QUEUED}
+        WHERE m.endpoint_id = $1 AND m.route = 'lane'
         ORDER BY m.fifo_seq
         LIMIT $2`,
       [endpointId, limit],
@@ -179,28 +179,31 @@ export class FifoLaneRepository {
   }
 
   /**
-   * Shows the head as being delivered (for the message log). Sent alongside the attempt, so it is
-   * a no-op if that attempt was recorded first (its count has moved on).
+   * `attempt_started` for a lane's head: shows it as being delivered (for the message log). Sent
+   * alongside the attempt, so it is a no-op if that attempt was recorded first (its count has
+   * moved on).
    */
-  async markHeadInFlight(messageId: string, attemptsBefore: number): Promise<void> {
+  async startHeadAttempt(messageId: string, attemptsBefore: number): Promise<void> {
     await this.dataSource.query(
-      `UPDATE messages SET status = 'in_flight', next_attempt_at = NULL, updated_at = now()
-        WHERE id = $1 AND attempts = $2 AND status IN ('fifo_waiting', 'awaiting_retry')`,
+      `UPDATE messages m SET ${toState()}, next_attempt_at = NULL, updated_at = now()
+         FROM ${transitionTable(['attempt_started'])}
+        WHERE m.id = $1 AND m.attempts = $2 AND m.route = 'lane' AND ${inFromState('m')}`,
       [messageId, attemptsBefore],
     );
   }
 
   /**
-   * FIFO turned off: every queued message goes back to normal delivery (the retry schedule), due
-   * at once, except a head whose retry is still ahead, which keeps its time.
+   * `handed_back`: FIFO turned off, every queued message goes back to normal delivery (the retry
+   * schedule), due at once, except a head whose retry is still ahead, which keeps its time.
    */
   async handBack(endpointId: string): Promise<number> {
     const [, count]: [unknown, number] = await this.dataSource.query(
-      `UPDATE messages
-          SET fifo_seq = NULL, status = 'awaiting_retry', updated_at = now(),
-              next_attempt_at = CASE WHEN status = 'awaiting_retry' AND next_attempt_at > now()
-                                     THEN next_attempt_at ELSE now() END
-        WHERE endpoint_id = $1 AND fifo_seq IS NOT NULL AND ${QUEUED}`,
+      `UPDATE messages m
+          SET fifo_seq = NULL, ${toState()}, updated_at = now(), claim_until = NULL,
+              next_attempt_at = CASE WHEN m.status = 'awaiting_retry' AND m.next_attempt_at > now()
+                                     THEN m.next_attempt_at ELSE now() END
+         FROM ${transitionTable(['handed_back'])}
+        WHERE m.endpoint_id = $1 AND m.route = 'lane' AND ${inFromState('m')}`,
       [endpointId],
     );
     return count;
@@ -210,7 +213,7 @@ export class FifoLaneRepository {
   async unowned(limit: number): Promise<string[]> {
     const rows: { endpoint_id: string }[] = await this.dataSource.query(
       `SELECT q.endpoint_id
-         FROM (SELECT DISTINCT endpoint_id FROM messages WHERE fifo_seq IS NOT NULL AND ${QUEUED}) q
+         FROM (SELECT DISTINCT endpoint_id FROM messages WHERE route = 'lane') q
          LEFT JOIN fifo_lanes l ON l.endpoint_id = q.endpoint_id
         WHERE l.owner IS NULL OR l.lease_until < now()
         LIMIT $1`,
@@ -222,15 +225,14 @@ export class FifoLaneRepository {
   async snapshot(endpointId: string): Promise<LaneSnapshot> {
     const [[counted], heads, leases] = await Promise.all([
       this.dataSource.query(
-        `SELECT count(*)::int AS n FROM messages
-          WHERE endpoint_id = $1 AND fifo_seq IS NOT NULL AND ${QUEUED}`,
+        `SELECT count(*)::int AS n FROM messages WHERE endpoint_id = $1 AND route = 'lane'`,
         [endpointId],
       ) as Promise<{ n: number }[]>,
       this.dataSource.query(
         `SELECT id, event_type, status, attempts, max_attempts, next_attempt_at,
                 last_response_status, last_error, created_at
            FROM messages
-          WHERE endpoint_id = $1 AND fifo_seq IS NOT NULL AND ${QUEUED}
+          WHERE endpoint_id = $1 AND route = 'lane'
           ORDER BY fifo_seq LIMIT 1`,
         [endpointId],
       ) as Promise<

@@ -1,18 +1,38 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, In } from 'typeorm';
-import { MessageStatus, newId } from '@hookbase/domain';
+import {
+  DELIVERY_ORIGINS,
+  DeliveryDecision,
+  DeliveryRoute,
+  eventAfterAttempt,
+  MessageStatus,
+  newId,
+} from '@hookbase/domain';
 import { AttemptEntity, MessageEntity } from '../entities';
 import { Page, toPage } from './page';
 import { takePollPlaces } from './poll-log.repository';
+import {
+  finishedAt,
+  inFromState,
+  stateLiterals,
+  toState,
+  transitionTable,
+} from './delivery-transitions';
+
+const ATTEMPT_TRANSITIONS = transitionTable([
+  'attempt_succeeded',
+  'retry_scheduled',
+  'dead_lettered',
+]);
+const COPIED = stateLiterals(DELIVERY_ORIGINS.copied);
+const COPIED_FOR_POLLING = stateLiterals(DELIVERY_ORIGINS.copied_for_polling);
 
 export interface DeliveryState {
   status: MessageStatus;
+  /** What owns it: only a message on the `stream` route is the deliveries path's to send. */
+  route: DeliveryRoute;
   attempts: number;
   maxAttempts: number;
-  /** Set while the retry schedule owns the message: its next attempt, or its claim's lease end. */
-  nextAttemptAt: Date | null;
-  /** Queued in its endpoint's FIFO lane: the lane, not the deliveries path, sends it. */
-  inLane: boolean;
 }
 
 /** A message claimed from the retry schedule, with what is needed to send it. */
@@ -39,7 +59,8 @@ export interface AttemptRecord {
   responseStatus: number | null;
   responseExcerpt: string | null;
   error: string | null;
-  messageStatus: MessageStatus;
+  /** The attempt's decision: the message's transition is `eventAfterAttempt` of it. */
+  messageStatus: DeliveryDecision['status'];
   nextAttemptAt: Date | null;
 }
 
@@ -64,39 +85,44 @@ export class MessageRepository {
     const rows: {
       id: string;
       status: MessageStatus;
+      route: DeliveryRoute;
       attempts: number;
       max_attempts: number;
-      next_attempt_at: Date | null;
-      in_lane: boolean;
     }[] = await this.dataSource.query(
-      `SELECT id, status, attempts, max_attempts, next_attempt_at, fifo_seq IS NOT NULL AS in_lane
-         FROM messages WHERE id = ANY($1)`,
+      `SELECT id, status, route, attempts, max_attempts FROM messages WHERE id = ANY($1)`,
       [messageIds],
     );
     for (const row of rows) {
       states.set(row.id, {
         status: row.status,
+        route: row.route,
         attempts: row.attempts,
         maxAttempts: row.max_attempts,
-        nextAttemptAt: row.next_attempt_at,
-        inLane: row.in_lane,
       });
     }
     return states;
   }
 
-  async markInFlight(messageIds: readonly string[]): Promise<void> {
+  /**
+   * `attempt_started`: the messages' attempts are under way (`in_flight` on their route). A
+   * retry claim's lease ends here, as it always has: from now the attempt's recorded outcome
+   * settles the message (ADR 19 names what that leaves open).
+   */
+  async claimForAttempt(messageIds: readonly string[]): Promise<void> {
     if (messageIds.length === 0) return;
     await this.dataSource.query(
-      `UPDATE messages SET status = 'in_flight', next_attempt_at = NULL, updated_at = now()
-        WHERE id = ANY($1)`,
+      `UPDATE messages m SET ${toState()}, next_attempt_at = NULL, claim_until = NULL,
+              updated_at = now()
+         FROM ${transitionTable(['attempt_started'])}
+        WHERE m.id = ANY($1) AND ${inFromState('m')}`,
       [messageIds],
     );
   }
 
   /**
-   * Records attempts and the state they leave their messages in: one statement, so one round trip
-   * and atomic (a FIFO lane waits for it before sending its next message).
+   * Records attempts and the state they leave their messages in (`attempt_succeeded`,
+   * `retry_scheduled` or `dead_lettered`): one statement, so one round trip and atomic (a FIFO
+   * lane waits for it before sending its next message).
    */
   async recordAttempts(records: readonly AttemptRecord[]): Promise<void> {
     if (records.length === 0) return;
@@ -108,12 +134,13 @@ export class MessageRepository {
          SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[],
                               $6::text[], $7::int[], $8::text[], $9::text[]))
        UPDATE messages AS m
-          SET status = u.status, attempts = u.attempts, next_attempt_at = u.next_attempt_at,
-              last_response_status = u.response_status, last_error = u.error, updated_at = now(),
-              finished_at = CASE WHEN u.status IN ('succeeded', 'failed') THEN now() ELSE NULL END
+          SET ${toState()}, attempts = u.attempts, next_attempt_at = u.next_attempt_at,
+              claim_until = NULL, last_response_status = u.response_status, last_error = u.error,
+              updated_at = now(), ${finishedAt('t', 'NULL')}
          FROM unnest($2::text[], $10::text[], $3::int[], $11::timestamptz[], $7::int[], $9::text[])
-              AS u(id, status, attempts, next_attempt_at, response_status, error)
-        WHERE m.id = u.id`,
+              AS u(id, event, attempts, next_attempt_at, response_status, error),
+              ${ATTEMPT_TRANSITIONS}
+        WHERE m.id = u.id AND t.event = u.event AND ${inFromState('m')}`,
       [
         records.map(() => newId('att')),
         records.map((r) => r.messageId),
@@ -124,7 +151,7 @@ export class MessageRepository {
         records.map((r) => r.responseStatus),
         records.map((r) => r.responseExcerpt),
         records.map((r) => r.error),
-        records.map((r) => r.messageStatus),
+        records.map((r) => eventAfterAttempt(r.messageStatus)),
         records.map((r) => r.nextAttemptAt),
       ],
     );
@@ -143,11 +170,12 @@ export class MessageRepository {
                INSERT INTO attempts (id, message_id, attempt_number, started_at, duration_ms,
                                      outcome, response_status, response_excerpt, error)
                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9))
-             UPDATE messages
-                SET status = $10, attempts = $3, next_attempt_at = $11,
+             UPDATE messages m
+                SET ${toState()}, attempts = $3, next_attempt_at = $11, claim_until = NULL,
                     last_response_status = $7, last_error = $9, updated_at = now(),
-                    finished_at = CASE WHEN $10 IN ('succeeded', 'failed') THEN now() ELSE NULL END
-              WHERE id = $2`,
+                    ${finishedAt('t', 'NULL')}
+               FROM ${ATTEMPT_TRANSITIONS}
+              WHERE m.id = $2 AND t.event = $10 AND ${inFromState('m')}`,
       values: [
         newId('att'),
         r.messageId,
@@ -158,17 +186,19 @@ export class MessageRepository {
         r.responseStatus,
         r.responseExcerpt,
         r.error,
-        r.messageStatus,
+        eventAfterAttempt(r.messageStatus),
         r.nextAttemptAt,
       ],
     });
   }
 
   /**
-   * Claims due messages of the retry schedule (and claims whose lease ran out: their worker died)
-   * for one attempt each. Messages queued in a FIFO lane are the lane's to send, never claimed here. SKIP LOCKED lets several dispatchers claim side by side.
+   * `claimed_for_retry`: claims due messages of the retry schedule (and claims whose lease ran
+   * out: their worker died) for one attempt each, under a lease (`claim_until`). Only messages on
+   * the `schedule` route are claimed (a FIFO lane sends its own). SKIP LOCKED lets several
+   * dispatchers claim side by side; `idx_messages_schedule_due` serves the scan in due order.
    */
-  async claimDue(limit: number, leaseMs: number): Promise<ClaimedMessage[]> {
+  async claimForRetry(limit: number, leaseMs: number): Promise<ClaimedMessage[]> {
     // TypeORM answers an UPDATE with [rows, affected count].
     const [rows]: [
       {
@@ -186,16 +216,15 @@ export class MessageRepository {
     ] = await this.dataSource.query(
       `WITH due AS (
          SELECT id FROM messages
-          WHERE status IN ('awaiting_retry', 'in_flight') AND next_attempt_at IS NOT NULL
-            AND next_attempt_at <= now() AND fifo_seq IS NULL
-          ORDER BY next_attempt_at
+          WHERE route = 'schedule' AND COALESCE(claim_until, next_attempt_at) <= now()
+          ORDER BY COALESCE(claim_until, next_attempt_at)
           LIMIT $1
           FOR UPDATE SKIP LOCKED)
        UPDATE messages m
-          SET status = 'in_flight', next_attempt_at = now() + make_interval(secs => $2::float8 / 1000),
-              updated_at = now()
-         FROM due, events e
-        WHERE m.id = due.id AND e.id = m.event_id
+          SET ${toState()}, next_attempt_at = NULL,
+              claim_until = now() + make_interval(secs => $2::float8 / 1000), updated_at = now()
+         FROM due, events e, ${transitionTable(['claimed_for_retry'])}
+        WHERE m.id = due.id AND e.id = m.event_id AND ${inFromState('m')}
        RETURNING m.id, COALESCE(m.replay_of, m.id) AS webhook_id, m.event_id, m.organization_id,
                  m.endpoint_id, m.event_type, m.attempts, e.payload,
                  -- A copy's age (for maxAgeMs) counts from when it was made.
@@ -247,11 +276,12 @@ export class MessageRepository {
         place: placeOf.get(o.id) ?? null,
       }));
       await tx.query(
-        `INSERT INTO messages (id, organization_id, event_id, endpoint_id, event_type, status, attempts,
-                               max_attempts, next_attempt_at, created_at, updated_at, replay_of,
-                               poll_seq)
+        `INSERT INTO messages (id, organization_id, event_id, endpoint_id, event_type, status, route,
+                               attempts, max_attempts, next_attempt_at, created_at, updated_at,
+                               replay_of, poll_seq)
          SELECT c.copy_id, m.organization_id, m.event_id, m.endpoint_id, m.event_type,
-                CASE WHEN c.poll_seq IS NULL THEN 'awaiting_retry' ELSE 'pending' END, 0,
+                CASE WHEN c.poll_seq IS NULL THEN ${COPIED.status} ELSE ${COPIED_FOR_POLLING.status} END,
+                CASE WHEN c.poll_seq IS NULL THEN ${COPIED.route} ELSE ${COPIED_FOR_POLLING.route} END, 0,
                 jsonb_array_length(e.retry -> 'delaysMs'),
                 CASE WHEN c.poll_seq IS NULL THEN now() END, now(), now(),
                 COALESCE(m.replay_of, m.id), c.poll_seq
@@ -289,24 +319,44 @@ export class MessageRepository {
     return rows.map((row) => row.id);
   }
 
-  /** Puts messages (back) on the retry schedule without using an attempt: a hold. */
+  /** `held`: puts messages (back) on the retry schedule until `until` without using an attempt. */
   async hold(messageIds: readonly string[], until: Date): Promise<void> {
     if (messageIds.length === 0) return;
     await this.dataSource.query(
-      `UPDATE messages SET status = 'awaiting_retry', next_attempt_at = $2, updated_at = now()
-        WHERE id = ANY($1)`,
+      `UPDATE messages m SET ${toState()}, next_attempt_at = $2, claim_until = NULL,
+              updated_at = now()
+         FROM ${transitionTable(['held'])}
+        WHERE m.id = ANY($1) AND ${inFromState('m')}`,
       [messageIds, until],
     );
   }
 
-  async setStatus(messageIds: readonly string[], status: MessageStatus): Promise<void> {
+  /** `cancelled`: their endpoint is gone (the caller has dead-lettered them). */
+  cancel(messageIds: readonly string[]): Promise<void> {
+    return this.end(messageIds, 'cancelled');
+  }
+
+  /** `expired`: too old to deliver (the caller has dead-lettered them). */
+  expire(messageIds: readonly string[]): Promise<void> {
+    return this.end(messageIds, 'expired');
+  }
+
+  /** `skipped`: new messages that met an open circuit (the caller has dead-lettered them). */
+  skip(messageIds: readonly string[]): Promise<void> {
+    return this.end(messageIds, 'skipped');
+  }
+
+  private async end(
+    messageIds: readonly string[],
+    event: 'cancelled' | 'expired' | 'skipped',
+  ): Promise<void> {
     if (messageIds.length === 0) return;
     await this.dataSource.query(
-      `UPDATE messages SET status = $2, updated_at = now(), next_attempt_at = NULL,
-              finished_at = CASE WHEN $2 IN ('succeeded', 'failed', 'cancelled', 'skipped', 'expired')
-                                 THEN now() ELSE finished_at END
-        WHERE id = ANY($1)`,
-      [messageIds, status],
+      `UPDATE messages m SET ${toState()}, next_attempt_at = NULL, claim_until = NULL,
+              updated_at = now(), ${finishedAt('t', 'm.finished_at')}
+         FROM ${transitionTable([event])}
+        WHERE m.id = ANY($1) AND ${inFromState('m')}`,
+      [messageIds],
     );
   }
 

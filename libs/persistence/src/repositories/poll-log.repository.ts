@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { assignPollSequences, pollPlacesNeeded } from '@hookbase/domain';
+import { finishedAt, inFromState, toState, transitionTable } from './delivery-transitions';
 
 /** One message as a poll returns it. */
 export interface PolledMessage {
@@ -55,7 +56,7 @@ export class PollLogRepository {
 
   /**
    * A poll's writes and reads: messages up to `after` were seen (a consumer only moves its cursor
-   * past what it received), so those still `pending` become `succeeded`; then up to `limit`
+   * past what it received), so those still `pending` are `polled` (`succeeded`); then up to `limit`
    * messages past `after`, in log order (none when `serve` is false: a paused or disabled
    * endpoint holds them). Expired and cancelled messages are not handed out.
    */
@@ -67,8 +68,9 @@ export class PollLogRepository {
   ): Promise<PolledMessage[]> {
     if (after > 0n) {
       await this.dataSource.query(
-        `UPDATE messages SET status = 'succeeded', finished_at = now(), updated_at = now()
-          WHERE endpoint_id = $1 AND poll_seq IS NOT NULL AND poll_seq <= $2 AND status = 'pending'`,
+        `UPDATE messages m SET ${toState()}, ${finishedAt('t', 'm.finished_at')}, updated_at = now()
+           FROM ${transitionTable(['polled'])}
+          WHERE m.endpoint_id = $1 AND m.route = 'poll' AND m.poll_seq <= $2 AND ${inFromState('m')}`,
         [endpointId, after.toString()],
       );
     }
@@ -107,14 +109,15 @@ export class PollLogRepository {
 
   /**
    * A deleted polling endpoint's unfetched messages are dead-lettered (`endpoint_deleted`) and
-   * cancelled, as the dispatcher does for push kinds.
+   * `cancelled`, as the dispatcher does for push kinds.
    */
-  async closeDeleted(endpointId: string): Promise<number> {
+  async cancelUnpolled(endpointId: string): Promise<number> {
     const rows: { n: number }[] = await this.dataSource.query(
       `WITH cancelled AS (
-         UPDATE messages SET status = 'cancelled', finished_at = now(), updated_at = now()
-          WHERE endpoint_id = $1 AND poll_seq IS NOT NULL AND status = 'pending'
-         RETURNING id, organization_id, endpoint_id, event_id, event_type, attempts),
+         UPDATE messages m SET ${toState()}, ${finishedAt('t', 'm.finished_at')}, updated_at = now()
+           FROM ${transitionTable(['cancelled'])}
+          WHERE m.endpoint_id = $1 AND m.route = 'poll' AND ${inFromState('m')}
+         RETURNING m.id, m.organization_id, m.endpoint_id, m.event_id, m.event_type, m.attempts),
        recorded AS (
          INSERT INTO dlq_entries (id, organization_id, message_id, endpoint_id, event_id, event_type,
                                   reason, attempts, last_error, last_response_status, created_at)
