@@ -132,11 +132,31 @@ describe('delivery state in PostgreSQL', () => {
     expect(await row(laneRetry)).toMatchObject({ status: 'awaiting_retry', route: 'lane' });
 
     await messages.claimForAttempt([due]);
-    expect(await row(due)).toMatchObject({
-      status: 'in_flight',
-      route: 'schedule',
-      claim_until: null,
-    });
+    const attempting = await row(due);
+    expect(attempting).toMatchObject({ status: 'in_flight', route: 'schedule' });
+    expect(attempting.claim_until!.getTime()).toBeGreaterThan(Date.now());
+  });
+
+  it('claims a retry again when the process that started its attempt died before recording it', async () => {
+    const id = await message(
+      { status: 'awaiting_retry', route: 'schedule' },
+      { nextAttemptAt: past() },
+    );
+    const leaseMs = 300;
+    expect((await messages.claimForRetry(100, leaseMs)).map((c) => c.messageId)).toContain(id);
+    await messages.claimForAttempt([id]);
+    // The attempt never gets recorded; once the lease has passed, the schedule takes it again.
+    const deadline = Date.now() + 10_000;
+    let again: string[] = [];
+    while (!again.includes(id) && Date.now() < deadline) {
+      await new Promise((resolve) => setImmediate(resolve));
+      again = (await messages.claimForRetry(100, 60_000)).map((c) => c.messageId);
+    }
+    expect(again).toContain(id);
+    // A message that came off the stream keeps no lease: Kafka delivers it again instead.
+    const streamed = await message({ status: 'pending', route: 'stream' });
+    await messages.claimForAttempt([streamed]);
+    expect(await row(streamed)).toMatchObject({ status: 'in_flight', claim_until: null });
   });
 
   it('scans the claim in due order on its own index', async () => {

@@ -105,13 +105,16 @@ export class MessageRepository {
 
   /**
    * `attempt_started`: the messages' attempts are under way (`in_flight` on their route). A
-   * retry claim's lease ends here, as it always has: from now the attempt's recorded outcome
-   * settles the message (ADR 19 names what that leaves open).
+   * retry keeps its claim's lease until the attempt is recorded (ADR 19); a message off the
+   * stream has none, since Kafka delivers it again if the process dies first.
    */
   async claimForAttempt(messageIds: readonly string[]): Promise<void> {
     if (messageIds.length === 0) return;
     await this.dataSource.query(
-      `UPDATE messages m SET ${toState()}, next_attempt_at = NULL, claim_until = NULL,
+      `UPDATE messages m SET ${toState()}, next_attempt_at = NULL,
+              -- A retry keeps its claim's lease through the attempt: if the process dies before
+              -- the attempt is recorded, the schedule claims the message again when it lapses.
+              claim_until = CASE WHEN m.route = 'schedule' THEN m.claim_until END,
               updated_at = now()
          FROM ${transitionTable(['attempt_started'])}
         WHERE m.id = ANY($1) AND ${inFromState('m')}`,
