@@ -7,8 +7,16 @@ import {
   OrganizationRepository,
 } from '@hookbase/persistence';
 import { AttemptRecorder } from './attempt-recorder';
+import { DispatcherDestinations } from './destination-registry.provider';
 import { DeliveryService, PendingDelivery } from './delivery.service';
 import { DispatchSlots, SlotOutcome } from './dispatch-pool';
+
+/** No adapter for any kind: an attempt fails at once, without any network. */
+const noDestinations: DispatcherDestinations = {
+  adapterFor: () => undefined,
+  openConfig: (endpoint) => endpoint.config,
+  close: async () => [],
+};
 
 /**
  * DeliveryService's use of its dispatch slots, with the slots (and the stores) replaced: which
@@ -71,6 +79,7 @@ describe('DeliveryService and its dispatch slots', () => {
       recorder,
       slots,
       { hostCloudIdentity: async () => null } as unknown as OrganizationRepository,
+      noDestinations,
     );
     return { deliveries, held, recorded };
   }

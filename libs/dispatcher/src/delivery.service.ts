@@ -11,25 +11,16 @@ import {
   DeliveryDecision,
   DlqReason,
   DlqRecord,
-  EndpointKind,
   GroupedWork,
   HostIdentityGrant,
   takeToken,
   TokenBucket,
 } from '@hookbase/domain';
 import {
-  CloudAdapterOptions,
   DeliveryReport,
   DestinationAdapter,
-  EndpointCredentials,
-  EventBridgeDestinationAdapter,
   hasStoredCredentials,
   isCloudDestinationKind,
-  HttpDestinationAdapter,
-  PubsubDestinationAdapter,
-  S3DestinationAdapter,
-  SnsDestinationAdapter,
-  SqsDestinationAdapter,
 } from '@hookbase/destinations';
 import { KafkaProducer, TOPICS, TopicNames } from '@hookbase/kafka';
 import {
@@ -41,6 +32,7 @@ import {
 } from '@hookbase/persistence';
 import { AttemptRecorder } from './attempt-recorder';
 import { ConcurrencyLimit } from './concurrency-limit';
+import { DESTINATION_REGISTRY, DispatcherDestinations } from './destination-registry.provider';
 import { DISPATCH_SLOTS, DispatchSlots } from './dispatch-pool';
 
 /** Rate-limit waits up to this long happen in line; longer ones hold the message instead. */
@@ -75,10 +67,6 @@ export interface PendingDelivery {
 @Injectable()
 export class DeliveryService implements OnApplicationShutdown {
   private readonly logger = new Logger(DeliveryService.name);
-  private readonly adapters: Map<EndpointKind, DestinationAdapter>;
-  private readonly http: HttpDestinationAdapter;
-  private readonly cloud: (DestinationAdapter & { close(): Promise<void> })[];
-  private readonly credentials: EndpointCredentials;
   private readonly perEndpoint = new Map<string, { limit: ConcurrencyLimit; users: number }>();
   // Owned by this dispatcher: the endpoints keyed to its partitions (and what its retry loop claims).
   private readonly circuits = new Map<string, CircuitState>();
@@ -99,31 +87,8 @@ export class DeliveryService implements OnApplicationShutdown {
     private readonly recorder: AttemptRecorder,
     @Inject(DISPATCH_SLOTS) private readonly slots: DispatchSlots,
     private readonly organizations: OrganizationRepository,
+    @Inject(DESTINATION_REGISTRY) private readonly destinations: DispatcherDestinations,
   ) {
-    this.http = new HttpDestinationAdapter({
-      timeoutMs: config.delivery.timeoutMs,
-      connectTimeoutMs: config.delivery.connectTimeoutMs,
-      allowPrivateTargets: config.delivery.allowPrivateTargets,
-      responseExcerptBytes: config.delivery.responseExcerptBytes,
-      userAgent: 'Hookbase/0.1 (+https://github.com/hookbase/hookbase)',
-    });
-    const cloudOptions: CloudAdapterOptions = {
-      timeoutMs: config.delivery.timeoutMs,
-      connectTimeoutMs: config.delivery.connectTimeoutMs,
-      allowPrivateTargets: config.delivery.allowPrivateTargets,
-    };
-    this.cloud = [
-      new SqsDestinationAdapter(cloudOptions),
-      new SnsDestinationAdapter(cloudOptions),
-      new EventBridgeDestinationAdapter(cloudOptions),
-      new PubsubDestinationAdapter(cloudOptions),
-      new S3DestinationAdapter(cloudOptions),
-    ];
-    this.adapters = new Map<EndpointKind, DestinationAdapter>([
-      ['http', this.http],
-      ...this.cloud.map((adapter) => [adapter.kind, adapter] as const),
-    ]);
-    this.credentials = new EndpointCredentials(config.credentials);
     this.circuitPolicy = config.delivery.circuit;
     this.shareHolds = new GroupedWork<string, void>(async (messageIds) => {
       await this.messages.hold(messageIds, new Date(Date.now() + SHARE_HOLD_MS));
@@ -275,7 +240,7 @@ export class DeliveryService implements OnApplicationShutdown {
     /** The attempt's record in the store; already settled unless a success was deferred. */
     recorded: Promise<void>;
   }> {
-    const adapter = this.adapters.get(endpoint.kind);
+    const adapter = this.destinations.adapterFor(endpoint.kind);
     const attemptNumber = delivery.attemptsMade + 1;
     const startedAt = new Date();
     const report = adapter
@@ -353,7 +318,7 @@ export class DeliveryService implements OnApplicationShutdown {
     let config: Record<string, unknown>;
     let hostIdentity: HostIdentityGrant | null = null;
     try {
-      config = this.credentials.open(endpoint.organizationId, endpoint.kind, endpoint.config);
+      config = this.destinations.openConfig(endpoint);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       return {
@@ -461,11 +426,7 @@ export class DeliveryService implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all(
-      [this.http, ...this.cloud].map((adapter) =>
-        adapter.close().catch((error: Error) => this.logger.warn(error.message)),
-      ),
-    );
+    for (const error of await this.destinations.close()) this.logger.warn(error.message);
   }
 }
 

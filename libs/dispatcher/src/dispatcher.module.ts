@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { AttemptRecorder } from './attempt-recorder';
 import { DeliveryService } from './delivery.service';
+import { destinationRegistryProvider } from './destination-registry.provider';
 import { DispatcherConsumer } from './dispatcher.consumer';
 import { DISPATCH_SLOTS, DispatchPool } from './dispatch-pool';
 import { FifoLaneRunner } from './fifo-lane-runner';
@@ -17,6 +18,7 @@ import { RetryScheduler } from './retry-scheduler';
       useFactory: (config: HookbaseConfig) =>
         new DispatchPool(config.delivery.dispatchConcurrency, config.delivery.organizationShare),
     },
+    destinationRegistryProvider,
     AttemptRecorder,
     DeliveryService,
     DispatcherConsumer,
