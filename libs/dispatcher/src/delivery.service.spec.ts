@@ -10,6 +10,7 @@ import { AttemptRecorder } from './attempt-recorder';
 import { DispatcherDestinations } from './destination-registry.provider';
 import { DeliveryService, PendingDelivery } from './delivery.service';
 import { DispatchSlots, SlotOutcome } from './dispatch-pool';
+import { EndpointGuards } from './endpoint-guards';
 
 /** No adapter for any kind: an attempt fails at once, without any network. */
 const noDestinations: DispatcherDestinations = {
@@ -70,14 +71,15 @@ describe('DeliveryService and its dispatch slots', () => {
     const recorder = {
       record: async (record: unknown) => void recorded.push(record),
     } as unknown as AttemptRecorder;
+    const config = loadConfig({});
     const deliveries = new DeliveryService(
-      loadConfig({}),
+      config,
       topicNames('unit'),
       endpoints,
       messages,
       producer,
       recorder,
-      slots,
+      new EndpointGuards(config, slots),
       { hostCloudIdentity: async () => null } as unknown as OrganizationRepository,
       noDestinations,
     );

@@ -1,11 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import {
-  circuitAfterAttempt,
-  circuitGate,
-  CircuitPolicy,
-  CircuitState,
-  CLOSED,
   decideAfterAttempt,
   DEFAULT_RETRY_POLICY,
   DeliveryDecision,
@@ -13,8 +8,6 @@ import {
   DlqRecord,
   GroupedWork,
   HostIdentityGrant,
-  takeToken,
-  TokenBucket,
 } from '@hookbase/domain';
 import {
   DeliveryReport,
@@ -31,18 +24,13 @@ import {
   OrganizationRepository,
 } from '@hookbase/persistence';
 import { AttemptRecorder } from './attempt-recorder';
-import { ConcurrencyLimit } from './concurrency-limit';
 import { DESTINATION_REGISTRY, DispatcherDestinations } from './destination-registry.provider';
-import { DISPATCH_SLOTS, DispatchSlots } from './dispatch-pool';
+import { DeliveryGuards, EndpointGuards } from './endpoint-guards';
 
-/** Rate-limit waits up to this long happen in line; longer ones hold the message instead. */
-const MAX_INLINE_RATE_WAIT_MS = 1_000;
 /**
- * A message whose organization holds its whole share of the dispatch pool waits up to this long
- * for a slot in line, then is held on the retry schedule for SHARE_HOLD_MS (no attempt used), so
- * it neither fills its partition's window nor holds the partition's committed offset meanwhile.
+ * A message whose organization holds its whole share of the dispatch pool and found no slot in
+ * time is held on the retry schedule this long (no attempt used).
  */
-const MAX_SHARE_WAIT_MS = 1_000;
 const SHARE_HOLD_MS = 1_000;
 
 /** A message ready for its next attempt, from the deliveries topic or the retry schedule. */
@@ -67,11 +55,6 @@ export interface PendingDelivery {
 @Injectable()
 export class DeliveryService implements OnApplicationShutdown {
   private readonly logger = new Logger(DeliveryService.name);
-  private readonly perEndpoint = new Map<string, { limit: ConcurrencyLimit; users: number }>();
-  // Owned by this dispatcher: the endpoints keyed to its partitions (and what its retry loop claims).
-  private readonly circuits = new Map<string, CircuitState>();
-  private readonly buckets = new Map<string, TokenBucket>();
-  private readonly circuitPolicy: CircuitPolicy;
   /**
    * Messages held for want of a slot in their organization's share: when a hanging organization's
    * waiters give up together, their holds go in one write instead of one each.
@@ -85,16 +68,19 @@ export class DeliveryService implements OnApplicationShutdown {
     private readonly messages: MessageRepository,
     private readonly producer: KafkaProducer,
     private readonly recorder: AttemptRecorder,
-    @Inject(DISPATCH_SLOTS) private readonly slots: DispatchSlots,
+    @Inject(EndpointGuards) private readonly guards: DeliveryGuards,
     private readonly organizations: OrganizationRepository,
     @Inject(DESTINATION_REGISTRY) private readonly destinations: DispatcherDestinations,
   ) {
-    this.circuitPolicy = config.delivery.circuit;
     this.shareHolds = new GroupedWork<string, void>(async (messageIds) => {
       await this.messages.hold(messageIds, new Date(Date.now() + SHARE_HOLD_MS));
       return messageIds.map(() => undefined);
     });
   }
+
+  /** Holds a message that found no slot in its organization's share, without an attempt. */
+  private readonly holdForShare = (delivery: PendingDelivery): Promise<unknown> =>
+    this.shareHolds.run([delivery.messageId]);
 
   /**
    * Delivers a group of messages. Throws only when the management store cannot be read, before
@@ -143,12 +129,18 @@ export class DeliveryService implements OnApplicationShutdown {
     );
     await this.messages.markInFlight(ready.map((d) => d.messageId));
     for (const delivery of ready) {
-      const send = this.limited(delivery, () =>
-        this.sendOne(
-          delivery,
-          byId.get(delivery.endpointId)!,
-          secrets.get(delivery.endpointId) ?? [],
-        ),
+      // Bounded concurrency per endpoint, then a slot of the organization's share of the
+      // process's pool, so neither one busy endpoint nor one organization's hanging endpoints can
+      // take all; a message that finds no slot in its organization's share in time is held.
+      const send = this.guards.withinConcurrency(
+        delivery,
+        () =>
+          this.sendOne(
+            delivery,
+            byId.get(delivery.endpointId)!,
+            secrets.get(delivery.endpointId) ?? [],
+          ),
+        this.holdForShare,
       );
       // The caller handles failures; this only keeps an early one from counting as unhandled.
       send.catch(() => undefined);
@@ -158,71 +150,20 @@ export class DeliveryService implements OnApplicationShutdown {
   }
 
   /**
-   * One message through the endpoint's rate limit and circuit breaker, then the attempt. A message
-   * that may not go now is held on the retry schedule without using an attempt; a new message
-   * meeting an open circuit is skipped into the DLQ (circuit_open).
+   * One message through the endpoint's guards (circuit breaker, then rate limit), then the
+   * attempt. A message that may not go now is held on the retry schedule without using an
+   * attempt; a new message meeting an open circuit is skipped into the DLQ (circuit_open).
    */
   private async sendOne(delivery: PendingDelivery, endpoint: EndpointEntity, secrets: string[]) {
-    const token = await this.waitForToken(endpoint);
-    if (token !== true) return this.messages.hold([delivery.messageId], token);
-    const gate = circuitGate(this.circuitOf(endpoint.id), Date.now(), this.circuitPolicy);
-    this.setCircuit(endpoint.id, gate.next);
-    if (!gate.allowed) {
-      if (delivery.source === 'new') return this.deadLetter([delivery], 'circuit_open', 'skipped');
-      return this.messages.hold([delivery.messageId], new Date(gate.retryAt));
+    const admission = await this.guards.admit(endpoint);
+    if (admission !== true) {
+      if (admission.reason === 'circuit_open' && delivery.source === 'new') {
+        return this.deadLetter([delivery], 'circuit_open', 'skipped');
+      }
+      return this.messages.hold([delivery.messageId], admission.until);
     }
     const { outcome } = await this.attempt(delivery, endpoint, secrets);
-    this.afterAttempt(endpoint.id, outcome);
-  }
-
-  /** Moves the endpoint's circuit breaker on by the outcome of an attempt. */
-  afterAttempt(endpointId: string, outcome: 'succeeded' | 'retry' | 'failed'): void {
-    const result =
-      outcome === 'succeeded' ? 'success' : outcome === 'retry' ? 'failure' : 'neutral';
-    const next = circuitAfterAttempt(
-      this.circuitOf(endpointId),
-      result,
-      Date.now(),
-      this.circuitPolicy,
-    );
-    if (next.state === 'open' && this.circuitOf(endpointId).state !== 'open') {
-      this.logger.warn(
-        `circuit opened for endpoint ${endpointId} after ${next.consecutiveFailures} failures`,
-      );
-    }
-    this.setCircuit(endpointId, next);
-  }
-
-  get circuitSettings(): CircuitPolicy {
-    return this.circuitPolicy;
-  }
-
-  circuitOf(endpointId: string): CircuitState {
-    return this.circuits.get(endpointId) ?? CLOSED;
-  }
-
-  setCircuit(endpointId: string, state: CircuitState): void {
-    // Healthy endpoints keep no entry, so the map grows only with troubled ones.
-    if (state.state === 'closed' && state.consecutiveFailures === 0)
-      this.circuits.delete(endpointId);
-    else this.circuits.set(endpointId, state);
-  }
-
-  /**
-   * Waits for the endpoint's rate limit to allow an attempt. Short waits happen here; a longer one
-   * returns the time to hold the message until, so the partition is not held up meanwhile.
-   */
-  async waitForToken(endpoint: EndpointEntity): Promise<true | Date> {
-    const rate = endpoint.rateLimitPerSecond;
-    if (!rate) return true;
-    for (;;) {
-      const now = Date.now();
-      const grant = takeToken(this.buckets.get(endpoint.id), rate, now);
-      this.buckets.set(endpoint.id, grant.bucket);
-      if (grant.granted) return true;
-      if (grant.waitMs > MAX_INLINE_RATE_WAIT_MS) return new Date(now + grant.waitMs);
-      await new Promise((resolve) => setTimeout(resolve, grant.waitMs));
-    }
+    this.guards.afterAttempt(endpoint.id, outcome);
   }
 
   /**
@@ -390,39 +331,6 @@ export class DeliveryService implements OnApplicationShutdown {
       deliveries.map((d) => d.messageId),
       status,
     );
-  }
-
-  /**
-   * Runs a task in one of the organization's slots of the process-wide pool of attempts in
-   * flight, waiting as long as it takes (FIFO lanes use it: a waiting lane holds no offsets).
-   */
-  withDispatchSlot<T>(organizationId: string, task: () => Promise<T>): Promise<T> {
-    return this.slots.run(organizationId, task);
-  }
-
-  /**
-   * Bounded concurrency per endpoint, then a slot of the organization's share of the process's
-   * pool, so neither one busy endpoint nor one organization's hanging endpoints can take all. A
-   * message whose organization already holds its share and finds no slot within
-   * MAX_SHARE_WAIT_MS is held on the retry schedule instead, without using an attempt.
-   */
-  private async limited(delivery: PendingDelivery, task: () => Promise<void>): Promise<void> {
-    const { endpointId, organizationId } = delivery;
-    let slot = this.perEndpoint.get(endpointId);
-    if (!slot) {
-      slot = { limit: new ConcurrencyLimit(this.config.delivery.endpointConcurrency), users: 0 };
-      this.perEndpoint.set(endpointId, slot);
-    }
-    slot.users++;
-    let outcome;
-    try {
-      outcome = await slot.limit.run(() =>
-        this.slots.runWithinShare(organizationId, task, MAX_SHARE_WAIT_MS),
-      );
-    } finally {
-      if (--slot.users === 0) this.perEndpoint.delete(endpointId);
-    }
-    if (!outcome.ran) await this.shareHolds.run([delivery.messageId]);
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -4,6 +4,7 @@ import { AttemptRecorder } from './attempt-recorder';
 import { DeliveryService } from './delivery.service';
 import { destinationRegistryProvider } from './destination-registry.provider';
 import { DispatcherConsumer } from './dispatcher.consumer';
+import { EndpointGuards } from './endpoint-guards';
 import { DISPATCH_SLOTS, DispatchPool } from './dispatch-pool';
 import { FifoLaneRunner } from './fifo-lane-runner';
 import { RetentionService } from './retention.service';
@@ -20,6 +21,7 @@ import { RetryScheduler } from './retry-scheduler';
     },
     destinationRegistryProvider,
     AttemptRecorder,
+    EndpointGuards,
     DeliveryService,
     DispatcherConsumer,
     FifoLaneRunner,

@@ -2,6 +2,7 @@ export * from './api-key';
 export * from './attempt-outcome';
 export * from './canonical-json';
 export * from './circuit-breaker';
+export * from './endpoint-admission';
 export * from './delivery-decision';
 export * from './dispatch-share';
 export * from './errors';
