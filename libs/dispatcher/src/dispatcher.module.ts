@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { AttemptRecorder } from './attempt-recorder';
+import { AttemptService } from './attempt.service';
+import { DeadLetterService } from './dead-letter.service';
 import { DeliveryService } from './delivery.service';
 import { destinationRegistryProvider } from './destination-registry.provider';
 import { DispatcherConsumer } from './dispatcher.consumer';
@@ -22,6 +24,8 @@ import { RetryScheduler } from './retry-scheduler';
     destinationRegistryProvider,
     AttemptRecorder,
     EndpointGuards,
+    AttemptService,
+    DeadLetterService,
     DeliveryService,
     DispatcherConsumer,
     FifoLaneRunner,

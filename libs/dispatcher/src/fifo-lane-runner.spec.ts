@@ -11,7 +11,8 @@ import {
 } from '@hookbase/persistence';
 import { AttemptRecorder } from './attempt-recorder';
 import { DispatcherDestinations } from './destination-registry.provider';
-import { DeliveryService } from './delivery.service';
+import { AttemptService } from './attempt.service';
+import { DeadLetterService } from './dead-letter.service';
 import { DispatchSlots } from './dispatch-pool';
 import { EndpointGuards } from './endpoint-guards';
 import { FifoLaneRunner } from './fifo-lane-runner';
@@ -87,16 +88,21 @@ describe('FifoLaneRunner at a rate-limited endpoint whose circuit is due a probe
     const config = loadConfig({});
     Object.assign(config.delivery, { circuit: { failureThreshold: 3, cooldownMs: COOLDOWN_MS } });
     const endpointGuards = new EndpointGuards(config, slots);
-    const delivery = new DeliveryService(
-      config,
+    const producer = {
+      publish: async () => undefined,
+      send: async () => undefined,
+    } as unknown as KafkaProducer;
+    const attempts = new AttemptService(
       topicNames('unit'),
-      endpoints,
-      {} as MessageRepository,
-      { publish: async () => undefined, send: async () => undefined } as unknown as KafkaProducer,
+      producer,
       recorder,
-      endpointGuards,
       { hostCloudIdentity: async () => null } as unknown as OrganizationRepository,
       noDestinations,
+    );
+    const deadLetters = new DeadLetterService(
+      topicNames('unit'),
+      producer,
+      {} as MessageRepository,
     );
     const guards = {
       /** The endpoint's one token is taken: the next comes in 10 s. */
@@ -112,7 +118,14 @@ describe('FifoLaneRunner at a rate-limited endpoint whose circuit is due a probe
       },
       circuit: (): CircuitState => endpointGuards.circuitOf('ep_1'),
     };
-    const runner = new FifoLaneRunner(config, store, endpoints, delivery, endpointGuards);
+    const runner = new FifoLaneRunner(
+      config,
+      store,
+      endpoints,
+      endpointGuards,
+      attempts,
+      deadLetters,
+    );
     return { runner, guards, blocked, recorded };
   }
 

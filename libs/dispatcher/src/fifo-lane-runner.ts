@@ -20,8 +20,10 @@ import {
   FifoLaneRepository,
   QueuedMessage,
 } from '@hookbase/persistence';
-import { DeliveryService, PendingDelivery } from './delivery.service';
+import { AttemptService } from './attempt.service';
+import { DeadLetterService } from './dead-letter.service';
 import { EndpointGuards, LaneGuards } from './endpoint-guards';
+import { PendingDelivery } from './pending-delivery';
 
 /** Messages of a lane read ahead of its head; a blocked lane keeps only its head. */
 const READ_AHEAD = 50;
@@ -105,8 +107,9 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly store: FifoLaneRepository,
     private readonly endpoints: EndpointRepository,
-    private readonly delivery: DeliveryService,
     @Inject(EndpointGuards) private readonly guards: LaneGuards,
+    private readonly attempts: AttemptService,
+    private readonly deadLetters: DeadLetterService,
   ) {}
 
   /** Lanes running in this process (for tests and diagnostics). */
@@ -224,7 +227,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
         break;
       }
       case 'expire-head':
-        await this.delivery.deadLetter([pending(head)], step.reason, 'expired');
+        await this.deadLetters.deadLetter([pending(head)], step.reason, 'expired');
         state.window.shift();
         break;
       case 'wait':
@@ -356,7 +359,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
           }, IN_FLIGHT_SHOWN_AFTER_MS);
     const { outcome, decision, recorded } = await this.guards
       .withDispatchSlot(endpoint.organizationId, () =>
-        this.delivery.attempt(pending(head), endpoint, secrets, { deferSuccessRecord: true }),
+        this.attempts.attempt(pending(head), endpoint, secrets, { deferSuccessRecord: true }),
       )
       .finally(() => clearTimeout(mark));
     // The previous head's write (long done: it had a whole round trip) before this one's starts.
@@ -377,7 +380,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     for (;;) {
       const chunk = await this.store.queue(endpointId, DEAD_LETTER_CHUNK);
       if (chunk.length === 0) return;
-      await this.delivery.deadLetter(chunk.map(pending), 'endpoint_deleted', 'cancelled');
+      await this.deadLetters.deadLetter(chunk.map(pending), 'endpoint_deleted', 'cancelled');
     }
   }
 

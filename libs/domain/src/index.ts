@@ -4,6 +4,7 @@ export * from './canonical-json';
 export * from './circuit-breaker';
 export * from './endpoint-admission';
 export * from './delivery-decision';
+export * from './delivery-step';
 export * from './dispatch-share';
 export * from './errors';
 export * from './fifo-gating';
