@@ -20,8 +20,8 @@ import {
   FifoLaneRepository,
   QueuedMessage,
 } from '@hookbase/persistence';
-import { AttemptService } from './attempt.service';
-import { DeadLetterService } from './dead-letter.service';
+import { Attempts, AttemptService } from './attempt.service';
+import { DeadLetters, DeadLetterService } from './dead-letter.service';
 import { EndpointGuards, LaneGuards } from './endpoint-guards';
 import { PendingDelivery } from './pending-delivery';
 
@@ -88,8 +88,9 @@ class LaneHandle {
 /**
  * Runs FIFO lanes (ADR 0009). A lane is an endpoint's ordered queue, parked in PostgreSQL by the
  * dispatcher consumer; the worker holding the lane's lease delivers its head, one message at a
- * time, through the same attempt, circuit breaker and rate limit as any delivery, and moves on
- * only once the head has finished (succeeded or dead-lettered). A lane whose queue empties gives
+ * time, through the same guards (`admit`: circuit breaker, then rate limit) and the same attempt
+ * as any delivery, and moves on only once the head has finished (succeeded or dead-lettered).
+ * What the lane does next is the rule `nextLaneStep`; its collaborators are narrow interfaces. A lane whose queue empties gives
  * its lease up; lanes that no worker holds (after a stop, or a lease that ran out because its
  * worker died) are found by a periodic sweep and taken over.
  */
@@ -108,14 +109,9 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     private readonly store: FifoLaneRepository,
     private readonly endpoints: EndpointRepository,
     @Inject(EndpointGuards) private readonly guards: LaneGuards,
-    private readonly attempts: AttemptService,
-    private readonly deadLetters: DeadLetterService,
+    @Inject(AttemptService) private readonly attempts: Attempts,
+    @Inject(DeadLetterService) private readonly deadLetters: DeadLetters,
   ) {}
-
-  /** Lanes running in this process (for tests and diagnostics). */
-  get running(): number {
-    return this.lanes.size;
-  }
 
   onApplicationBootstrap(): void {
     this.sweepTimer = setInterval(() => {
