@@ -41,5 +41,3 @@ export interface DestinationAdapter {
   readonly kind: EndpointKind;
   deliver(message: OutboundMessage, target: DeliveryTarget): Promise<DeliveryReport>;
 }
-
-export const DESTINATION_ADAPTERS = Symbol('DESTINATION_ADAPTERS');

@@ -2,6 +2,7 @@ export * from './aws-errors';
 export * from './cloud-support';
 export * from './credentials-cipher';
 export * from './destination-config';
+export * from './destination-registry';
 export * from './destination.adapter';
 export * from './endpoint-credentials';
 export * from './eventbridge.adapter';

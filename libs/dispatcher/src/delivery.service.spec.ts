@@ -1,24 +1,17 @@
 import { loadConfig } from '@hookbase/config';
-import { KafkaProducer, topicNames } from '@hookbase/kafka';
-import {
-  EndpointEntity,
-  EndpointRepository,
-  MessageRepository,
-  OrganizationRepository,
-} from '@hookbase/persistence';
-import { AttemptRecorder } from './attempt-recorder';
+import { DeliveryDecision, DlqReason } from '@hookbase/domain';
+import { EndpointEntity, EndpointRepository, MessageRepository } from '@hookbase/persistence';
+import { Attempts } from './attempt.service';
+import { DeadLetters } from './dead-letter.service';
 import { DeliveryService, PendingDelivery } from './delivery.service';
 import { DispatchSlots, SlotOutcome } from './dispatch-pool';
+import { DeliveryGuards, EndpointGuards, Refusal } from './endpoint-guards';
 
-/**
- * DeliveryService's use of its dispatch slots, with the slots (and the stores) replaced: which
- * organization a message asks for, and what happens when its organization's share has no room.
- */
-describe('DeliveryService and its dispatch slots', () => {
-  const endpoint = {
+const endpointOf = (over: Partial<EndpointEntity> = {}) =>
+  ({
     id: 'ep_1',
     organizationId: 'org_a',
-    kind: 'nosuchkind', // no adapter: an attempt fails at once, without any network
+    kind: 'http',
     url: 'http://127.0.0.1:1/never',
     config: {},
     status: 'active',
@@ -26,56 +19,190 @@ describe('DeliveryService and its dispatch slots', () => {
     retry: { delaysMs: [0], maxAgeMs: 60_000 },
     rateLimitPerSecond: null,
     fifoEnabled: false,
-  } as unknown as EndpointEntity;
-  const delivery: PendingDelivery = {
-    messageId: 'msg_1',
-    webhookId: 'msg_1',
-    source: 'new',
-    eventId: 'evt_1',
-    organizationId: 'org_a',
-    endpointId: 'ep_1',
-    eventType: 't',
-    payload: {},
-    acceptedAt: new Date(),
-    attemptsMade: 0,
-  };
+    ...over,
+  }) as unknown as EndpointEntity;
 
-  function service(slots: DispatchSlots) {
-    const held: { ids: readonly string[]; until: Date }[] = [];
-    const recorded: unknown[] = [];
-    const messages = {
-      claimForAttempt: async () => undefined,
-      // start() also holds the messages of paused endpoints: none here (an empty list).
-      hold: async (ids: readonly string[], until: Date) => {
-        if (ids.length > 0) held.push({ ids, until });
-      },
-      cancel: async () => undefined,
-      expire: async () => undefined,
-      skip: async () => undefined,
-    } as unknown as MessageRepository;
-    const endpoints = {
-      findByIds: async () => [endpoint],
-      signingSecrets: async () => new Map(),
-    } as unknown as EndpointRepository;
-    const producer = {
-      publish: async () => undefined,
-      send: async () => undefined,
-    } as unknown as KafkaProducer;
-    const recorder = {
-      record: async (record: unknown) => void recorded.push(record),
-    } as unknown as AttemptRecorder;
-    const deliveries = new DeliveryService(
-      loadConfig({}),
-      topicNames('unit'),
-      endpoints,
-      messages,
-      producer,
-      recorder,
-      slots,
-      { hostCloudIdentity: async () => null } as unknown as OrganizationRepository,
-    );
-    return { deliveries, held, recorded };
-  }
+const deliveryOf = (over: Partial<PendingDelivery> = {}): PendingDelivery => ({
+  messageId: 'msg_1',
+  webhookId: 'msg_1',
+  source: 'new',
+  eventId: 'evt_1',
+  organizationId: 'org_a',
+  endpointId: 'ep_1',
+  eventType: 't',
+  payload: {},
+  acceptedAt: new Date(),
+  attemptsMade: 0,
+  ...over,
+});
+
+/** The coordinator with every collaborator replaced: the stores, guards, attempts, DLQ. */
+function service(options: {
+  endpoints?: EndpointEntity[];
+  guards?: DeliveryGuards;
+  outcome?: 'succeeded' | 'retry' | 'failed';
+}) {
+  const held: { ids: readonly string[]; until: Date }[] = [];
+  const inFlight: string[] = [];
+  const attempted: string[] = [];
+  const reported: string[] = [];
+  const deadLettered: { ids: string[]; reason: DlqReason; status: string }[] = [];
+  const messages = {
+    claimForAttempt: async (ids: readonly string[]) => void inFlight.push(...ids),
+    hold: async (ids: readonly string[], until: Date) => {
+      if (ids.length > 0) held.push({ ids, until });
+    },
+  } as unknown as MessageRepository;
+  const endpoints = {
+    findByIds: async () => options.endpoints ?? [endpointOf()],
+    signingSecrets: async () => new Map([['ep_1', ['whsec_x']]]),
+  } as unknown as EndpointRepository;
+  const attempts: Attempts = {
+    attempt: async (delivery, _endpoint, secrets) => {
+      attempted.push(`${delivery.messageId}:${secrets.join(',')}`);
+      const outcome = options.outcome ?? 'succeeded';
+      return {
+        outcome,
+        decision: { status: 'succeeded' } as DeliveryDecision,
+        recorded: Promise.resolve(),
+      };
+    },
+  };
+  const deadLetters: DeadLetters = {
+    deadLetter: async (deliveries, reason, status) => {
+      if (deliveries.length > 0) {
+        deadLettered.push({ ids: deliveries.map((d) => d.messageId), reason, status });
+      }
+    },
+  };
+  const config = loadConfig({});
+  const guards: DeliveryGuards = options.guards ?? {
+    admit: async () => true,
+    afterAttempt: (endpointId, outcome) => void reported.push(`${endpointId}:${outcome}`),
+    withinConcurrency: async (_delivery, task) => task(),
+  };
+  const deliveries = new DeliveryService(
+    config,
+    endpoints,
+    messages,
+    guards,
+    attempts,
+    deadLetters,
+  );
+  return { deliveries, held, inFlight, attempted, reported, deadLettered, config };
+}
+
+const refusing = (refusal: Refusal): DeliveryGuards => ({
+  admit: async () => refusal,
+  afterAttempt: () => {
+    throw new Error('no attempt was made');
+  },
+  withinConcurrency: async (_delivery, task) => task(),
+});
+
+describe('DeliveryService', () => {
+  it('marks the ready messages in flight, attempts each with its endpoint’s secrets, and reports the outcome to the guards', async () => {
+    const { deliveries, inFlight, attempted, reported, held, deadLettered } = service({
+      outcome: 'retry',
+    });
+    await deliveries.deliver([deliveryOf(), deliveryOf({ messageId: 'msg_2' })]);
+    expect(inFlight).toEqual(['msg_1', 'msg_2']);
+    expect(attempted).toEqual(['msg_1:whsec_x', 'msg_2:whsec_x']);
+    expect(reported).toEqual(['ep_1:retry', 'ep_1:retry']);
+    expect(held).toEqual([]);
+    expect(deadLettered).toEqual([]);
+  });
+
+  it('settles what cannot go now without an attempt: gone, held, held too long', async () => {
+    const { deliveries, held, inFlight, attempted, deadLettered, config } = service({
+      endpoints: [
+        endpointOf({ id: 'ep_paused', status: 'paused' }),
+        endpointOf({ id: 'ep_deleted', deletedAt: new Date() }),
+      ],
+    });
+    const before = Date.now();
+    await deliveries.deliver([
+      deliveryOf({ messageId: 'gone', endpointId: 'ep_unknown' }),
+      deliveryOf({ messageId: 'deleted', endpointId: 'ep_deleted' }),
+      deliveryOf({ messageId: 'paused', endpointId: 'ep_paused' }),
+      deliveryOf({
+        messageId: 'too_old',
+        endpointId: 'ep_paused',
+        acceptedAt: new Date(Date.now() - 60_001),
+      }),
+    ]);
+    expect(deadLettered).toEqual([
+      { ids: ['gone', 'deleted'], reason: 'endpoint_deleted', status: 'cancelled' },
+      { ids: ['too_old'], reason: 'max_age', status: 'expired' },
+    ]);
+    expect(held).toHaveLength(1);
+    expect(held[0].ids).toEqual(['paused']);
+    expect(held[0].until.getTime()).toBeGreaterThanOrEqual(before + config.delivery.holdRecheckMs);
+    expect(inFlight).toEqual([]);
+    expect(attempted).toEqual([]);
+  });
+
+  it('skips a new message meeting an open circuit into the DLQ, without an attempt', async () => {
+    const until = new Date(Date.now() + 30_000);
+    const { deliveries, held, attempted, deadLettered } = service({
+      guards: refusing({ reason: 'circuit_open', until }),
+    });
+    await deliveries.deliver([deliveryOf()]);
+    expect(deadLettered).toEqual([{ ids: ['msg_1'], reason: 'circuit_open', status: 'skipped' }]);
+    expect(held).toEqual([]);
+    expect(attempted).toEqual([]);
+  });
+
+  it('holds a scheduled copy meeting an open circuit until the guards’ time', async () => {
+    const until = new Date(Date.now() + 30_000);
+    const { deliveries, held, attempted, deadLettered } = service({
+      guards: refusing({ reason: 'circuit_open', until }),
+    });
+    await deliveries.deliver([deliveryOf({ source: 'scheduled' })]);
+    expect(held).toEqual([{ ids: ['msg_1'], until }]);
+    expect(deadLettered).toEqual([]);
+    expect(attempted).toEqual([]);
+  });
+
+  it.each(['new', 'scheduled'] as const)(
+    'holds a rate-limited %s message until its token',
+    async (source) => {
+      const until = new Date(Date.now() + 5_000);
+      const { deliveries, held, attempted } = service({
+        guards: refusing({ reason: 'rate_limited', until }),
+      });
+      await deliveries.deliver([deliveryOf({ source })]);
+      expect(held).toEqual([{ ids: ['msg_1'], until }]);
+      expect(attempted).toEqual([]);
+    },
+  );
+
+  it('returns each started send by message id, and nothing for an empty group', async () => {
+    const { deliveries } = service({});
+    expect((await deliveries.start([])).size).toBe(0);
+    const sends = await deliveries.start([deliveryOf(), deliveryOf({ messageId: 'msg_2' })]);
+    expect([...sends.keys()]).toEqual(['msg_1', 'msg_2']);
+    await Promise.all(sends.values());
+  });
+
+  it('throws before any attempt when the management store cannot be read', async () => {
+    const { deliveries, attempted } = service({});
+    (deliveries as unknown as { endpoints: EndpointRepository }).endpoints.findByIds = async () => {
+      throw new Error('store down');
+    };
+    await expect(deliveries.deliver([deliveryOf()])).rejects.toThrow('store down');
+    expect(attempted).toEqual([]);
+  });
+});
+
+/**
+ * DeliveryService's use of its dispatch slots through the real guards, with the slots replaced:
+ * which organization a message asks for, and what happens when its organization's share has no
+ * room.
+ */
+describe('DeliveryService and its dispatch slots', () => {
+  const withSlots = (slots: DispatchSlots) =>
+    service({ guards: new EndpointGuards(loadConfig({}), slots) });
 
   it('asks for a slot of the message’s organization and attempts in it', async () => {
     const asked: string[] = [];
@@ -86,12 +213,11 @@ describe('DeliveryService and its dispatch slots', () => {
         return { ran: true, value: await task() } as SlotOutcome<T>;
       },
     };
-    const { deliveries, held, recorded } = service(slots);
-    await deliveries.deliver([delivery]);
+    const { deliveries, held, attempted } = withSlots(slots);
+    await deliveries.deliver([deliveryOf()]);
     expect(asked).toEqual(['org_a']);
-    expect(recorded).toHaveLength(1);
+    expect(attempted).toHaveLength(1);
     expect(held).toEqual([]);
-    await deliveries.onApplicationShutdown();
   });
 
   it('holds the message on the retry schedule, without an attempt, when its share has no room', async () => {
@@ -99,13 +225,12 @@ describe('DeliveryService and its dispatch slots', () => {
       run: (_organizationId, task) => task(),
       runWithinShare: async () => ({ ran: false }),
     };
-    const { deliveries, held, recorded } = service(slots);
+    const { deliveries, held, attempted } = withSlots(slots);
     const before = Date.now();
-    await deliveries.deliver([delivery]);
-    expect(recorded).toEqual([]);
+    await deliveries.deliver([deliveryOf()]);
+    expect(attempted).toEqual([]);
     expect(held).toHaveLength(1);
     expect(held[0].ids).toEqual(['msg_1']);
     expect(held[0].until.getTime()).toBeGreaterThanOrEqual(before + 1_000);
-    await deliveries.onApplicationShutdown();
   });
 });

@@ -1,8 +1,12 @@
 import { Module } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { AttemptRecorder } from './attempt-recorder';
+import { AttemptService } from './attempt.service';
+import { DeadLetterService } from './dead-letter.service';
 import { DeliveryService } from './delivery.service';
+import { destinationRegistryProvider } from './destination-registry.provider';
 import { DispatcherConsumer } from './dispatcher.consumer';
+import { EndpointGuards } from './endpoint-guards';
 import { DISPATCH_SLOTS, DispatchPool } from './dispatch-pool';
 import { FifoLaneRunner } from './fifo-lane-runner';
 import { RetentionService } from './retention.service';
@@ -17,7 +21,11 @@ import { RetryScheduler } from './retry-scheduler';
       useFactory: (config: HookbaseConfig) =>
         new DispatchPool(config.delivery.dispatchConcurrency, config.delivery.organizationShare),
     },
+    destinationRegistryProvider,
     AttemptRecorder,
+    EndpointGuards,
+    AttemptService,
+    DeadLetterService,
     DeliveryService,
     DispatcherConsumer,
     FifoLaneRunner,

@@ -20,7 +20,10 @@ import {
   FifoLaneRepository,
   QueuedMessage,
 } from '@hookbase/persistence';
-import { DeliveryService, PendingDelivery } from './delivery.service';
+import { Attempts, AttemptService } from './attempt.service';
+import { DeadLetters, DeadLetterService } from './dead-letter.service';
+import { EndpointGuards, LaneGuards } from './endpoint-guards';
+import { PendingDelivery } from './pending-delivery';
 
 /** Messages of a lane read ahead of its head; a blocked lane keeps only its head. */
 const READ_AHEAD = 50;
@@ -85,8 +88,9 @@ class LaneHandle {
 /**
  * Runs FIFO lanes (ADR 0009). A lane is an endpoint's ordered queue, parked in PostgreSQL by the
  * dispatcher consumer; the worker holding the lane's lease delivers its head, one message at a
- * time, through the same attempt, circuit breaker and rate limit as any delivery, and moves on
- * only once the head has finished (succeeded or dead-lettered). A lane whose queue empties gives
+ * time, through the same guards (`admit`: circuit breaker, then rate limit) and the same attempt
+ * as any delivery, and moves on only once the head has finished (succeeded or dead-lettered).
+ * What the lane does next is the rule `nextLaneStep`; its collaborators are narrow interfaces. A lane whose queue empties gives
  * its lease up; lanes that no worker holds (after a stop, or a lease that ran out because its
  * worker died) are found by a periodic sweep and taken over.
  */
@@ -104,13 +108,10 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly store: FifoLaneRepository,
     private readonly endpoints: EndpointRepository,
-    private readonly delivery: DeliveryService,
+    @Inject(EndpointGuards) private readonly guards: LaneGuards,
+    @Inject(AttemptService) private readonly attempts: Attempts,
+    @Inject(DeadLetterService) private readonly deadLetters: DeadLetters,
   ) {}
-
-  /** Lanes running in this process (for tests and diagnostics). */
-  get running(): number {
-    return this.lanes.size;
-  }
 
   onApplicationBootstrap(): void {
     this.sweepTimer = setInterval(() => {
@@ -205,8 +206,8 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       now,
       retentionCutoff: new Date(now.getTime() - this.config.retention.days[head.plan] * 86_400_000),
       recheckMs: this.config.delivery.holdRecheckMs,
-      circuit: this.delivery.circuitOf(endpointId),
-      circuitPolicy: this.delivery.circuitSettings,
+      circuit: this.guards.circuitOf(endpointId),
+      circuitPolicy: this.guards.circuitPolicy,
     });
     // Only a delivery goes on beside the last success's write; every other step changes the queue.
     if (step.action !== 'deliver') await settle(state);
@@ -222,14 +223,11 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
         break;
       }
       case 'expire-head':
-        await this.delivery.deadLetter([pending(head)], step.reason, 'expired');
+        await this.deadLetters.deadLetter([pending(head)], step.reason, 'expired');
         state.window.shift();
         break;
       case 'wait':
-        if (step.reason === 'circuit_open') {
-          await this.store.setBlocked(endpointId, this.owner, 'circuit_open', step.until);
-          state.saidBlocked = true;
-        }
+        if (step.reason === 'circuit_open') await this.sayBlocked(endpointId, state, step.until);
         // A waiting lane keeps nothing in memory; it reads its head and endpoint afresh on waking.
         state.window = [];
         state.endpointRead = undefined;
@@ -238,16 +236,29 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       case 'deliver': {
         // 'deliver' is only ever decided for an endpoint that exists.
         if (!endpoint) throw new Error(`endpoint ${endpointId} vanished`);
-        this.delivery.setCircuit(endpointId, step.circuit);
+        // The lane rule's circuit check only chose not to wait: the probe or token is taken by
+        // admission alone, and only for an attempt that really goes now.
+        const admission = await this.guards.admit(endpoint);
+        if (admission !== true && admission.reason === 'circuit_open') {
+          // The circuit opened (or its probe went out) since the rule looked: wait as for it.
+          await settle(state);
+          const until = new Date(
+            Math.min(admission.until.getTime(), now.getTime() + this.config.delivery.holdRecheckMs),
+          );
+          await this.sayBlocked(endpointId, state, until);
+          state.window = [];
+          state.endpointRead = undefined;
+          await lane.sleepUntil(until);
+          break;
+        }
         if (state.saidBlocked) {
           await this.store.setBlocked(endpointId, this.owner, null, null);
           state.saidBlocked = false;
         }
-        const token = await this.delivery.waitForToken(endpoint);
-        if (token !== true) {
+        if (admission !== true) {
           state.window = [head];
           state.endpointRead = undefined;
-          await lane.sleepUntil(token);
+          await lane.sleepUntil(admission.until);
           break;
         }
         if (await this.deliverHead(endpoint, head, secrets, state)) {
@@ -261,6 +272,12 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       }
     }
     return false;
+  }
+
+  /** Tells the store the lane waits for the endpoint's circuit breaker until `until`. */
+  private async sayBlocked(endpointId: string, state: LaneProgress, until: Date): Promise<void> {
+    await this.store.setBlocked(endpointId, this.owner, 'circuit_open', until);
+    state.saidBlocked = true;
   }
 
   /**
@@ -336,15 +353,15 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
               .startHeadAttempt(head.messageId, head.attempts)
               .catch((error: Error) => this.logger.warn(error.message));
           }, IN_FLIGHT_SHOWN_AFTER_MS);
-    const { outcome, decision, recorded } = await this.delivery
+    const { outcome, decision, recorded } = await this.guards
       .withDispatchSlot(endpoint.organizationId, () =>
-        this.delivery.attempt(pending(head), endpoint, secrets, { deferSuccessRecord: true }),
+        this.attempts.attempt(pending(head), endpoint, secrets, { deferSuccessRecord: true }),
       )
       .finally(() => clearTimeout(mark));
     // The previous head's write (long done: it had a whole round trip) before this one's starts.
     await settle(state);
     state.recording = recorded;
-    this.delivery.afterAttempt(endpoint.id, outcome);
+    this.guards.afterAttempt(endpoint.id, outcome);
     head.attempts++;
     if (decision.status === 'awaiting_retry') {
       head.status = 'awaiting_retry';
@@ -359,7 +376,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     for (;;) {
       const chunk = await this.store.queue(endpointId, DEAD_LETTER_CHUNK);
       if (chunk.length === 0) return;
-      await this.delivery.deadLetter(chunk.map(pending), 'endpoint_deleted', 'cancelled');
+      await this.deadLetters.deadLetter(chunk.map(pending), 'endpoint_deleted', 'cancelled');
     }
   }
 

@@ -1,6 +1,3 @@
-import { DomainError } from './errors';
-import type { ValidationIssue } from './inputs';
-
 /**
  * A per-endpoint circuit breaker as pure state transitions. The dispatcher keeps one
  * `CircuitState` per endpoint it owns, asks `circuitGate` before each attempt and reports each
@@ -17,12 +14,6 @@ export const DEFAULT_CIRCUIT_POLICY: CircuitPolicy = Object.freeze({
   failureThreshold: 10,
   cooldownMs: 30_000,
 });
-
-/** What an endpoint's circuit setting may ask for. */
-export const CIRCUIT_POLICY_LIMITS = {
-  failureThreshold: { min: 1, max: 1000 },
-  cooldownMs: { min: 1_000, max: 3_600_000 },
-} as const;
 
 /**
  * `consecutiveFailures` is kept in every state so the count that opened the circuit stays visible.
@@ -128,51 +119,4 @@ function startProbe(state: CircuitState, now: number): CircuitState {
     probeStartedAt: now,
     consecutiveFailures: state.consecutiveFailures,
   };
-}
-
-/**
- * Checks a circuit setting and returns a copy. A field left out takes the default; unknown fields
- * are refused so a typo never passes. Every problem is reported at once, each with its path.
- */
-export function validateCircuitPolicy(input: unknown): CircuitPolicy {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    return refuse([
-      { path: 'circuit', message: 'must be an object { failureThreshold, cooldownMs }' },
-    ]);
-  }
-  const issues: ValidationIssue[] = Object.keys(input)
-    .filter((key) => key !== 'failureThreshold' && key !== 'cooldownMs')
-    .map((key) => ({
-      path: `circuit.${key}`,
-      message: 'unknown field (expected failureThreshold, cooldownMs)',
-    }));
-  const {
-    failureThreshold = DEFAULT_CIRCUIT_POLICY.failureThreshold,
-    cooldownMs = DEFAULT_CIRCUIT_POLICY.cooldownMs,
-  } = input as Partial<Record<keyof CircuitPolicy, unknown>>;
-
-  const { failureThreshold: threshold, cooldownMs: cooldown } = CIRCUIT_POLICY_LIMITS;
-  if (!isWholeNumberIn(failureThreshold, threshold.min, threshold.max)) {
-    issues.push({
-      path: 'circuit.failureThreshold',
-      message: `must be a whole number of consecutive failures from ${threshold.min} to ${threshold.max}, got ${JSON.stringify(failureThreshold)}`,
-    });
-  }
-  if (!isWholeNumberIn(cooldownMs, cooldown.min, cooldown.max)) {
-    issues.push({
-      path: 'circuit.cooldownMs',
-      message: `must be a whole number of milliseconds from ${cooldown.min} (1 second) to ${cooldown.max} (1 hour), got ${JSON.stringify(cooldownMs)}`,
-    });
-  }
-  if (issues.length > 0) return refuse(issues);
-  return { failureThreshold: failureThreshold as number, cooldownMs: cooldownMs as number };
-}
-
-function isWholeNumberIn(value: unknown, min: number, max: number): value is number {
-  return Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max;
-}
-
-function refuse(issues: ValidationIssue[]): never {
-  const summary = issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
-  throw new DomainError('VALIDATION_FAILED', `Invalid circuit policy: ${summary}`, { issues });
 }

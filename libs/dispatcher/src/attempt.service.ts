@@ -1,0 +1,203 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import {
+  decideAfterAttempt,
+  DEFAULT_RETRY_POLICY,
+  DeliveryDecision,
+  HostIdentityGrant,
+} from '@hookbase/domain';
+import {
+  DeliveryReport,
+  DestinationAdapter,
+  hasStoredCredentials,
+  isCloudDestinationKind,
+} from '@hookbase/destinations';
+import { KafkaProducer, TOPICS, TopicNames } from '@hookbase/kafka';
+import { AttemptRecord, EndpointEntity, OrganizationRepository } from '@hookbase/persistence';
+import { AttemptRecorder } from './attempt-recorder';
+import { dlqMessage } from './dead-letter.service';
+import { DESTINATION_REGISTRY, DispatcherDestinations } from './destination-registry.provider';
+import { PendingDelivery } from './pending-delivery';
+
+/** What one attempt came to. */
+export interface AttemptResultOf {
+  outcome: 'succeeded' | 'retry' | 'failed';
+  decision: DeliveryDecision;
+  /** The attempt's record in the store; already settled unless a success was deferred. */
+  recorded: Promise<void>;
+}
+
+/** One attempt of a message at its endpoint, decided and recorded. */
+export interface Attempts {
+  /**
+   * One attempt through the registry's adapter for the endpoint's kind, decided and recorded (a
+   * message that fails for good is dead-lettered first). Returns once the attempt is stored, or,
+   * with `deferSuccessRecord`, a success returns at once with its store write under way.
+   */
+  attempt(
+    delivery: PendingDelivery,
+    endpoint: EndpointEntity,
+    secrets: readonly string[],
+    options?: { deferSuccessRecord?: boolean },
+  ): Promise<AttemptResultOf>;
+}
+
+const NO_OPTIONS: { deferSuccessRecord?: boolean } = Object.freeze({});
+
+@Injectable()
+export class AttemptService implements Attempts, OnApplicationShutdown {
+  private readonly logger = new Logger(AttemptService.name);
+
+  constructor(
+    @Inject(TOPICS) private readonly topics: TopicNames,
+    private readonly producer: KafkaProducer,
+    private readonly recorder: AttemptRecorder,
+    private readonly organizations: OrganizationRepository,
+    @Inject(DESTINATION_REGISTRY) private readonly destinations: DispatcherDestinations,
+  ) {}
+
+  async attempt(
+    delivery: PendingDelivery,
+    endpoint: EndpointEntity,
+    secrets: readonly string[],
+    options: { deferSuccessRecord?: boolean } = NO_OPTIONS,
+  ): Promise<AttemptResultOf> {
+    const adapter = this.destinations.adapterFor(endpoint.kind);
+    const attemptNumber = delivery.attemptsMade + 1;
+    const startedAt = new Date();
+    const report = adapter
+      ? await this.deliverThrough(adapter, delivery, endpoint, secrets, attemptNumber)
+      : {
+          outcome: {
+            kind: 'failed' as const,
+            error: `endpoint kind ${endpoint.kind} is not supported`,
+          },
+          durationMs: 0,
+          responseExcerpt: null,
+        };
+    const decision = decideAfterAttempt({
+      outcome: report.outcome,
+      policy: endpoint.retry ?? DEFAULT_RETRY_POLICY,
+      attemptsMade: attemptNumber,
+      acceptedAt: delivery.acceptedAt,
+      now: new Date(),
+    });
+    const outcome = report.outcome;
+    const record: AttemptRecord = {
+      messageId: delivery.messageId,
+      attemptNumber,
+      startedAt,
+      durationMs: report.durationMs,
+      outcome: outcome.kind,
+      responseStatus: outcome.status ?? null,
+      responseExcerpt: report.responseExcerpt,
+      error: outcome.kind === 'succeeded' ? null : outcome.error,
+      messageStatus: decision.status,
+      nextAttemptAt: decision.status === 'awaiting_retry' ? decision.nextAttemptAt : null,
+    };
+    // The DLQ record goes out before the final status is written: a crash in between re-sends
+    // the message (at least once) rather than losing its DLQ entry.
+    if (decision.status === 'failed') {
+      await this.producer.publish(
+        this.topics.dlq,
+        dlqMessage(
+          delivery,
+          decision.dlqReason,
+          attemptNumber,
+          record.error,
+          record.responseStatus,
+        ),
+      );
+    }
+    const recorded = this.recorder.record(record);
+    if (options.deferSuccessRecord && decision.status === 'succeeded') {
+      // The caller awaits it later (a FIFO lane, before it next reads its queue); until then a
+      // failure must not surface as an unhandled rejection.
+      recorded.catch(() => undefined);
+      return { outcome: outcome.kind, decision, recorded };
+    }
+    await recorded;
+    return { outcome: outcome.kind, decision, recorded };
+  }
+
+  /**
+   * The attempt through the kind's adapter, with the endpoint's stored credentials opened into
+   * its config. Credentials that cannot be opened (no key, or not the key they were sealed with)
+   * are an operator's mistake that a restart with the right key fixes: the attempt is retried on
+   * the endpoint's schedule, not failed for good.
+   *
+   * A cloud endpoint without credentials of its own is given its organization's host-identity
+   * grant, read fresh (an operator's withdrawal applies at the next attempt); the adapter refuses
+   * it when the grant does not cover the target.
+   */
+  private async deliverThrough(
+    adapter: DestinationAdapter,
+    delivery: PendingDelivery,
+    endpoint: EndpointEntity,
+    secrets: readonly string[],
+    attemptNumber: number,
+  ): Promise<DeliveryReport> {
+    let config: Record<string, unknown>;
+    let hostIdentity: HostIdentityGrant | null = null;
+    try {
+      config = this.destinations.openConfig(endpoint);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return {
+        outcome: { kind: 'retry', error: `stored credentials: ${reason}` },
+        durationMs: 0,
+        responseExcerpt: null,
+      };
+    }
+    if (endpoint.kind === 'http' && secrets.length === 0) {
+      // Every http endpoint has a secret: none that opens means the key is missing or changed
+      // (ADR 17), the operator's mistake, retried on the endpoint's schedule as for credentials.
+      return {
+        outcome: {
+          kind: 'retry',
+          error:
+            'no signing secret can be opened: is HOOKBASE_CREDENTIALS_KEY the key they were sealed with?',
+        },
+        durationMs: 0,
+        responseExcerpt: null,
+      };
+    }
+    if (isCloudDestinationKind(endpoint.kind) && !hasStoredCredentials(endpoint.config)) {
+      try {
+        hostIdentity = await this.organizations.hostCloudIdentity(endpoint.organizationId);
+      } catch {
+        return {
+          outcome: {
+            kind: 'retry',
+            error: "the organization's host identity setting could not be read",
+          },
+          durationMs: 0,
+          responseExcerpt: null,
+        };
+      }
+    }
+    return adapter.deliver(
+      {
+        messageId: delivery.messageId,
+        webhookId: delivery.webhookId,
+        eventId: delivery.eventId,
+        eventType: delivery.eventType,
+        payload: delivery.payload,
+        attemptNumber,
+      },
+      {
+        endpointId: endpoint.id,
+        kind: endpoint.kind,
+        url: endpoint.url,
+        config,
+        secrets,
+        ordered: endpoint.fifoEnabled,
+        hostIdentity,
+      },
+    );
+  }
+
+  /** Lets the adapters' connections go. */
+  async onApplicationShutdown(): Promise<void> {
+    for (const error of await this.destinations.close()) this.logger.warn(error.message);
+  }
+}

@@ -1,0 +1,65 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DlqReason, DlqRecord } from '@hookbase/domain';
+import { KafkaProducer, TOPICS, TopicNames } from '@hookbase/kafka';
+import { MessageRepository } from '@hookbase/persistence';
+import { PendingDelivery } from './pending-delivery';
+
+/** Ends messages without an attempt: each goes to the DLQ, then takes its final status. */
+export interface DeadLetters {
+  /** Sends the messages to the DLQ with `reason`, then ends them with `status`. */
+  deadLetter(
+    deliveries: readonly PendingDelivery[],
+    reason: DlqReason,
+    status: 'cancelled' | 'expired' | 'skipped',
+  ): Promise<void>;
+}
+
+@Injectable()
+export class DeadLetterService implements DeadLetters {
+  constructor(
+    @Inject(TOPICS) private readonly topics: TopicNames,
+    private readonly producer: KafkaProducer,
+    private readonly messages: MessageRepository,
+  ) {}
+
+  async deadLetter(
+    deliveries: readonly PendingDelivery[],
+    reason: DlqReason,
+    status: 'cancelled' | 'expired' | 'skipped',
+  ): Promise<void> {
+    if (deliveries.length === 0) return;
+    // The DLQ records go out before the final status is written: a crash in between leaves the
+    // messages to be settled again (at least once) rather than ended without their DLQ entries.
+    await this.producer.send(
+      this.topics.dlq,
+      deliveries.map((d) => dlqMessage(d, reason, d.attemptsMade, null, null)),
+    );
+    const ids = deliveries.map((d) => d.messageId);
+    if (status === 'cancelled') await this.messages.cancel(ids);
+    else if (status === 'expired') await this.messages.expire(ids);
+    else await this.messages.skip(ids);
+  }
+}
+
+/** A message's DLQ record as it goes on the DLQ topic, keyed by its endpoint. */
+export function dlqMessage(
+  delivery: PendingDelivery,
+  reason: DlqReason,
+  attempts: number,
+  lastError: string | null,
+  lastResponseStatus: number | null,
+): { key: string; value: string } {
+  const record: DlqRecord = {
+    messageId: delivery.messageId,
+    organizationId: delivery.organizationId,
+    endpointId: delivery.endpointId,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    reason,
+    attempts,
+    lastError,
+    lastResponseStatus,
+    deadLetteredAt: new Date().toISOString(),
+  };
+  return { key: delivery.endpointId, value: JSON.stringify(record) };
+}

@@ -1,0 +1,236 @@
+import { loadConfig } from '@hookbase/config';
+import { CircuitState, DeliveryDecision, DlqReason } from '@hookbase/domain';
+import {
+  EndpointEntity,
+  EndpointRepository,
+  FifoLaneRepository,
+  QueuedMessage,
+} from '@hookbase/persistence';
+import { Attempts } from './attempt.service';
+import { DeadLetters } from './dead-letter.service';
+import { DispatchSlots } from './dispatch-pool';
+import { EndpointGuards, LaneGuards, Refusal } from './endpoint-guards';
+import { FifoLaneRunner } from './fifo-lane-runner';
+
+const COOLDOWN_MS = 30_000;
+
+const endpointOf = (over: Partial<EndpointEntity> = {}) =>
+  ({
+    id: 'ep_1',
+    organizationId: 'org_a',
+    kind: 'http',
+    url: 'http://127.0.0.1:1/never',
+    config: {},
+    status: 'active',
+    deletedAt: null,
+    retry: { delaysMs: [0, 60_000], maxAgeMs: 3_600_000 },
+    rateLimitPerSecond: null,
+    fifoEnabled: true,
+    ...over,
+  }) as unknown as EndpointEntity;
+
+const queuedOf = (messageId: string): QueuedMessage => ({
+  messageId,
+  eventId: `evt_${messageId}`,
+  organizationId: 'org_a',
+  endpointId: 'ep_1',
+  eventType: 't',
+  payload: {},
+  acceptedAt: new Date(),
+  status: 'fifo_waiting',
+  attempts: 0,
+  nextAttemptAt: null,
+  plan: 'pro',
+});
+
+type Outcome = 'succeeded' | 'retry' | 'failed';
+
+/**
+ * One FIFO lane with its store, endpoint reads, attempts and DLQ replaced. `guards` is the real
+ * EndpointGuards (circuits and buckets in memory, the pool replaced) unless a test gives its own.
+ */
+function lane(
+  options: {
+    endpoint?: EndpointEntity;
+    queue?: QueuedMessage[];
+    outcomes?: Outcome[];
+    guards?: (real: EndpointGuards) => LaneGuards;
+  } = {},
+) {
+  const endpoint = options.endpoint ?? endpointOf();
+  let queued = options.queue ?? [queuedOf('msg_1')];
+  const blocked: (string | null)[] = [];
+  const attempted: string[] = [];
+  const slotsAsked: string[] = [];
+  const deadLettered: { ids: string[]; reason: DlqReason; status: string }[] = [];
+  let released = false;
+  const store = {
+    acquire: async () => true,
+    renew: async () => new Set(['ep_1']),
+    queue: async (_id: string, limit: number) => queued.slice(0, limit),
+    releaseIfEmpty: async () => (released = queued.length === 0),
+    releaseAll: async () => undefined,
+    setBlocked: async (_id: string, _owner: string, reason: string | null) =>
+      void blocked.push(reason),
+    startHeadAttempt: async () => undefined,
+    unowned: async () => [],
+  } as unknown as FifoLaneRepository;
+  const endpoints = {
+    findByIds: async () => [endpoint],
+    signingSecrets: async () => new Map([['ep_1', ['whsec_x']]]),
+  } as unknown as EndpointRepository;
+  const outcomes = [...(options.outcomes ?? [])];
+  const attempts: Attempts = {
+    attempt: async (delivery) => {
+      attempted.push(delivery.messageId);
+      const outcome = outcomes.shift() ?? 'succeeded';
+      const decision: DeliveryDecision =
+        outcome === 'succeeded'
+          ? { status: 'succeeded' }
+          : outcome === 'retry'
+            ? { status: 'awaiting_retry', nextAttemptAt: new Date(Date.now() + 60_000) }
+            : { status: 'failed', dlqReason: 'permanent_failure' };
+      if (outcome !== 'retry') queued = queued.filter((q) => q.messageId !== delivery.messageId);
+      return { outcome, decision, recorded: Promise.resolve() };
+    },
+  };
+  const deadLetters: DeadLetters = {
+    deadLetter: async (deliveries, reason, status) => {
+      const ids = deliveries.map((d) => d.messageId);
+      deadLettered.push({ ids, reason, status });
+      queued = queued.filter((q) => !ids.includes(q.messageId));
+    },
+  };
+  const slots: DispatchSlots = {
+    run: async (organizationId, task) => {
+      slotsAsked.push(organizationId);
+      return task();
+    },
+    runWithinShare: async () => {
+      throw new Error('a FIFO lane waits for its slot as long as it takes');
+    },
+  };
+  const config = loadConfig({});
+  Object.assign(config.delivery, { circuit: { failureThreshold: 3, cooldownMs: COOLDOWN_MS } });
+  const real = new EndpointGuards(config, slots);
+  const guards = options.guards ? options.guards(real) : real;
+  const runner = new FifoLaneRunner(config, store, endpoints, guards, attempts, deadLetters);
+  return {
+    runner,
+    real,
+    blocked,
+    attempted,
+    slotsAsked,
+    deadLettered,
+    released: () => released,
+    queued: () => queued,
+  };
+}
+
+/** Lets the lane run until `done` or the deadline (fake time); fails naming what it waited for. */
+async function runUntil(done: () => boolean, what: string, withinMs = COOLDOWN_MS) {
+  for (let waited = 0; !done(); waited += 100) {
+    if (waited > withinMs) throw new Error(`timed out waiting for ${what}`);
+    await jest.advanceTimersByTimeAsync(100);
+  }
+}
+
+describe('FifoLaneRunner', () => {
+  beforeEach(() => jest.useFakeTimers({ now: new Date('2026-01-01T00:00:00Z') }));
+  afterEach(() => jest.useRealTimers());
+
+  it('delivers the heads in order, one at a time in a slot of their organization, then lets the lane go', async () => {
+    const t = lane({ queue: [queuedOf('a'), queuedOf('b'), queuedOf('c')] });
+    t.runner.wake(['ep_1']);
+    await runUntil(t.released, 'the lane to be released');
+    expect(t.attempted).toEqual(['a', 'b', 'c']);
+    expect(t.slotsAsked).toEqual(['org_a', 'org_a', 'org_a']);
+    await t.runner.onApplicationShutdown();
+  });
+
+  it('keeps a head that is to be retried at the front: the next waits for it', async () => {
+    const t = lane({ queue: [queuedOf('a'), queuedOf('b')], outcomes: ['retry'] });
+    t.runner.wake(['ep_1']);
+    await runUntil(() => t.attempted.length === 1, 'the first attempt');
+    await jest.advanceTimersByTimeAsync(5_000);
+    expect(t.attempted).toEqual(['a']);
+    await runUntil(t.released, 'the lane to be released', 120_000);
+    expect(t.attempted).toEqual(['a', 'a', 'b']);
+    await t.runner.onApplicationShutdown();
+  });
+
+  it('dead-letters the whole queue of a deleted endpoint, without an attempt', async () => {
+    const t = lane({
+      endpoint: endpointOf({ deletedAt: new Date() }),
+      queue: [queuedOf('a'), queuedOf('b')],
+    });
+    t.runner.wake(['ep_1']);
+    await runUntil(t.released, 'the lane to be released');
+    expect(t.deadLettered).toEqual([
+      { ids: ['a', 'b'], reason: 'endpoint_deleted', status: 'cancelled' },
+    ]);
+    expect(t.attempted).toEqual([]);
+    await t.runner.onApplicationShutdown();
+  });
+
+  it('says the lane waits for the circuit when admission refuses for it, and clears that once admitted', async () => {
+    let refusals = 1;
+    const t = lane({
+      guards: (real) => ({
+        circuitPolicy: real.circuitPolicy,
+        circuitOf: (id) => real.circuitOf(id),
+        withDispatchSlot: (organizationId, task) => real.withDispatchSlot(organizationId, task),
+        afterAttempt: (id, outcome) => real.afterAttempt(id, outcome),
+        admit: async (): Promise<true | Refusal> =>
+          refusals-- > 0 ? { reason: 'circuit_open', until: new Date(Date.now() + 2_000) } : true,
+      }),
+    });
+    t.runner.wake(['ep_1']);
+    await jest.advanceTimersByTimeAsync(100);
+    expect(t.blocked).toEqual(['circuit_open']);
+    expect(t.attempted).toEqual([]);
+    await runUntil(t.released, 'the lane to be released');
+    expect(t.blocked).toEqual(['circuit_open', null]);
+    expect(t.attempted).toEqual(['msg_1']);
+    await t.runner.onApplicationShutdown();
+  });
+
+  it('waits for an open circuit without an attempt, then sends the probe', async () => {
+    const t = lane();
+    for (let i = 0; i < 3; i++) t.real.afterAttempt('ep_1', 'retry');
+    t.runner.wake(['ep_1']);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(t.attempted).toEqual([]);
+    expect(t.blocked).toContain('circuit_open');
+    await runUntil(t.released, 'the lane to be released', 2 * COOLDOWN_MS);
+    expect(t.attempted).toEqual(['msg_1']);
+    expect(t.real.circuitOf('ep_1')).toEqual({ state: 'closed', consecutiveFailures: 0 });
+    await t.runner.onApplicationShutdown();
+  });
+
+  describe('at a rate-limited endpoint whose circuit is due a probe', () => {
+    it('keeps the probe until the attempt goes, and never says circuit_open while rate-limited', async () => {
+      // One token every 10 s: the lane holds its head instead of waiting in line.
+      const t = lane({ endpoint: endpointOf({ rateLimitPerSecond: 0.1 }) });
+      const circuit = (): CircuitState => t.real.circuitOf('ep_1');
+      // The endpoint's one token is taken: the next comes in 10 s.
+      expect(await t.real.admit(endpointOf({ rateLimitPerSecond: 0.1 }))).toBe(true);
+      // Three failures longer than the cooldown ago: a probe is due now.
+      const now = Date.now();
+      jest.setSystemTime(now - COOLDOWN_MS - 1);
+      for (let i = 0; i < 3; i++) t.real.afterAttempt('ep_1', 'retry');
+      jest.setSystemTime(now);
+
+      t.runner.wake(['ep_1']);
+      await jest.advanceTimersByTimeAsync(100);
+      // Rate-limited: no attempt yet, and the circuit's probe is not taken by a lane that waits.
+      expect(t.attempted).toHaveLength(0);
+      expect(circuit().state).toBe('open');
+
+      // The next token comes after 10 s, well within the cooldown: the probe goes then.
+      await runUntil(() => t.attempted.length === 1, 'the probe', COOLDOWN_MS - 1_000);
+      expect(t.blocked).not.toContain('circuit_open');
+      await t.runner.onApplicationShutdown();
+    });
+  });
+});
