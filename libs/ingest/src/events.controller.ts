@@ -1,14 +1,8 @@
 import { Body, Controller, HttpCode, Inject, Post, UseGuards } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { DomainError, parseInput, publishEventSchema } from '@hookbase/domain';
-import {
-  ApiKeyGuard,
-  ApiKeyPrincipal,
-  AuthenticatedKey,
-  CountsEvents,
-  RequestLimits,
-  toHttpError,
-} from '@hookbase/web';
+import { ApiKeyPrincipal, RequestLimits } from '@hookbase/auth';
+import { ApiKeyGuard, AuthenticatedKey, CountsEvents, toHttpError } from '@hookbase/web';
 import { PublishEvent } from './publish-event.use-case';
 
 /** Ingest: each request takes its events from the key's ingest budget (a batch all of them). */

@@ -27,7 +27,7 @@ import {
   publishEventSchema,
   ValidationIssue,
 } from '@hookbase/domain';
-import { ApiKeyPrincipal, AuthService, RequestLimits } from '@hookbase/web';
+import { ApiKeyPrincipal, AuthService, RequestLimits } from '@hookbase/auth';
 import { toGrpcError } from './grpc-errors';
 import { PublishedEvent, PublishEvent } from './publish-event.use-case';
 

@@ -18,7 +18,8 @@ import {
   updateOrganizationSchema,
 } from '@hookbase/domain';
 import { ApiKeyRepository, OrganizationRepository } from '@hookbase/persistence';
-import { AdminGuard, ApiKeyGuard, AuthService } from '@hookbase/web';
+import { AuthService } from '@hookbase/auth';
+import { AdminGuard, ApiKeyGuard } from '@hookbase/web';
 import { apiKeyView, issuedApiKeyView, organizationView } from './views';
 
 @Controller('api/organizations')
