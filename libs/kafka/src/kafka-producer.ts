@@ -1,25 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { CompressionTypes, Kafka, Message, Partitioners, Producer } from 'kafkajs';
+import { GroupedWork } from '@hookbase/domain';
 import { KAFKA } from './kafka.tokens';
-
-interface PublishEntry {
-  message: Message;
-  /** Answered already (sent, failed, or given up on by its caller). */
-  settled: boolean;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
-function settle(entry: PublishEntry, action: () => void): void {
-  if (entry.settled) return;
-  entry.settled = true;
-  action();
-}
-
-interface PublishQueue {
-  pending: PublishEntry[];
-  flushing: boolean;
-}
 
 /** Kafka did not acknowledge in time; the record may or may not have been stored. */
 export class PublishTimeoutError extends Error {
@@ -57,7 +39,8 @@ function groupSize(messages: readonly Message[]): number {
 export class KafkaProducer implements OnApplicationShutdown {
   /** One idempotent producer per topic written, made on first use (see the class comment). */
   private readonly producers = new Map<string, Promise<Producer>>();
-  private readonly queues = new Map<string, PublishQueue>();
+  /** Per topic: while a send is in flight, new records wait and go together in the next. */
+  private readonly queues = new Map<string, GroupedWork<Message, void>>();
 
   constructor(@Inject(KAFKA) private readonly kafka: Kafka) {}
 
@@ -95,54 +78,30 @@ export class KafkaProducer implements OnApplicationShutdown {
    * queue and go together in the next send. No timer, so an idle producer adds no latency, and a
    * busy one turns many small sends into few large ones. Resolves once the broker acknowledged.
    */
-  publish(topic: string, message: Message, timeoutMs?: number): Promise<void> {
+  async publish(topic: string, message: Message, timeoutMs?: number): Promise<void> {
     let queue = this.queues.get(topic);
     if (!queue) {
-      queue = { pending: [], flushing: false };
+      queue = new GroupedWork<Message, void>(
+        async (messages) => {
+          await this.send(topic, messages);
+          return messages.map(() => undefined);
+        },
+        { maxItems: MAX_GROUP_RECORDS, start: 'at-once' },
+      );
       this.queues.set(topic, queue);
     }
-    const entry: PublishEntry = {
-      message,
-      settled: false,
-      resolve: () => {},
-      reject: () => {},
-    };
-    const done = new Promise<void>((resolve, reject) => {
-      entry.resolve = () => settle(entry, () => resolve());
-      entry.reject = (error) => settle(entry, () => reject(error));
-    });
-    if (timeoutMs !== undefined) {
-      // The caller stops waiting. A record still queued is never sent (withdrawn); one already in
-      // a produce request may yet be stored: the caller cannot know, and says so.
-      const timer = setTimeout(() => entry.reject(new PublishTimeoutError(timeoutMs)), timeoutMs);
-      done.then(
-        () => clearTimeout(timer),
-        () => clearTimeout(timer),
-      );
+    if (timeoutMs === undefined) {
+      await queue.run([message]);
+      return;
     }
-    queue.pending.push(entry);
-    if (!queue.flushing) void this.flush(topic, queue);
-    return done;
-  }
-
-  private async flush(topic: string, queue: PublishQueue): Promise<void> {
-    queue.flushing = true;
+    // The caller stops waiting. A record still queued is never sent (withdrawn); one already in
+    // a produce request may yet be stored: the caller cannot know, and says so.
+    const giveUp = new AbortController();
+    const timer = setTimeout(() => giveUp.abort(new PublishTimeoutError(timeoutMs)), timeoutMs);
     try {
-      while (queue.pending.length > 0) {
-        const group = queue.pending.splice(0, MAX_GROUP_RECORDS).filter((entry) => !entry.settled);
-        if (group.length === 0) continue;
-        try {
-          await this.send(
-            topic,
-            group.map((entry) => entry.message),
-          );
-          group.forEach((entry) => entry.resolve());
-        } catch (error) {
-          group.forEach((entry) => entry.reject(error));
-        }
-      }
+      await queue.run([message], giveUp.signal);
     } finally {
-      queue.flushing = false;
+      clearTimeout(timer);
     }
   }
 
