@@ -72,6 +72,19 @@ export default tseslint.config(
     },
   },
   {
+    // Workers only consume Kafka: neither they nor what they start with may load the HTTP stack.
+    files: [
+      'apps/{fanout,dispatcher,dlq-handler}/**/*.ts',
+      'libs/{fanout,dispatcher,dlq,runtime,auth,kafka,persistence,destinations,domain,config,signing}/**/*.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: '@hookbase/web', message: 'Workers must not depend on HTTP.' }] },
+      ],
+    },
+  },
+  {
     files: ['**/*.js'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

@@ -17,12 +17,13 @@ const { IngestModule } = dist('ingest/src');
 const { KafkaModule } = dist('kafka/src');
 const { ManagementModule } = dist('management/src');
 const { PersistenceModule } = dist('persistence/src');
-const { bootstrapService } = dist('web/src');
+const { bootstrapService } = dist('runtime/src');
+const { serveHttp } = dist('web/src');
 
 await bootstrapService(
   {
     name: 'hookbase-fuzz-target',
-    http: true,
+    http: serveHttp,
     checkConfig: requireAdminToken,
     imports: () => [
       PersistenceModule.forRoot('hookbase-fuzz-target'),

@@ -3,12 +3,13 @@ import { requireAdminToken } from '@hookbase/config';
 import { KafkaModule } from '@hookbase/kafka';
 import { ManagementModule } from '@hookbase/management';
 import { PersistenceModule } from '@hookbase/persistence';
-import { bootstrapService } from '@hookbase/web';
+import { bootstrapService } from '@hookbase/runtime';
+import { serveHttp } from '@hookbase/web';
 
 void bootstrapService(
   {
     name: 'hookbase-api',
-    http: true,
+    http: serveHttp,
     checkConfig: requireAdminToken,
     imports: () => [
       PersistenceModule.forRoot('hookbase-api'),

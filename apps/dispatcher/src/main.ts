@@ -2,12 +2,11 @@ import 'reflect-metadata';
 import { DispatcherModule } from '@hookbase/dispatcher';
 import { KafkaModule } from '@hookbase/kafka';
 import { PersistenceModule } from '@hookbase/persistence';
-import { bootstrapService } from '@hookbase/web';
+import { bootstrapService } from '@hookbase/runtime';
 
 void bootstrapService(
   {
     name: 'hookbase-dispatcher',
-    http: false,
     imports: () => [
       PersistenceModule.forRoot('hookbase-dispatcher'),
       KafkaModule.forRoot('dispatcher'),

@@ -7,13 +7,14 @@ import { IngestModule } from '@hookbase/ingest';
 import { KafkaModule } from '@hookbase/kafka';
 import { ManagementModule } from '@hookbase/management';
 import { PersistenceModule } from '@hookbase/persistence';
-import { bootstrapService } from '@hookbase/web';
+import { bootstrapService } from '@hookbase/runtime';
+import { serveHttp } from '@hookbase/web';
 
 /** Every service in one process: ingest and the management API on one port, and the workers. */
 void bootstrapService(
   {
     name: 'hookbase-standalone',
-    http: true,
+    http: serveHttp,
     checkConfig: requireAdminToken,
     imports: () => [
       PersistenceModule.forRoot('hookbase-standalone'),

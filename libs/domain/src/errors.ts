@@ -46,10 +46,6 @@ export class DomainError extends Error {
   }
 }
 
-export function isDomainError(error: unknown): error is DomainError {
-  return error instanceof DomainError;
-}
-
 /**
  * A request refused by a rate limit or quota: 429 RATE_LIMITED, and the edge tells the client when
  * to try again (HTTP `Retry-After`, gRPC `retry-after` trailing metadata), in whole seconds.

@@ -114,4 +114,79 @@ describe('GroupedWork', () => {
     await grouped.run([2]);
     expect(seen).toEqual([[1], [2]]);
   });
+
+  it('starts an idle call in the same turn when told to start at once', async () => {
+    const { groups, work, finish } = controlledWork();
+    const grouped = new GroupedWork(work, { start: 'at-once' });
+    const first = grouped.run([1]);
+    expect(groups).toEqual([[1]]);
+    const second = grouped.run([2]);
+    const third = grouped.run([3]);
+    await finish(0);
+    expect(groups).toEqual([[1], [2, 3]]);
+    await finish(1);
+    await expect(Promise.all([first, second, third])).resolves.toEqual([['r1'], ['r2'], ['r3']]);
+  });
+
+  it('takes maxItems from the options as from a bare number', async () => {
+    const { groups, work, finish } = controlledWork();
+    const grouped = new GroupedWork(work, { maxItems: 2 });
+    const calls = [grouped.run([1]), grouped.run([2]), grouped.run([3])];
+    await turn();
+    await finish(0);
+    await finish(1);
+    expect(groups).toEqual([[1, 2], [3]]);
+    await expect(Promise.all(calls)).resolves.toEqual([['r1'], ['r2'], ['r3']]);
+  });
+
+  it('answers a caller who stops waiting at once, and never works its items if still waiting', async () => {
+    const { groups, work, finish } = controlledWork();
+    const grouped = new GroupedWork(work, { start: 'at-once' });
+    const inFlight = new AbortController();
+    const queued = new AbortController();
+    const first = grouped.run([1], inFlight.signal);
+    const second = grouped.run([2], queued.signal);
+    const third = grouped.run([3]);
+    inFlight.abort(new Error('gave up on 1'));
+    queued.abort(new Error('gave up on 2'));
+    await expect(first).rejects.toThrow('gave up on 1');
+    await expect(second).rejects.toThrow('gave up on 2');
+    await finish(0);
+    // The call already under way was worked; the one still waiting was left out.
+    expect(groups).toEqual([[1], [3]]);
+    await finish(1);
+    await expect(third).resolves.toEqual(['r3']);
+  });
+
+  it('skips a group of withdrawn calls only, and goes on with the next', async () => {
+    const { groups, work, finish } = controlledWork();
+    const grouped = new GroupedWork(work, { maxItems: 1 });
+    const first = grouped.run([1]);
+    await turn();
+    const gaveUp = new AbortController();
+    const withdrawn = [grouped.run([2], gaveUp.signal), grouped.run([3], gaveUp.signal)];
+    const last = grouped.run([4]);
+    gaveUp.abort(new Error('gave up'));
+    await Promise.all(withdrawn.map((call) => expect(call).rejects.toThrow('gave up')));
+    await finish(0);
+    expect(groups).toEqual([[1], [4]]);
+    await finish(1);
+    await expect(first).resolves.toEqual(['r1']);
+    await expect(last).resolves.toEqual(['r4']);
+  });
+
+  it('refuses a call whose signal aborted before it came, without running the work', async () => {
+    const work = jest.fn(async (items: number[]) => items);
+    const gaveUp = new AbortController();
+    gaveUp.abort(new Error('too late'));
+    await expect(new GroupedWork(work).run([1], gaveUp.signal)).rejects.toThrow('too late');
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(work).not.toHaveBeenCalled();
+  });
+
+  it('answers a caller whose signal never aborts with its results', async () => {
+    const grouped = new GroupedWork(async (items: number[]) => items.map((n) => n * 10));
+    const signal = new AbortController().signal;
+    await expect(grouped.run([1, 2], signal)).resolves.toEqual([10, 20]);
+  });
 });

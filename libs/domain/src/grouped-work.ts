@@ -1,40 +1,78 @@
 /** What a group's work answers: one result per item, in the order the items were given. */
 export type GroupWork<I, O> = (items: I[]) => Promise<O[]>;
 
+export interface GroupedWorkOptions {
+  /** A group takes whole calls up to this many items (and always at least one call). */
+  maxItems?: number;
+  /**
+   * When an idle GroupedWork starts a call: `end-of-turn` (the default) waits for the end of the
+   * event loop's turn so that the calls made in that turn (the batches of one Kafka fetch) go
+   * together; `at-once` starts it in the same turn, for callers where each call stands alone.
+   */
+  start?: 'end-of-turn' | 'at-once';
+}
+
 interface Waiting<I, O> {
   items: readonly I[];
+  /** The caller stopped waiting: the call is answered already, and never joins a group. */
+  withdrawn: boolean;
   resolve: (results: O[]) => void;
   reject: (error: unknown) => void;
 }
 
 /**
- * Does the work of concurrent callers together: while one group is under way, the calls that
- * come meanwhile wait and go together as the next group, so a busy service makes one round trip
- * where it would make one per caller. An idle one starts at the end of the event loop's current
- * turn, together with the calls made in that turn; no timer, so it adds no measurable latency.
+ * Does the work of concurrent callers together, one group at a time: while one group is under
+ * way, the calls that come meanwhile wait and go together as the next group, so a busy service
+ * makes one round trip where it would make one per caller. No timer, so it adds no measurable
+ * latency.
  *
  * A caller's items always stay together, in their order, in one group (a group takes whole calls
  * up to `maxItems`, and at least one call); each caller gets its own items' results, or the
- * error of the group it was in.
+ * error of the group it was in. A caller may stop waiting (its `signal` aborts): it is answered
+ * with the signal's reason at once, and its items are left out unless their group already started.
  */
 export class GroupedWork<I, O> {
   private readonly waiting: Waiting<I, O>[] = [];
   private running = false;
+  private readonly maxItems: number;
+  private readonly start: 'end-of-turn' | 'at-once';
 
   constructor(
     private readonly work: GroupWork<I, O>,
-    private readonly maxItems = 500,
-  ) {}
+    options: number | GroupedWorkOptions = {},
+  ) {
+    const { maxItems = 500, start = 'end-of-turn' } =
+      typeof options === 'number' ? { maxItems: options } : options;
+    this.maxItems = maxItems;
+    this.start = start;
+  }
 
-  run(items: readonly I[]): Promise<O[]> {
+  run(items: readonly I[], signal?: AbortSignal): Promise<O[]> {
     if (items.length === 0) return Promise.resolve([]);
+    if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<O[]>((resolve, reject) => {
-      this.waiting.push({ items, resolve, reject });
+      const call: Waiting<I, O> = { items, withdrawn: false, resolve, reject };
+      if (signal) {
+        const withdraw = () => {
+          call.withdrawn = true;
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', withdraw, { once: true });
+        call.resolve = (results) => {
+          signal.removeEventListener('abort', withdraw);
+          resolve(results);
+        };
+        call.reject = (error) => {
+          signal.removeEventListener('abort', withdraw);
+          reject(error);
+        };
+      }
+      this.waiting.push(call);
       if (!this.running) {
         this.running = true;
-        // The calls made in this same turn of the event loop (the batches of one Kafka fetch,
-        // handed out together) start together, at the end of the turn.
-        setImmediate(() => void this.drain());
+        if (this.start === 'at-once') void this.drain();
+        // The calls made in this same turn of the event loop start together, at its end.
+        else setImmediate(() => void this.drain());
       }
     });
   }
@@ -43,6 +81,7 @@ export class GroupedWork<I, O> {
     try {
       while (this.waiting.length > 0) {
         const group = this.takeGroup();
+        if (group.length === 0) continue;
         const items = group.flatMap((call) => call.items);
         let results: O[];
         try {
@@ -64,16 +103,19 @@ export class GroupedWork<I, O> {
     }
   }
 
+  /** The next group: whole calls up to maxItems; withdrawn calls are dropped, never worked. */
   private takeGroup(): Waiting<I, O>[] {
-    let count = this.waiting[0].items.length;
-    let calls = 1;
-    while (
-      calls < this.waiting.length &&
-      count + this.waiting[calls].items.length <= this.maxItems
-    ) {
-      count += this.waiting[calls].items.length;
-      calls++;
+    const group: Waiting<I, O>[] = [];
+    let count = 0;
+    let taken = 0;
+    for (; taken < this.waiting.length; taken++) {
+      const next = this.waiting[taken];
+      if (next.withdrawn) continue;
+      if (group.length > 0 && count + next.items.length > this.maxItems) break;
+      group.push(next);
+      count += next.items.length;
     }
-    return this.waiting.splice(0, calls);
+    this.waiting.splice(0, taken);
+    return group;
   }
 }

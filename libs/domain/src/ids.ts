@@ -36,9 +36,3 @@ function encodeRandom(length: number): string {
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   return `${prefix}_${encodeTime(now)}${encodeRandom(16)}`;
 }
-
-const ID_PATTERN = /^[a-z]{2,3}_[0-9a-z]{26}$/;
-
-export function isId(prefix: IdPrefix, value: unknown): value is string {
-  return typeof value === 'string' && value.startsWith(`${prefix}_`) && ID_PATTERN.test(value);
-}

@@ -1,5 +1,6 @@
 export * from './api-key';
 export * from './attempt-outcome';
+export * from './backoff';
 export * from './canonical-json';
 export * from './circuit-breaker';
 export * from './endpoint-admission';

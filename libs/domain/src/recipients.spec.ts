@@ -1,4 +1,10 @@
-import { matchRecipients, RecipientCandidate } from './recipients';
+import {
+  EventToFanOut,
+  matchRecipients,
+  planMessages,
+  RecipientCandidate,
+  RecipientEndpoint,
+} from './recipients';
 
 const endpoint = (id: string, overrides: Partial<RecipientCandidate> = {}): RecipientCandidate => ({
   id,
@@ -35,5 +41,115 @@ describe('matchRecipients', () => {
 
   it('resolves to nobody when nothing subscribes', () => {
     expect(matchRecipients([], { eventType: 'x' })).toEqual([]);
+  });
+});
+
+describe('planMessages', () => {
+  const live = (id: string, overrides: Partial<RecipientEndpoint> = {}): RecipientEndpoint => ({
+    id,
+    organizationId: 'org_a',
+    kind: 'http',
+    status: 'active',
+    eventTypes: [],
+    retry: null,
+    ...overrides,
+  });
+  const event = (id: string, overrides: Partial<EventToFanOut> = {}): EventToFanOut => ({
+    id,
+    organizationId: 'org_a',
+    eventType: 'order.created',
+    ...overrides,
+  });
+  const counter = () => {
+    let next = 0;
+    return () => `msg_${next++}`;
+  };
+
+  it('makes one message per recipient, in event order, then endpoint order', () => {
+    const endpoints = [live('ep_1'), live('ep_2', { eventTypes: ['user.created'] }), live('ep_3')];
+    const events = [event('evt_1'), event('evt_2', { eventType: 'user.created' })];
+    expect(planMessages(events, endpoints, counter())).toEqual([
+      {
+        messageId: 'msg_0',
+        eventId: 'evt_1',
+        organizationId: 'org_a',
+        endpointId: 'ep_1',
+        eventType: 'order.created',
+        maxAttempts: 5,
+        polled: false,
+      },
+      expect.objectContaining({ messageId: 'msg_1', eventId: 'evt_1', endpointId: 'ep_3' }),
+      expect.objectContaining({ messageId: 'msg_2', eventId: 'evt_2', endpointId: 'ep_1' }),
+      expect.objectContaining({ messageId: 'msg_3', eventId: 'evt_2', endpointId: 'ep_2' }),
+      expect.objectContaining({ messageId: 'msg_4', eventId: 'evt_2', endpointId: 'ep_3' }),
+    ]);
+  });
+
+  it("reaches only the endpoints of the event's organization", () => {
+    const endpoints = [live('ep_a'), live('ep_b', { organizationId: 'org_b' })];
+    const planned = planMessages(
+      [
+        event('evt_a'),
+        event('evt_b', { organizationId: 'org_b' }),
+        event('evt_c', { organizationId: 'org_c' }),
+      ],
+      endpoints,
+      counter(),
+    );
+    expect(planned.map((m) => [m.eventId, m.endpointId, m.organizationId])).toEqual([
+      ['evt_a', 'ep_a', 'org_a'],
+      ['evt_b', 'ep_b', 'org_b'],
+    ]);
+  });
+
+  it('applies the recipient rules: paused in, disabled out, endpoint ids narrow', () => {
+    const endpoints = [
+      live('ep_paused', { status: 'paused' }),
+      live('ep_disabled', { status: 'disabled' }),
+      live('ep_other'),
+    ];
+    expect(planMessages([event('evt_1')], endpoints, counter()).map((m) => m.endpointId)).toEqual([
+      'ep_paused',
+      'ep_other',
+    ]);
+    const narrowed = planMessages(
+      [event('evt_1', { endpointIds: ['ep_other'] })],
+      endpoints,
+      counter(),
+    );
+    expect(narrowed.map((m) => m.endpointId)).toEqual(['ep_other']);
+  });
+
+  it("takes the attempts from the endpoint's retry setting, the default schedule without one", () => {
+    const endpoints = [
+      live('ep_default'),
+      live('ep_two', { retry: { delaysMs: [0, 1_000], maxAgeMs: 60_000 } }),
+    ];
+    expect(planMessages([event('evt_1')], endpoints, counter()).map((m) => m.maxAttempts)).toEqual([
+      5, 2,
+    ]);
+  });
+
+  it("marks a polling endpoint's messages as polled", () => {
+    const endpoints = [live('ep_poll', { kind: 'polling' }), live('ep_sqs', { kind: 'sqs' })];
+    expect(planMessages([event('evt_1')], endpoints, counter()).map((m) => m.polled)).toEqual([
+      true,
+      false,
+    ]);
+  });
+
+  it('plans an event given twice once', () => {
+    const planned = planMessages([event('evt_1'), event('evt_1')], [live('ep_1')], counter());
+    expect(planned.map((m) => [m.messageId, m.eventId])).toEqual([['msg_0', 'evt_1']]);
+  });
+
+  it('plans nothing without events or without endpoints', () => {
+    expect(planMessages([], [live('ep_1')], counter())).toEqual([]);
+    expect(planMessages([event('evt_1')], [], counter())).toEqual([]);
+  });
+
+  it('gives messages fresh message ids by default', () => {
+    const [message] = planMessages([event('evt_1')], [live('ep_1')]);
+    expect(message.messageId).toMatch(/^msg_[0-9a-z]{26}$/);
   });
 });

@@ -6,6 +6,7 @@ import {
   EventEnvelope,
   eventEnvelopeSchema,
   GroupedWork,
+  planMessages,
   toStorableText,
 } from '@hookbase/domain';
 import {
@@ -18,6 +19,7 @@ import {
   TopicWorker,
 } from '@hookbase/kafka';
 import {
+  EndpointRepository,
   EventRepository,
   InvalidEventRepository,
   OrganizationRepository,
@@ -53,6 +55,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     @Inject(TOPICS) private readonly topics: TopicNames,
     @Inject(HOOKBASE_CONFIG) config: HookbaseConfig,
     private readonly events: EventRepository,
+    private readonly endpoints: EndpointRepository,
     private readonly producer: KafkaProducer,
     private readonly organizations: OrganizationRepository,
     private readonly invalid: InvalidEventRepository,
@@ -90,7 +93,12 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       .map((record) => ({ record, reason: 'unknown organization' }));
     if (unknown.length > 0) await this.quarantine(unknown);
     const envelopes = all.filter((envelope) => known.has(envelope.organizationId));
-    const recorded = await this.events.recordEvents(envelopes);
+    // Recipients are resolved here, once per event; the repository only stores the messages (and
+    // keeps the ones an event already had when it was recorded before).
+    const endpoints = await this.endpoints.liveRecipients([
+      ...new Set(envelopes.map((envelope) => envelope.organizationId)),
+    ]);
+    const recorded = await this.events.recordEvents(envelopes, planMessages(envelopes, endpoints));
     // Messages of polling endpoints are complete once recorded (in their poll log): nothing to send.
     const deliveries = envelopes.flatMap((envelope) =>
       (recorded.get(envelope.id) ?? [])

@@ -1,16 +1,10 @@
-import { Body, Controller, HttpCode, Inject, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import { anyObject, dataOf, DescribeRoute } from '@hookbase/web';
-import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import { DomainError, parseInput, publishEventSchema } from '@hookbase/domain';
-import {
-  ApiKeyGuard,
-  ApiKeyPrincipal,
-  AuthenticatedKey,
-  CountsEvents,
-  RequestLimits,
-  toHttpError,
-} from '@hookbase/web';
+import { parseInput, publishEventSchema } from '@hookbase/domain';
+import { ApiKeyPrincipal, RequestLimits } from '@hookbase/auth';
+import { ApiKeyGuard, AuthenticatedKey, CountsEvents, toHttpError } from '@hookbase/web';
+import { PublishBatch } from './publish-batch.use-case';
 import { PublishEvent } from './publish-event.use-case';
 
 /** The batch body as the document states it; publishBatch checks its size itself. */
@@ -24,8 +18,8 @@ const publishBatchSchema = (max: number) =>
 export class EventsController {
   constructor(
     private readonly publishEvent: PublishEvent,
+    private readonly batch: PublishBatch,
     private readonly limits: RequestLimits,
-    @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
 
   @DescribeRoute({
@@ -77,27 +71,17 @@ export class EventsController {
   @Post('batch')
   @HttpCode(207)
   async publishBatch(@AuthenticatedKey() key: ApiKeyPrincipal, @Body() body: unknown) {
-    const organizationId = key.organizationId;
-    const events = (body as { events?: unknown } | null)?.events;
-    const max = this.config.http.maxBatchEvents;
-    if (!Array.isArray(events) || events.length === 0 || events.length > max) {
-      throw new DomainError(
-        'VALIDATION_FAILED',
-        `Send { "events": [...] } with 1 to ${max} events`,
-      );
-    }
-    await this.limits.takeIngest(key, events.length);
-    const results = await Promise.all(
-      events.map(async (event) => {
-        try {
-          const input = parseInput(publishEventSchema, event);
-          return { status: 202, data: await this.publishEvent.execute(organizationId, input) };
-        } catch (error) {
-          const mapped = toHttpError(error);
-          return { status: mapped.status, ...mapped.body };
-        }
-      }),
-    );
+    const outcomes = await this.batch.execute({
+      key,
+      events: (body as { events?: unknown } | null)?.events,
+      toInput: (event: unknown) => parseInput(publishEventSchema, event),
+      sizeHint: (max) => `Send { "events": [...] } with 1 to ${max} events`,
+    });
+    const results = outcomes.map((outcome) => {
+      if (outcome.kind === 'published') return { status: 202, data: outcome.event };
+      const mapped = toHttpError(outcome.error);
+      return { status: mapped.status, ...mapped.body };
+    });
     return { data: results };
   }
 }

@@ -27,8 +27,9 @@ import {
   publishEventSchema,
   ValidationIssue,
 } from '@hookbase/domain';
-import { ApiKeyPrincipal, AuthService, RequestLimits } from '@hookbase/web';
+import { ApiKeyPrincipal, AuthService, RequestLimits } from '@hookbase/auth';
 import { toGrpcError } from './grpc-errors';
+import { PublishBatch } from './publish-batch.use-case';
 import { PublishedEvent, PublishEvent } from './publish-event.use-case';
 
 /** The contract, read at runtime from the repository (from dist/ too): never copied. */
@@ -97,6 +98,7 @@ export class GrpcIngestServer
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly publishEvent: PublishEvent,
+    private readonly batch: PublishBatch,
     private readonly auth: AuthService,
     private readonly limits: RequestLimits,
   ) {}
@@ -188,23 +190,17 @@ export class GrpcIngestServer
     key: ApiKeyPrincipal,
     request: { events?: GrpcPublishRequest[] },
   ): Promise<{ results: GrpcBatchResult[] }> {
-    const organizationId = key.organizationId;
-    const events = request.events ?? [];
-    const max = this.config.http.maxBatchEvents;
-    if (events.length === 0 || events.length > max) {
-      throw new DomainError('VALIDATION_FAILED', `Send 1 to ${max} events`);
-    }
-    await this.limits.takeIngest(key, events.length);
-    const results = await Promise.all(
-      events.map(async (event): Promise<GrpcBatchResult> => {
-        try {
-          return { event: await this.publishOne(organizationId, event) };
-        } catch (error) {
-          const { code, message } = this.failure(error);
-          return { error: { code, message } };
-        }
-      }),
-    );
+    const outcomes = await this.batch.execute({
+      key,
+      events: request.events ?? [],
+      toInput,
+      sizeHint: (max) => `Send 1 to ${max} events`,
+    });
+    const results = outcomes.map((outcome): GrpcBatchResult => {
+      if (outcome.kind === 'published') return { event: toResponse(outcome.event) };
+      const { code, message } = this.failure(outcome.error);
+      return { error: { code, message } };
+    });
     return { results };
   }
 

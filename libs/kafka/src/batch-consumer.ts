@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Consumer, Kafka } from 'kafkajs';
-import { OffsetWatermark } from '@hookbase/domain';
+import { Backoff, backoffDelay, OffsetWatermark } from '@hookbase/domain';
 
 export interface ConsumedRecord {
   partition: number;
@@ -59,6 +59,10 @@ const COMMIT_DELAY_MS = 50;
 
 /** The longest wait before a consumer kafkajs gave up on is replaced (see nextRestartDelay). */
 export const MAX_RESTART_DELAY_MS = 5_000;
+const RESTART_BACKOFF: Backoff = { baseMs: 1_000, maxMs: MAX_RESTART_DELAY_MS, growth: 'doubling' };
+
+/** A failed batch is tried again after 400 ms, doubling to at most 10 s. */
+const BATCH_RETRY_BACKOFF: Backoff = { baseMs: 200, maxMs: 10_000, growth: 'doubling' };
 
 /** One partition's watermark while this process owns it. */
 class PartitionProgress {
@@ -264,7 +268,7 @@ export class BatchConsumer {
       try {
         return await this.handler(records, context);
       } catch (error) {
-        const delay = Math.min(200 * 2 ** Math.min(attempt, 6), 10_000);
+        const delay = backoffDelay(BATCH_RETRY_BACKOFF, attempt);
         this.logger.error(
           `partition ${context.partition} offsets ${records[0].offset}..${records[records.length - 1].offset}` +
             ` failed (attempt ${attempt}, retrying in ${delay} ms): ${(error as Error).message}`,
@@ -295,7 +299,7 @@ export class BatchConsumer {
    * outage of a minute leave the fan-out or the dispatcher reading nothing for half a minute more.
    */
   private nextRestartDelay(): number {
-    const delay = Math.min(1_000 * 2 ** this.restarts, MAX_RESTART_DELAY_MS);
+    const delay = backoffDelay(RESTART_BACKOFF, this.restarts);
     this.restarts++;
     return delay;
   }

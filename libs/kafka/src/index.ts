@@ -1,4 +1,5 @@
 export * from './batch-consumer';
+export * from './kafka-producer';
 export * from './kafka.module';
 export * from './topics';
 export * from './topic-worker';

@@ -1,5 +1,5 @@
 import type { Kafka, Message } from 'kafkajs';
-import { KafkaProducer, PublishTimeoutError } from './kafka.module';
+import { KafkaProducer, PublishTimeoutError } from './kafka-producer';
 
 /** A kafkajs stand-in whose sends finish only when the test says so. */
 function fakeKafka() {

@@ -31,7 +31,6 @@ export interface TopicWorkerOptions<T> {
 export abstract class TopicWorker<T> implements OnApplicationBootstrap, OnApplicationShutdown {
   protected readonly logger = new Logger(this.constructor.name);
   private readonly consumer: BatchConsumer;
-  malformedRecords = 0;
 
   protected constructor(kafka: Kafka, config: HookbaseConfig, options: TopicWorkerOptions<T>) {
     this.consumer = new BatchConsumer(
@@ -90,10 +89,7 @@ export abstract class TopicWorker<T> implements OnApplicationBootstrap, OnApplic
         sources.push(record);
       } else rejected.push({ record, reason: parsed.reason });
     }
-    if (rejected.length > 0) {
-      await this.passOver(rejected);
-      this.malformedRecords += rejected.length;
-    }
+    if (rejected.length > 0) await this.passOver(rejected);
     return this.handle(good, sources, context);
   }
 }

@@ -19,7 +19,8 @@ import {
 } from '@hookbase/domain';
 import { apiKeyBody, dataOf, DescribeRoute, issuedApiKeyBody, JsonSchema } from '@hookbase/web';
 import { ApiKeyRepository, OrganizationRepository } from '@hookbase/persistence';
-import { AdminGuard, ApiKeyGuard, AuthService } from '@hookbase/web';
+import { AuthService } from '@hookbase/auth';
+import { AdminGuard, ApiKeyGuard } from '@hookbase/web';
 import { apiKeyView, issuedApiKeyView, organizationView } from './views';
 
 @Controller('api/organizations')

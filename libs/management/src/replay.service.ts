@@ -7,7 +7,7 @@ import {
   MessageEntity,
   MessageRepository,
 } from '@hookbase/persistence';
-import { RequestLimits } from '@hookbase/web';
+import { RequestLimits } from '@hookbase/auth';
 
 /** What one replay-failed call did, and where the next one goes on when there is more. */
 export interface ReplayFailedResult {

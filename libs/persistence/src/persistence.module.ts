@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import { Backoff, backoffDelay } from '@hookbase/domain';
 import { createDataSource, runMigrations } from './data-source';
 import { EndpointSecretSealer, SECRET_SEALER, type SecretSealer } from './endpoint-secret-sealer';
 import { ApiKeyRepository } from './repositories/api-key.repository';
@@ -38,6 +39,9 @@ const REPOSITORIES = [
 
 const logger = new Logger('Persistence');
 
+/** Between tries at boot: 500 ms more each time, at most 5 s. */
+const CONNECT_BACKOFF: Backoff = { baseMs: 500, maxMs: 5_000, growth: 'linear' };
+
 /** Connects with patience at boot: PostgreSQL may still be starting beside us. */
 async function connect(
   config: HookbaseConfig,
@@ -58,7 +62,7 @@ async function connect(
       if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
       if (Date.now() > deadline) throw error;
       logger.warn(`PostgreSQL not ready (attempt ${attempt}): ${(error as Error).message}`);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(500 * attempt, 5000)));
+      await new Promise((resolve) => setTimeout(resolve, backoffDelay(CONNECT_BACKOFF, attempt)));
     }
   }
 }

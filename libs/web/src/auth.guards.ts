@@ -8,8 +8,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '@hookbase/domain';
-import { ApiKeyPrincipal, AuthService } from './auth.service';
-import { RequestLimits } from './request-limits';
+import { ApiKeyPrincipal, AuthService, RequestLimits } from '@hookbase/auth';
 
 type AuthenticatedRequest = FastifyRequest & {
   organizationId?: string;

@@ -1,4 +1,4 @@
-import { DynamicModule, INestApplication, LogLevel } from '@nestjs/common';
+import { DynamicModule, INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
@@ -11,19 +11,9 @@ import {
   unstorableTextAt,
 } from '@hookbase/domain';
 import { HookbaseConfig } from '@hookbase/config';
+import { nestLogLevels } from '@hookbase/runtime';
 import { HttpExceptionFilter } from './http-exception.filter';
 import { MAX_PATH_PARAM_LENGTH, toHttpError } from './error-mapping';
-
-const NEST_LOG_LEVELS: Record<HookbaseConfig['logLevel'], LogLevel[]> = {
-  error: ['fatal', 'error'],
-  warn: ['fatal', 'error', 'warn'],
-  info: ['fatal', 'error', 'warn', 'log'],
-  debug: ['fatal', 'error', 'warn', 'log', 'debug'],
-};
-
-export function nestLogLevels(config: HookbaseConfig): LogLevel[] {
-  return NEST_LOG_LEVELS[config.logLevel];
-}
 
 /** A Nest application on Fastify, with Hookbase's body limit and error mapping. */
 export async function createHttpApp(

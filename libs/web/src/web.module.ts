@@ -1,14 +1,14 @@
 import { Global, Module } from '@nestjs/common';
+import { AuthModule } from '@hookbase/auth';
 import { AdminGuard, ApiKeyGuard } from './auth.guards';
-import { AuthService } from './auth.service';
 import { HealthController } from './health.controller';
-import { RefusalCounter, RequestLimits } from './request-limits';
 import { OpenApiController } from './openapi/openapi.controller';
 
 @Global()
 @Module({
+  imports: [AuthModule],
   controllers: [HealthController, OpenApiController],
-  providers: [AuthService, ApiKeyGuard, AdminGuard, RequestLimits, RefusalCounter],
-  exports: [AuthService, ApiKeyGuard, AdminGuard, RequestLimits, RefusalCounter],
+  providers: [ApiKeyGuard, AdminGuard],
+  exports: [AuthModule, ApiKeyGuard, AdminGuard],
 })
 export class WebModule {}

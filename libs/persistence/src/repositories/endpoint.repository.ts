@@ -1,7 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, In, IsNull, MoreThan } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { DomainError, newId } from '@hookbase/domain';
+import {
+  DomainError,
+  EndpointKind,
+  EndpointStatus,
+  newId,
+  RecipientEndpoint,
+  RetryPolicy,
+} from '@hookbase/domain';
 import { SECRET_SEALER, type SecretSealer } from '../endpoint-secret-sealer';
 import { EndpointEntity, EndpointSecretEntity } from '../entities';
 import { Page, toPage } from './page';
@@ -98,9 +105,29 @@ export class EndpointRepository {
     return ids.length === 0 ? Promise.resolve([]) : this.repo.findBy({ id: In([...ids]) });
   }
 
-  /** Every live endpoint of these organizations, for recipient resolution. */
-  findLiveByOrganizations(organizationIds: readonly string[]): Promise<EndpointEntity[]> {
-    return this.repo.findBy({ organizationId: In([...organizationIds]), deletedAt: IsNull() });
+  /** The endpoints of these organizations that can receive new messages, for recipient resolution. */
+  async liveRecipients(organizationIds: readonly string[]): Promise<RecipientEndpoint[]> {
+    if (organizationIds.length === 0) return [];
+    const rows: {
+      id: string;
+      organization_id: string;
+      kind: EndpointKind;
+      status: EndpointStatus;
+      event_types: string[];
+      retry: RetryPolicy | null;
+    }[] = await this.dataSource.query(
+      `SELECT id, organization_id, kind, status, event_types, retry FROM endpoints
+        WHERE organization_id = ANY($1) AND deleted_at IS NULL AND status <> 'disabled'`,
+      [[...organizationIds]],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      organizationId: row.organization_id,
+      kind: row.kind,
+      status: row.status,
+      eventTypes: row.event_types,
+      retry: row.retry,
+    }));
   }
 
   async save(endpoint: EndpointEntity): Promise<EndpointEntity> {

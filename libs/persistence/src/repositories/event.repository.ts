@@ -1,17 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import {
-  DEFAULT_RETRY_POLICY,
-  DELIVERY_ORIGINS,
-  EndpointKind,
-  EndpointStatus,
-  EventEnvelope,
-  matchRecipients,
-  maxAttempts,
-  newId,
-  RecipientCandidate,
-  RetryPolicy,
-} from '@hookbase/domain';
+import { DELIVERY_ORIGINS, EventEnvelope, PlannedMessage } from '@hookbase/domain';
 import { EventEntity, MessageEntity } from '../entities';
 import { takePollPlaces } from './poll-log.repository';
 import { stateLiterals } from './delivery-transitions';
@@ -28,25 +17,36 @@ export interface RecordedMessage {
 }
 
 /**
- * Writes accepted events and their recipients. Recording is idempotent: an event seen again
- * (a fan-out restarted before committing its offset) keeps the recipients and message ids it got
- * the first time, so downstream deduplication by message id holds.
+ * Writes accepted events and the messages the fan-out decided for them. Recording is idempotent:
+ * an event seen again (a fan-out restarted before committing its offset) keeps the recipients and
+ * message ids it got the first time, so downstream deduplication by message id holds.
  */
 @Injectable()
 export class EventRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  async recordEvents(envelopes: readonly EventEnvelope[]): Promise<Map<string, RecordedMessage[]>> {
+  /**
+   * Records the events and, for each event recorded now for the first time, the messages planned
+   * for it; an event recorded before keeps its messages (read back), and its planned ones are
+   * dropped. Answers each event's messages.
+   */
+  async recordEvents(
+    envelopes: readonly EventEnvelope[],
+    planned: readonly PlannedMessage[],
+  ): Promise<Map<string, RecordedMessage[]>> {
     if (envelopes.length === 0) return new Map();
     return this.dataSource.transaction(async (tx) => {
       const fresh = await this.insertNewEvents(tx, envelopes);
       const eventIds = [...new Set(envelopes.map((envelope) => envelope.id))];
       const byEvent = new Map<string, RecordedMessage[]>(eventIds.map((id) => [id, []]));
       // A fresh event's messages are the ones just made for it: no message can have existed.
-      const created = fresh.length > 0 ? await this.insertMessages(tx, fresh) : [];
+      const freshIds = new Set(fresh.map((envelope) => envelope.id));
+      const created = await this.insertMessages(
+        tx,
+        planned.filter((message) => freshIds.has(message.eventId)),
+      );
       for (const message of created) byEvent.get(message.eventId)!.push(message);
       // An event recorded before (a repeated publish or a re-read record) has its messages read back.
-      const freshIds = new Set(fresh.map((envelope) => envelope.id));
       const earlier = eventIds.filter((id) => !freshIds.has(id));
       if (earlier.length > 0) {
         const rows: { id: string; event_id: string; endpoint_id: string; polled: boolean }[] =
@@ -98,55 +98,19 @@ export class EventRepository {
     return unique.filter((envelope) => insertedIds.has(envelope.id));
   }
 
-  /** Makes the messages of events recorded in this transaction; returns them. */
+  /** Stores the messages of events recorded in this transaction; returns them. */
   private async insertMessages(
     tx: EntityManager,
-    events: readonly EventEnvelope[],
+    messages: readonly PlannedMessage[],
   ): Promise<RecordedMessage[]> {
-    const organizationIds = [...new Set(events.map((event) => event.organizationId))];
-    const rows: {
-      id: string;
-      organization_id: string;
-      kind: EndpointKind;
-      status: EndpointStatus;
-      event_types: string[];
-      retry: RetryPolicy | null;
-    }[] = await tx.query(
-      `SELECT id, organization_id, kind, status, event_types, retry FROM endpoints
-        WHERE organization_id = ANY($1) AND deleted_at IS NULL AND status <> 'disabled'`,
-      [organizationIds],
-    );
-    const byOrganization = new Map<
-      string,
-      (RecipientCandidate & { maxAttempts: number; polling: boolean })[]
-    >();
-    for (const row of rows) {
-      const candidates = byOrganization.get(row.organization_id) ?? [];
-      candidates.push({
-        id: row.id,
-        status: row.status,
-        eventTypes: row.event_types,
-        deleted: false,
-        maxAttempts: maxAttempts(row.retry ?? DEFAULT_RETRY_POLICY),
-        polling: row.kind === 'polling',
-      });
-      byOrganization.set(row.organization_id, candidates);
-    }
-    const messages = events.flatMap((event) =>
-      matchRecipients(byOrganization.get(event.organizationId) ?? [], event).map((endpoint) => ({
-        id: newId('msg'),
-        event,
-        endpoint,
-      })),
-    );
     if (messages.length === 0) return [];
     // Places in polling endpoints' logs, in event (acceptance) order, taken in this transaction.
-    const polled = messages.filter((m) => m.endpoint.polling);
+    const polled = messages.filter((m) => m.polled);
     const places = await takePollPlaces(
       tx,
-      polled.map((m) => m.endpoint.id),
+      polled.map((m) => m.endpointId),
     );
-    const placeOf = new Map(polled.map((m, i) => [m.id, places[i].toString()]));
+    const placeOf = new Map(polled.map((m, i) => [m.messageId, places[i].toString()]));
     await tx.query(
       `INSERT INTO messages (id, organization_id, event_id, endpoint_id, event_type, status, route,
                              attempts, max_attempts, created_at, updated_at, poll_seq)
@@ -159,20 +123,20 @@ export class EventRepository {
               AS m(id, organization_id, event_id, endpoint_id, event_type, max_attempts, poll_seq)
        ON CONFLICT (event_id, endpoint_id) WHERE replay_of IS NULL DO NOTHING`,
       [
-        messages.map((m) => m.id),
-        messages.map((m) => m.event.organizationId),
-        messages.map((m) => m.event.id),
-        messages.map((m) => m.endpoint.id),
-        messages.map((m) => m.event.eventType),
-        messages.map((m) => m.endpoint.maxAttempts),
-        messages.map((m) => placeOf.get(m.id) ?? null),
+        messages.map((m) => m.messageId),
+        messages.map((m) => m.organizationId),
+        messages.map((m) => m.eventId),
+        messages.map((m) => m.endpointId),
+        messages.map((m) => m.eventType),
+        messages.map((m) => m.maxAttempts),
+        messages.map((m) => placeOf.get(m.messageId) ?? null),
       ],
     );
     return messages.map((m) => ({
-      messageId: m.id,
-      eventId: m.event.id,
-      endpointId: m.endpoint.id,
-      polled: m.endpoint.polling,
+      messageId: m.messageId,
+      eventId: m.eventId,
+      endpointId: m.endpointId,
+      polled: m.polled,
     }));
   }
 

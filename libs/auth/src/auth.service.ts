@@ -154,10 +154,3 @@ function missingBearer(header: string | string[] | undefined): string {
   }
   return 'Send Authorization: Bearer <api key or admin token>';
 }
-
-/** The bearer token of an Authorization header; UNAUTHORIZED when there is none. */
-export function bearerToken(header: string | string[] | undefined): string {
-  const token = readBearer(header);
-  if (token === null) throw new DomainError('UNAUTHORIZED', missingBearer(header));
-  return token;
-}

@@ -1,14 +1,23 @@
 import { DynamicModule, INestApplicationContext, Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ConfigError, ConfigModule, HookbaseConfig, loadConfig } from '@hookbase/config';
-import { createHttpApp, listen, nestLogLevels } from './http-app';
-import { WebModule } from './web.module';
+import { nestLogLevels } from './log-levels';
+
+/**
+ * Serves a service's root module over HTTP and answers where it listens. Given by the services
+ * that serve HTTP (`serveHttp` of the web library), so this library, and the workers that only
+ * consume Kafka, never load the HTTP stack.
+ */
+export type HttpServing = (
+  root: DynamicModule,
+  config: HookbaseConfig,
+) => Promise<{ app: INestApplicationContext; url: string }>;
 
 export interface ServiceDefinition {
   /** Name used in logs and as PostgreSQL application_name. */
   name: string;
-  /** Serves HTTP (ingest, api, standalone) or only consumes Kafka (fanout, dispatcher, dlq). */
-  http: boolean;
+  /** How it serves HTTP (ingest, api, standalone); absent when it only consumes Kafka (fanout, dispatcher, dlq). */
+  http?: HttpServing;
   /** Checks beyond the schema that this service needs (e.g. an admin token). */
   checkConfig?: (config: HookbaseConfig) => void;
   imports: (config: HookbaseConfig) => DynamicModule['imports'];
@@ -42,9 +51,7 @@ export async function bootstrapService(
     imports: [ConfigModule.forRoot(config), ...(definition.imports(config) ?? [])],
   };
   if (definition.http) {
-    root.imports!.push(WebModule);
-    const app = await createHttpApp(root, config);
-    const url = await listen(app, config);
+    const { app, url } = await definition.http(root, config);
     logger.log(`listening on ${url}`);
     return { app, url, config };
   }

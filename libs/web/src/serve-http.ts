@@ -1,0 +1,13 @@
+import { DynamicModule } from '@nestjs/common';
+import { HookbaseConfig } from '@hookbase/config';
+import type { HttpServing } from '@hookbase/runtime';
+import { createHttpApp, listen } from './http-app';
+import { WebModule } from './web.module';
+
+/** How an HTTP service is served: its modules with the web module, on Fastify, listening. */
+export const serveHttp: HttpServing = async (root: DynamicModule, config: HookbaseConfig) => {
+  root.imports = [...(root.imports ?? []), WebModule];
+  const app = await createHttpApp(root, config);
+  const url = await listen(app, config);
+  return { app, url };
+};
