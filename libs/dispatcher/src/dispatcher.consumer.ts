@@ -1,7 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Kafka } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import { DeliveryRecord, deliveryRecordSchema, GroupedWork } from '@hookbase/domain';
+import {
+  Backoff,
+  backoffDelay,
+  DeliveryRecord,
+  deliveryRecordSchema,
+  GroupedWork,
+} from '@hookbase/domain';
 import {
   BatchContext,
   ConsumedRecord,
@@ -14,6 +20,9 @@ import {
 import { FifoLaneRepository, MessageRepository } from '@hookbase/persistence';
 import { DeliveryService, PendingDelivery } from './delivery.service';
 import { FifoLaneRunner } from './fifo-lane-runner';
+
+/** A delivery whose attempt failed to run (not the receiver's answer) is tried again after this. */
+const INTAKE_RETRY: Backoff = { baseMs: 200, maxMs: 10_000, growth: 'doubling' };
 
 /** A delivery record as read, with its offset in its partition. */
 interface Arrival {
@@ -160,7 +169,7 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
       this.logger.warn(
         `message ${delivery.messageId} will be delivered again: ${(failure as Error).message}`,
       );
-      await new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** attempt, 10_000)));
+      await new Promise((resolve) => setTimeout(resolve, backoffDelay(INTAKE_RETRY, attempt)));
       try {
         return await this.delivery.deliver([delivery]);
       } catch (error) {

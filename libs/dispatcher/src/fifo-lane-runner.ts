@@ -9,6 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import {
+  Backoff,
+  backoffDelay,
   DEFAULT_RETRY_POLICY,
   LaneEndpoint,
   laneRenewEveryMs,
@@ -25,6 +27,8 @@ import { DeadLetters, DeadLetterService } from './dead-letter.service';
 import { EndpointGuards, LaneGuards } from './endpoint-guards';
 import { PendingDelivery } from './pending-delivery';
 
+/** A lane whose step failed (the store, a lost read) tries again after this. */
+const LANE_STEP_RETRY: Backoff = { baseMs: 100, maxMs: 5_000, growth: 'doubling' };
 /** Messages of a lane read ahead of its head; a blocked lane keeps only its head. */
 const READ_AHEAD = 50;
 /** Lanes taken per sweep. */
@@ -179,7 +183,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
         // The store or Kafka is unreachable: the lane keeps its lease and its place, and tries
         // again; no attempt is used and nothing is skipped.
         failures++;
-        const delay = Math.min(100 * 2 ** failures, 5_000);
+        const delay = backoffDelay(LANE_STEP_RETRY, failures);
         this.logger.error(
           `lane ${endpointId} step failed (retrying in ${delay} ms): ${(error as Error).message}`,
         );
