@@ -70,7 +70,7 @@ function startHookbase(env) {
     );
     const read = (chunk) => {
       output += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(output);
+      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]);

@@ -53,6 +53,8 @@ async function main() {
     HOOKBASE_ADMIN_TOKEN: token,
     HOOKBASE_CREDENTIALS_KEY: key,
     HOOKBASE_ALLOW_PRIVATE_TARGETS: process.env.HOOKBASE_ALLOW_PRIVATE_TARGETS ?? 'true',
+    // Readable lines on this terminal; a deployment's collectors get JSON (the default).
+    LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
   };
   const child = spawn(
     process.execPath,

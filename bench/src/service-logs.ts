@@ -9,10 +9,12 @@ export class ServiceLogWatch {
 
   constructor(private readonly keep = 8) {}
 
-  line(service: string, line: string): void {
-    const level = /\b(ERROR|FATAL)\b/.test(line)
+  line(service: string, written: string): void {
+    const entry = jsonLogEntry(written);
+    const line = entry ? readableEntry(entry) : written;
+    const level = /\b(ERROR|FATAL)\b/.test(entry ? entry.level.toUpperCase() : line)
       ? 'error'
-      : /\bWARN\b/.test(line)
+      : /\bWARN\b/.test(entry ? entry.level.toUpperCase() : line)
         ? 'warn'
         : undefined;
     if (!level) return;
@@ -29,6 +31,29 @@ export class ServiceLogWatch {
   summary(): { errors: number; warnings: number; examples: { line: string; count: number }[] } {
     return { errors: this.errors, warnings: this.warnings, examples: [...this.examples.values()] };
   }
+}
+
+interface JsonLogEntry {
+  level: string;
+  context?: unknown;
+  message?: unknown;
+}
+
+/** A service's JSON log line (`LOG_FORMAT=json`, the default), or undefined for any other line. */
+function jsonLogEntry(line: string): JsonLogEntry | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    const entry = JSON.parse(line) as Partial<JsonLogEntry>;
+    return typeof entry.level === 'string' ? (entry as JsonLogEntry) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A JSON entry as `LEVEL [context] message`. */
+function readableEntry(entry: JsonLogEntry): string {
+  const context = typeof entry.context === 'string' ? ` [${entry.context}]` : '';
+  return `${entry.level.toUpperCase()}${context} ${String(entry.message ?? '')}`;
 }
 
 /** Nest's line without its pid and timestamp prefix, cut to a readable length. */

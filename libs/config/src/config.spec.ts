@@ -30,6 +30,16 @@ describe('loadConfig', () => {
     expect(requireAdminToken(config)).toBe('x'.repeat(16));
   });
 
+  it('logs JSON lines at info unless told otherwise, and refuses unknown formats and levels', () => {
+    expect(loadConfig({})).toMatchObject({ logFormat: 'json', logLevel: 'info' });
+    expect(loadConfig({ LOG_FORMAT: 'pretty', LOG_LEVEL: 'debug' })).toMatchObject({
+      logFormat: 'pretty',
+      logLevel: 'debug',
+    });
+    expect(() => loadConfig({ LOG_FORMAT: 'text' })).toThrow(/LOG_FORMAT/);
+    expect(() => loadConfig({ LOG_LEVEL: 'trace' })).toThrow(/LOG_LEVEL/);
+  });
+
   it('serves gRPC ingest on 50051 unless given a port, 0 (any free one) or -1 (off)', () => {
     expect(loadConfig({}).grpc).toEqual({ port: 50051 });
     expect(loadConfig({ HOOKBASE_GRPC_PORT: '0' }).grpc).toEqual({ port: 0 });

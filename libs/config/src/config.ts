@@ -108,6 +108,8 @@ const envSchema = z.object({
     )
     .optional(),
   LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
+  // One JSON object per line for log collectors; `npm start` asks for readable lines.
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   // The production switch (the Docker image sets it): keys that protect data at rest are required.
   NODE_ENV: z.string().optional(),
 });
@@ -170,6 +172,8 @@ export interface HookbaseConfig {
   production: boolean;
   retention: { days: Record<'free' | 'pro' | 'business', number>; intervalMs: number };
   logLevel: 'error' | 'warn' | 'info' | 'debug';
+  /** `json`: one object per line (production); `pretty`: readable lines (`npm start`). */
+  logFormat: 'json' | 'pretty';
 }
 
 export class ConfigError extends Error {
@@ -299,6 +303,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       intervalMs: e.HOOKBASE_RETENTION_INTERVAL_MS,
     },
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
   };
 }
 

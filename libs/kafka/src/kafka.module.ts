@@ -20,12 +20,14 @@ export function createKafka(config: HookbaseConfig, clientSuffix: string): Kafka
     clientId: `${config.kafka.clientId}-${clientSuffix}`,
     brokers: config.kafka.brokers,
     logLevel: LEVELS[config.logLevel],
+    // kafkajs's entries go to the service's logger as they are (message and fields), so they
+    // come out in the same format as every other line, under kafkajs's own namespace.
     logCreator: () => (entry) => {
-      const { message, ...rest } = entry.log;
-      const text = `${message} ${JSON.stringify(rest)}`;
-      if (entry.level <= logLevel.ERROR) logger.error(text);
-      else if (entry.level === logLevel.WARN) logger.warn(text);
-      else logger.log(text);
+      const { message, ...fields } = entry.log;
+      const line = { message, namespace: entry.namespace, kafka: fields };
+      if (entry.level <= logLevel.ERROR) logger.error(line);
+      else if (entry.level === logLevel.WARN) logger.warn(line);
+      else logger.log(line);
     },
     retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 5000 },
   });

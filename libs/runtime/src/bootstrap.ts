@@ -1,7 +1,9 @@
 import { DynamicModule, INestApplicationContext, Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ConfigError, ConfigModule, HookbaseConfig, loadConfig } from '@hookbase/config';
-import { nestLogLevels } from './log-levels';
+import { activeTraceId } from './active-trace-id';
+import { NestLoggerAdapter } from './nest-logger.adapter';
+import { createServiceLogger } from './service-logger';
 
 /**
  * Serves a service's root module over HTTP and answers where it listens. Given by the services
@@ -27,6 +29,28 @@ export interface ServiceDefinition {
 class ServiceRoot {}
 
 /**
+ * Where every log line of the process goes: Nest's own, each `new Logger(context)`'s, and
+ * kafkajs's (through `createKafka`). Set before anything logs, so no line escapes the format.
+ */
+function useServiceLogger(
+  service: string,
+  logging: Pick<HookbaseConfig, 'logLevel' | 'logFormat'>,
+  env: Record<string, string | undefined>,
+): NestLoggerAdapter {
+  const adapter = new NestLoggerAdapter(
+    createServiceLogger({
+      service,
+      level: logging.logLevel,
+      format: logging.logFormat,
+      traceId: activeTraceId,
+      colorize: logging.logFormat === 'pretty' && process.stdout.isTTY && !env.NO_COLOR,
+    }),
+  );
+  Logger.overrideLogger(adapter);
+  return adapter;
+}
+
+/**
  * Starts one service: configuration read and validated once (a bad value stops the process with
  * every problem listed), then the Nest application built from the service's modules.
  */
@@ -41,11 +65,19 @@ export async function bootstrapService(
     definition.checkConfig?.(config);
   } catch (error) {
     if (error instanceof ConfigError) {
+      // The configuration that says how to log is what failed: say so as JSON, unless readable
+      // lines were asked for.
+      useServiceLogger(
+        definition.name,
+        { logLevel: 'info', logFormat: env.LOG_FORMAT === 'pretty' ? 'pretty' : 'json' },
+        env,
+      );
       logger.error(error.message);
       process.exit(78); // EX_CONFIG
     }
     throw error;
   }
+  const serviceLogger = useServiceLogger(definition.name, config, env);
   const root: DynamicModule = {
     module: ServiceRoot,
     imports: [ConfigModule.forRoot(config), ...(definition.imports(config) ?? [])],
@@ -55,7 +87,7 @@ export async function bootstrapService(
     logger.log(`listening on ${url}`);
     return { app, url, config };
   }
-  const app = await NestFactory.createApplicationContext(root, { logger: nestLogLevels(config) });
+  const app = await NestFactory.createApplicationContext(root, { logger: serviceLogger });
   app.enableShutdownHooks();
   await app.init();
   logger.log('started');

@@ -1,2 +1,4 @@
+export * from './active-trace-id';
 export * from './bootstrap';
-export * from './log-levels';
+export * from './nest-logger.adapter';
+export * from './service-logger';

@@ -49,11 +49,17 @@ export class HookbaseProcess {
     return this.output.slice(-lines).join('\n');
   }
 
+  /** Every line the process wrote (stdout and stderr) since it started, up to the last 2,000. */
+  lines(): readonly string[] {
+    return this.output;
+  }
+
+  /** Waits for a line whose message (the `message` of a JSON line, else the line) matches. */
   async waitForLine(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       for (const line of this.output) {
-        const match = pattern.exec(line);
+        const match = pattern.exec(logMessage(line));
         if (match) return match;
       }
       if (this.child.exitCode !== null) {
@@ -81,6 +87,20 @@ export class HookbaseProcess {
     this.child.kill('SIGKILL');
     await this.exited;
   }
+}
+
+/** The message of a log line: the `message` field of a JSON line, or the whole line. */
+export function logMessage(line: string): string {
+  if (!line.startsWith('{')) return line;
+  try {
+    const parsed: unknown = JSON.parse(line);
+    if (typeof parsed === 'object' && parsed !== null && 'message' in parsed) {
+      return String(parsed.message);
+    }
+  } catch {
+    // Not JSON after all: the line as written.
+  }
+  return line;
 }
 
 export interface RunningStack {

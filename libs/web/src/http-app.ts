@@ -11,7 +11,6 @@ import {
   unstorableTextAt,
 } from '@hookbase/domain';
 import { HookbaseConfig } from '@hookbase/config';
-import { nestLogLevels } from '@hookbase/runtime';
 import { HttpExceptionFilter } from './http-exception.filter';
 import { MAX_PATH_PARAM_LENGTH, toHttpError } from './error-mapping';
 
@@ -35,8 +34,8 @@ export async function createHttpApp(
     // malformed request line, a request that never finishes) are answered in the same format.
     clientErrorHandler: answerClientError,
   });
+  // No logger given: Nest keeps the service's (set by bootstrapService before this runs).
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
-    logger: nestLogLevels(config),
     bufferLogs: false,
   });
   app.useGlobalFilters(new HttpExceptionFilter());
