@@ -211,11 +211,8 @@ export async function startBenchStack(
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const service = new HookbaseProcess(child, env);
-    const count = (chunk: Buffer) => {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) logs.line(name, line);
-    };
-    child.stdout?.on('data', count);
-    child.stderr?.on('data', count);
+    // Whole lines, as the process wrote them (a JSON line may arrive in two chunks).
+    service.follow((line) => logs.line(name, line));
     started.push({ name, process: service, child });
     return { service, child };
   };

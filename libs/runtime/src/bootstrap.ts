@@ -47,6 +47,13 @@ function useServiceLogger(
     }),
   );
   Logger.overrideLogger(adapter);
+  // Node's process warnings (deprecations, a library's notices) become log lines like any other,
+  // instead of free text on stderr.
+  const warnings = new Logger('process');
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) =>
+    warnings.warn({ message: warning.message, name: warning.name }),
+  );
   return adapter;
 }
 

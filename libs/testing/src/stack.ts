@@ -26,19 +26,45 @@ export function testEnvironment(): TestEnvironment {
 /** One Hookbase process (built from dist/) with its own database and topic prefix. */
 export class HookbaseProcess {
   private output: string[] = [];
+  private readonly followers: ((line: string) => void)[] = [];
+  private dropped = 0;
   private exited: Promise<number | null>;
 
   constructor(
     private readonly child: ChildProcess,
     readonly env: Record<string, string>,
   ) {
-    const collect = (chunk: Buffer) => {
-      this.output.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      if (this.output.length > 2000) this.output.splice(0, this.output.length - 2000);
+    // Whole lines only: a chunk may end in the middle of one, kept until its end arrives.
+    const collector = () => {
+      let partial = '';
+      return (chunk: Buffer) => {
+        const parts = (partial + chunk.toString('utf8')).split('\n');
+        partial = parts.pop() ?? '';
+        for (const line of parts.filter(Boolean)) this.add(line);
+      };
     };
-    child.stdout?.on('data', collect);
-    child.stderr?.on('data', collect);
+    child.stdout?.on('data', collector());
+    child.stderr?.on('data', collector());
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  private add(line: string): void {
+    this.output.push(line);
+    if (this.output.length > 2000) {
+      this.dropped += this.output.length - 2000;
+      this.output.splice(0, this.output.length - 2000);
+    }
+    for (const follow of this.followers) follow(line);
+  }
+
+  /**
+   * Hands every line the process wrote to `follow`: those kept so far (the last 2,000), then each
+   * new one as it comes. Answers how many earlier lines were no longer kept (0: it saw them all).
+   */
+  follow(follow: (line: string) => void): { missed: number } {
+    for (const line of this.output) follow(line);
+    this.followers.push(follow);
+    return { missed: this.dropped };
   }
 
   get pid(): number | undefined {
@@ -47,11 +73,6 @@ export class HookbaseProcess {
 
   logs(lines = 80): string {
     return this.output.slice(-lines).join('\n');
-  }
-
-  /** Every line the process wrote (stdout and stderr) since it started, up to the last 2,000. */
-  lines(): readonly string[] {
-    return this.output;
   }
 
   /** Waits for a line whose message (the `message` of a JSON line, else the line) matches. */
