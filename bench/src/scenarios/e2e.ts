@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { EndpointBehaviour } from '../behaviour';
+import { EndpointBehaviour } from '../core/behaviour';
 import {
   CloudKind,
   cloudEndpointRequest,
@@ -9,21 +9,28 @@ import {
   deleteQueues,
   motoBound,
   motoClients,
-} from '../cloud-destinations';
-import { BodyDigests } from '../cloud-sighting';
-import { now } from '../clock';
-import { ScenarioUnavailable } from '../errors';
-import { ApiRefusal, createEndpoints, createOrganization, Tenant } from '../hookbase-api';
-import { Ledger } from '../ledger';
-import { acquireMoto } from '../moto-lease';
-import { planEvents } from '../pacing';
-import { benchPayload, EVENT_TYPE, IngestClient, publishInto, runOpenLoop } from '../publisher';
-import { fmtInt, fmtMs, fmtRate } from '../report';
-import { RunReport, ScenarioResult } from '../result';
-import { S3Reader } from '../s3-reader';
-import { BenchSession, ScenarioContext } from '../session';
-import { SqsReader } from '../sqs-reader';
-import { distribution } from '../stats';
+} from '../drivers/cloud-destinations';
+import { BodyDigests } from '../drivers/cloud-sighting';
+import { now } from '../core/clock';
+import { ScenarioUnavailable } from '../core/errors';
+import { ApiRefusal, createEndpoints, createOrganization, Tenant } from '../core/hookbase-api';
+import { Ledger } from '../core/ledger';
+import { acquireMoto } from '../drivers/moto-lease';
+import { planEvents } from '../core/pacing';
+import {
+  benchPayload,
+  EVENT_TYPE,
+  IngestClient,
+  publishInto,
+  runOpenLoop,
+} from '../drivers/publisher';
+import { fmtInt, fmtMs, fmtRate } from '../core/report';
+import { RunReport, ScenarioResult } from '../core/result';
+import { S3Reader } from '../drivers/s3-reader';
+import { BenchSession, ScenarioContext } from '../core/session';
+import { SqsReader } from '../drivers/sqs-reader';
+import { distribution } from '../core/stats';
+import { Scenario } from '../core/scenario';
 
 /** Retries shortened through the API so a failed first attempt is retried within the run. */
 export const SHORT_RETRY = { delaysMs: [0, 200, 1000], maxAgeMs: 60_000 };
@@ -487,3 +494,29 @@ function s3Reader(reader: S3Reader): CloudReader {
     extra: () => ({ ...reader.stats, sweepInterval: distribution(reader.sweepIntervals) }),
   };
 }
+
+/** e2e --kind sqs|s3: endpoints when --endpoints is not given (moto takes ~100 sends/s here). */
+const CLOUD_E2E_ENDPOINTS = 50;
+
+export const E2E: Scenario = {
+  name: 'e2e',
+  summary:
+    'fan-out to --endpoints http endpoints, --rate events/s for --duration s; --kind sqs|s3: to\nqueues / a bucket in moto (50 endpoints), then http beside it',
+  flags: [
+    'endpoints',
+    'rate',
+    'duration',
+    'max-in-flight',
+    'receiver-latency',
+    'fail-rate',
+    'fail-status',
+    'kind',
+    'no-http-run',
+  ],
+  defaults: { endpoints: 1000, rate: 1, durationSeconds: 20, drainTimeoutSeconds: 90 },
+  refine: (given) => ({
+    defaults:
+      given.kind !== undefined && given.kind !== 'http' ? { endpoints: CLOUD_E2E_ENDPOINTS } : {},
+  }),
+  run: runE2e,
+};

@@ -1,5 +1,5 @@
-import { ScenarioUnavailable } from './errors';
-import { ApiRefusal, createEndpoint, EndpointRequest, Tenant } from './hookbase-api';
+import { ScenarioUnavailable } from '../core/errors';
+import { ApiRefusal, createEndpoint, EndpointRequest, Tenant } from '../core/hookbase-api';
 
 /**
  * Creates an endpoint with FIFO ordering. A build whose API refuses `fifoEnabled: true` with

@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
-import { now } from './clock';
-import { Ledger } from './ledger';
+import { now } from '../core/clock';
+import { Ledger } from '../core/ledger';
 import { BenchEvent, IngestClient, PublishOutcome } from './publisher';
 
 /**

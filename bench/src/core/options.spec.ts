@@ -1,9 +1,13 @@
-import { parseCommandLine, SCENARIOS, UsageError } from './options';
+import { SCENARIO_LIST } from '../scenarios';
+import { parseCommandLine as parseAgainst, SCENARIOS, UsageError } from './options';
 
 const env = {
   HOOKBASE_BENCH_KAFKA_BROKERS: '127.0.0.1:19092',
   HOOKBASE_BENCH_DATABASE_URL: 'postgres://x',
 };
+
+const parseCommandLine = (argv: string[], environment: Record<string, string>) =>
+  parseAgainst(argv, environment, SCENARIO_LIST);
 
 describe('parseCommandLine', () => {
   it('gives each scenario its own defaults', () => {
@@ -116,10 +120,14 @@ describe('parseCommandLine', () => {
       durationSeconds: 8,
     });
     const given = parseCommandLine(
-      ['ingest-grpc', '--batch-sizes', '50, 250', '--batch-steps', '2', '--organizations', '3'],
+      ['ingest-grpc', '--batch-sizes', '50, 250', '--batch-steps', '2'],
       env,
     ).optionsFor('ingest-grpc');
-    expect(given).toMatchObject({ batchSizes: [50, 250], batchSteps: [2], organizations: 3 });
+    expect(given).toMatchObject({ batchSizes: [50, 250], batchSteps: [2] });
+    expect(
+      parseCommandLine(['ingest-kafka', '--organizations', '3'], env).optionsFor('ingest-kafka')
+        .organizations,
+    ).toBe(3);
   });
 
   it('takes a running stack’s gRPC address only with --url, and only on loopback', () => {
@@ -195,12 +203,56 @@ describe('parseCommandLine', () => {
   it('needs infrastructure only when a scenario runs', () => {
     const line = parseCommandLine(['e2e'], {});
     expect(() => line.optionsFor('e2e')).toThrow(/Kafka brokers/);
-    const kafkaOnly = parseCommandLine(['kafka-client', '--brokers', 'b:1'], {});
-    expect(kafkaOnly.optionsFor('kafka-client').brokers).toBe('b:1');
+    const noDatabase = parseCommandLine(['e2e', '--brokers', 'b:1'], {});
+    expect(() => noDatabase.optionsFor('e2e')).toThrow(/PostgreSQL/);
+    const given = parseCommandLine(
+      ['e2e', '--brokers', 'b:1', '--database-url', 'postgres://y'],
+      {},
+    );
+    expect(given.optionsFor('e2e')).toMatchObject({ brokers: 'b:1', databaseUrl: 'postgres://y' });
   });
 
   it('shows help without a scenario', () => {
-    expect(parseCommandLine(['--help'], {}).help).toBe(true);
+    const line = parseCommandLine(['--help'], {});
+    expect(line.help).toBe(true);
+    for (const name of SCENARIOS) expect(line.usage).toContain(`  ${name} `);
+  });
+
+  it("shows a scenario's own flags with its defaults after the scenario", () => {
+    const text = parseCommandLine(['fifo-many', '--help'], {}).usage;
+    expect(text).toMatch(/--endpoints N +endpoints to create \(500\)/);
+    expect(text).toMatch(/--receiver-latency MS .*\(10\)/);
+    expect(text).not.toContain('--steps');
+  });
+});
+
+describe('per-scenario options', () => {
+  it('takes only the flags a scenario declares, naming the scenarios a flag goes with', () => {
+    expect(() => parseCommandLine(['ingest-grpc', '--organizations', '3'], env)).toThrow(
+      /--organizations goes with the ingest-kafka scenario$/,
+    );
+    expect(() => parseCommandLine(['fifo-rtt', '--steps', '1'], env)).toThrow(
+      /--steps goes with the ingest-rest, ingest-grpc scenarios/,
+    );
+    expect(() => parseCommandLine(['isolation', '--fail-rate', '0.1'], env)).toThrow(UsageError);
+    // The common flags go with every scenario.
+    for (const name of SCENARIOS)
+      expect(
+        parseCommandLine([name, '--max-seconds', '30', '--payload-bytes', '64'], env).optionsFor(
+          name,
+        ),
+      ).toMatchObject({ maxSeconds: 30, payloadBytes: 64 });
+  });
+
+  it('gives each scenario of all only the flags it declares', () => {
+    const line = parseCommandLine(['all', '--duration', '3', '--steps', '2'], env);
+    expect(line.optionsFor('e2e').durationSeconds).toBe(3);
+    expect(line.optionsFor('ingest-kafka').durationSeconds).toBe(3);
+    expect(line.optionsFor('ingest-rest').steps).toEqual([2]);
+    expect(line.optionsFor('ingest-grpc').steps).toEqual([2]);
+    // fifo-rtt does not read --duration: its default stays.
+    expect(line.optionsFor('fifo-rtt').durationSeconds).toBe(10);
+    expect(line.optionsFor('isolation').durationSeconds).toBe(3);
   });
 });
 

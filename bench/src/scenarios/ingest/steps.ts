@@ -1,9 +1,9 @@
-import { PlacedRun } from './chart-spec';
-import { now } from './clock';
-import { createOrganization, Tenant } from './hookbase-api';
-import { EventPublisher, publishGroupInto } from './ingest-clients';
-import { BoundRun, measureBound, startBareIngestServer } from './http-bound';
-import { boundHeadline, IngestTarget, ratio, rawTargetRow, targetVerdict } from './ingest-figures';
+import { PlacedRun } from '../../core/chart-spec';
+import { now } from '../../core/clock';
+import { createOrganization, Tenant } from '../../core/hookbase-api';
+import { EventPublisher, publishGroupInto } from '../../drivers/ingest-clients';
+import { BoundRun, measureBound, startBareIngestServer } from './bounds';
+import { boundHeadline, IngestTarget, ratio, rawTargetRow, targetVerdict } from './figures';
 import {
   addIngestEndpoints,
   MeasuredRun,
@@ -12,13 +12,13 @@ import {
   settleRuns,
   STEP_SEQ,
   stepRouter,
-} from './ingest-session';
-import { Ledger } from './ledger';
-import { BenchEvent, benchPayload, EVENT_TYPE, runClosedLoop } from './publisher';
-import { fmtInt, fmtMs, fmtRate } from './report';
-import { RunReport, ScenarioResult } from './result';
-import { BenchSession, ScenarioContext } from './session';
-import { distribution, Distribution } from './stats';
+} from './session';
+import { Ledger } from '../../core/ledger';
+import { BenchEvent, benchPayload, EVENT_TYPE, runClosedLoop } from '../../drivers/publisher';
+import { fmtInt, fmtMs, fmtRate } from '../../core/report';
+import { RunReport, ScenarioResult } from '../../core/result';
+import { BenchSession, ScenarioContext } from '../../core/session';
+import { distribution, Distribution } from '../../core/stats';
 
 /** One step: `concurrency` callers, each sending its next call as soon as the last is answered. */
 export interface IngestStep {

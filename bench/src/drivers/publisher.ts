@@ -1,7 +1,7 @@
 import { Pool } from 'undici';
-import { now } from './clock';
-import { Ledger } from './ledger';
-import { dueAt, PacingPlan, waitFor } from './pacing';
+import { now } from '../core/clock';
+import { Ledger } from '../core/ledger';
+import { dueAt, PacingPlan, waitFor } from '../core/pacing';
 
 export const EVENT_TYPE = 'bench.event';
 

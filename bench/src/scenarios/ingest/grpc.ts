@@ -1,9 +1,11 @@
-import { GrpcIngestClient } from '../grpc-ingest-client';
-import { TARGETS } from '../ingest-figures';
-import { runIngestSteps } from '../ingest-steps';
-import { freeLoopbackPort } from '../ports';
-import { ScenarioResult } from '../result';
-import { ScenarioContext } from '../session';
+import { GrpcIngestClient } from '../../drivers/grpc-ingest-client';
+import { TARGETS } from './figures';
+import { runIngestSteps } from './steps';
+import { freeLoopbackPort } from '../../core/ports';
+import { ScenarioResult } from '../../core/result';
+import { ScenarioContext } from '../../core/session';
+import { Scenario } from '../../core/scenario';
+import { UsageError } from '../../core/options';
 
 /** The gRPC ingest a running Hookbase listens on unless --grpc-address says otherwise. */
 const DEFAULT_GRPC_PORT = 50051;
@@ -74,3 +76,31 @@ export async function runIngestGrpc(context: ScenarioContext): Promise<ScenarioR
     ],
   });
 }
+
+export const INGEST_GRPC: Scenario = {
+  name: 'ingest-grpc',
+  summary: 'gRPC hookbase.v1.Ingest: Publish at --steps, PublishBatch as ingest-batch',
+  flags: [
+    'steps',
+    'batch-sizes',
+    'batch-steps',
+    'step-seconds',
+    'endpoints',
+    'records',
+    'batch',
+    'grpc-address',
+  ],
+  defaults: {
+    endpoints: 0,
+    steps: [1, 8, 32, 128],
+    batchSizes: [100, 500],
+    batchSteps: [1, 4, 16],
+    records: 100_000,
+  },
+  refine(given, attached) {
+    if (given.grpcAddress !== undefined && !attached)
+      throw new UsageError('--grpc-address goes with --url (a running Hookbase)');
+    return {};
+  },
+  run: runIngestGrpc,
+};

@@ -1,5 +1,5 @@
 import { Admin, Kafka, logLevel } from 'kafkajs';
-import { now } from './clock';
+import { now } from '../core/clock';
 
 /** A record the bench produced onto `<prefix>.events`, waiting for the fan-out to pass it. */
 export interface ProducedRecord {

@@ -1,9 +1,10 @@
-import { singleEventRest } from '../ingest-clients';
-import { TARGETS } from '../ingest-figures';
-import { runIngestSteps } from '../ingest-steps';
-import { IngestClient } from '../publisher';
-import { ScenarioResult } from '../result';
-import { ScenarioContext } from '../session';
+import { singleEventRest } from '../../drivers/ingest-clients';
+import { TARGETS } from './figures';
+import { runIngestSteps } from './steps';
+import { IngestClient } from '../../drivers/publisher';
+import { ScenarioResult } from '../../core/result';
+import { ScenarioContext } from '../../core/session';
+import { Scenario } from '../../core/scenario';
 
 /**
  * ingest-rest: single-event `POST /v1/events` at rising concurrency (--steps), a few seconds per
@@ -32,3 +33,11 @@ export function runIngestRest(ctx: ScenarioContext): Promise<ScenarioResult> {
       singleEventRest(new IngestClient(url, 'bare-http-bound', step.concurrency)),
   });
 }
+
+export const INGEST_REST: Scenario = {
+  name: 'ingest-rest',
+  summary: 'POST /v1/events, one event per request, at rising concurrency (--steps)',
+  flags: ['steps', 'step-seconds', 'endpoints', 'records', 'batch'],
+  defaults: { endpoints: 0, steps: [1, 8, 32, 128], stepSeconds: 4, records: 100_000 },
+  run: runIngestRest,
+};

@@ -1,12 +1,12 @@
-import { HEALTHY } from './behaviour';
-import { now } from './clock';
-import { createEndpoints, Tenant } from './hookbase-api';
-import { ratio } from './ingest-figures';
-import { Ledger, LedgerSink } from './ledger';
-import { measureRawProduce, RawProduceResult } from './raw-produce';
-import { fmtInt, fmtRate } from './report';
-import { RunReport } from './result';
-import { BenchSession, RunWindow } from './session';
+import { HEALTHY } from '../../core/behaviour';
+import { now } from '../../core/clock';
+import { createEndpoints, Tenant } from '../../core/hookbase-api';
+import { ratio } from './figures';
+import { Ledger, LedgerSink } from '../../core/ledger';
+import { measureRawProduce, RawProduceResult } from './bounds';
+import { fmtInt, fmtRate } from '../../core/report';
+import { RunReport } from '../../core/result';
+import { BenchSession, RunWindow } from '../../core/session';
 
 /**
  * What the four ingest scenarios share around their load: step-numbered ledgers for deliveries,

@@ -1,8 +1,8 @@
-import { measureBound, startBareIngestServer } from '../../bench/src/http-bound';
-import { BatchRestPublisher, singleEventRest } from '../../bench/src/ingest-clients';
-import { IngestClient } from '../../bench/src/publisher';
+import { measureBound, startBareIngestServer } from './bounds';
+import { BatchRestPublisher, singleEventRest } from '../../drivers/ingest-clients';
+import { IngestClient } from '../../drivers/publisher';
 
-// The bench's bare HTTP bound (bench/src/http-bound.ts): a server in a process of its own that
+// The bench's bare HTTP bound (bounds.ts): a server in a process of its own that
 // answers the bench's REST clients as ingest would, so the bound is measured with the very
 // clients the steps use.
 describe('the bare HTTP bound', () => {

@@ -6,8 +6,8 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { BodyDigests, benchSequence, FirstSeen, parseS3Key } from './cloud-sighting';
-import { now } from './clock';
-import { LedgerSink } from './ledger';
+import { now } from '../core/clock';
+import { LedgerSink } from '../core/ledger';
 import { pauseUnlessAborted } from './sqs-reader';
 
 const EMPTY_PAUSE_MS = 100;

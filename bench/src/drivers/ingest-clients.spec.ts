@@ -1,5 +1,5 @@
 import { batchOutcomes, EventPublisher, publishGroupInto, refusalDetail } from './ingest-clients';
-import { Ledger } from './ledger';
+import { Ledger } from '../core/ledger';
 import { PublishOutcome } from './publisher';
 
 describe('refusalDetail', () => {

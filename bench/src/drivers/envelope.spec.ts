@@ -1,6 +1,6 @@
 import { eventEnvelopeSchema } from '@hookbase/domain';
 import { benchEnvelope } from './envelope';
-import { rawBatch } from './raw-produce';
+import { rawBatch } from '../scenarios/ingest/bounds';
 
 const ORG = 'org_01jz0000000000000000000000';
 

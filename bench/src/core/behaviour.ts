@@ -1,4 +1,4 @@
-import { unitFraction } from './partitioner';
+import { unitFraction } from '../partitioner';
 
 /** How the bench receiver answers one endpoint's requests. */
 export interface EndpointBehaviour {

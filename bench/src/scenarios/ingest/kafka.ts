@@ -1,10 +1,15 @@
 import { Kafka, logLevel, Message, Partitioners } from 'kafkajs';
-import { PlacedRun } from '../chart-spec';
-import { now } from '../clock';
-import { benchEnvelope } from '../envelope';
-import { FanoutCommitWatch, PendingOffsets, ProducedRecord, SpreadPicker } from '../fanout-offsets';
-import { createOrganization, Tenant } from '../hookbase-api';
-import { ratio } from '../ingest-figures';
+import { PlacedRun } from '../../core/chart-spec';
+import { now } from '../../core/clock';
+import { benchEnvelope } from '../../drivers/envelope';
+import {
+  FanoutCommitWatch,
+  PendingOffsets,
+  ProducedRecord,
+  SpreadPicker,
+} from '../../drivers/fanout-offsets';
+import { createOrganization, Tenant } from '../../core/hookbase-api';
+import { ratio } from './figures';
 import {
   addIngestEndpoints,
   MeasuredRun,
@@ -14,14 +19,15 @@ import {
   STEP_SEQ,
   stepOf,
   stepRouter,
-} from '../ingest-session';
-import { Ledger } from '../ledger';
-import { dueAt, dueBy, PacingPlan, planEvents } from '../pacing';
-import { partitionFor } from '../partitioner';
-import { fmtInt, fmtMs, fmtRate } from '../report';
-import { ScenarioResult } from '../result';
-import { BenchSession, ScenarioContext } from '../session';
-import { distribution, Distribution, ratePerSecond } from '../stats';
+} from './session';
+import { Ledger } from '../../core/ledger';
+import { dueAt, dueBy, PacingPlan, planEvents } from '../../core/pacing';
+import { partitionFor } from '../../partitioner';
+import { fmtInt, fmtMs, fmtRate } from '../../core/report';
+import { ScenarioResult } from '../../core/result';
+import { BenchSession, ScenarioContext } from '../../core/session';
+import { distribution, Distribution, ratePerSecond } from '../../core/stats';
+import { Scenario } from '../../core/scenario';
 
 interface Organization {
   tenant: Tenant;
@@ -406,3 +412,20 @@ function lastAcceptedOf(
   }
   return undefined;
 }
+
+export const INGEST_KAFKA: Scenario = {
+  name: 'ingest-kafka',
+  summary:
+    "envelopes produced straight onto <prefix>.events, timed to the fan-out's commit: a burst of\n--events, then --rate (half the burst's) for --duration s",
+  flags: ['events', 'organizations', 'rate', 'duration', 'endpoints', 'records', 'batch'],
+  // rate 0: the paced phase runs at half the rate the fan-out reached in the burst.
+  defaults: {
+    endpoints: 0,
+    events: 100_000,
+    organizations: 6,
+    rate: 0,
+    durationSeconds: 8,
+    records: 100_000,
+  },
+  run: runIngestKafka,
+};

@@ -1,5 +1,5 @@
-import { describeRaw, STEP_SEQ, stepOf, stepRouter } from './ingest-session';
-import { Ledger } from './ledger';
+import { describeRaw, STEP_SEQ, stepOf, stepRouter } from './session';
+import { Ledger } from '../../core/ledger';
 
 describe('stepOf', () => {
   it('finds the step from the sequence number; the warm-up belongs to none', () => {

@@ -6,8 +6,8 @@ import {
 } from '@aws-sdk/client-sqs';
 import { setMaxListeners } from 'node:events';
 import { benchSequence, FirstSeen } from './cloud-sighting';
-import { now } from './clock';
-import { LedgerSink } from './ledger';
+import { now } from '../core/clock';
+import { LedgerSink } from '../core/ledger';
 
 export interface QueueTarget {
   queueUrl: string;

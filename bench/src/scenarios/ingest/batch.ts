@@ -1,8 +1,9 @@
-import { BatchRestPublisher } from '../ingest-clients';
-import { TARGETS } from '../ingest-figures';
-import { runIngestSteps } from '../ingest-steps';
-import { ScenarioResult } from '../result';
-import { ScenarioContext } from '../session';
+import { BatchRestPublisher } from '../../drivers/ingest-clients';
+import { TARGETS } from './figures';
+import { runIngestSteps } from './steps';
+import { ScenarioResult } from '../../core/result';
+import { ScenarioContext } from '../../core/session';
+import { Scenario } from '../../core/scenario';
 
 /**
  * ingest-batch: `POST /v1/events/batch` with --batch-sizes events per request (100, 500; the
@@ -39,3 +40,11 @@ export function runIngestBatch(ctx: ScenarioContext): Promise<ScenarioResult> {
     ],
   });
 }
+
+export const INGEST_BATCH: Scenario = {
+  name: 'ingest-batch',
+  summary: 'POST /v1/events/batch: --batch-sizes events per request at --batch-steps in flight',
+  flags: ['batch-sizes', 'batch-steps', 'step-seconds', 'endpoints', 'records', 'batch'],
+  defaults: { endpoints: 0, batchSizes: [100, 500], batchSteps: [1, 4, 16], records: 100_000 },
+  run: runIngestBatch,
+};

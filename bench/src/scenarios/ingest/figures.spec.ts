@@ -1,4 +1,4 @@
-import { boundHeadline, rawTargetRow, ratio, targetVerdict, TARGETS } from './ingest-figures';
+import { boundHeadline, rawTargetRow, ratio, targetVerdict, TARGETS } from './figures';
 
 const step = (label: string, acceptedPerSecond: number, p99Ms: number | null) => ({
   label,

@@ -1,4 +1,4 @@
-import { fmtInt, fmtMs, fmtRate } from './report';
+import { fmtInt, fmtMs, fmtRate } from '../../core/report';
 
 /** The ingest targets each surface is measured against on this 2-core machine. */
 export interface IngestTarget {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT } from './paths';
+import { ROOT } from '../core/paths';
 
 /** moto answers with any credentials; the SDKs insist on some. A fresh object each time. */
 export function motoCredentials(): { accessKeyId: string; secretAccessKey: string } {

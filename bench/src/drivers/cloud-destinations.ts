@@ -14,10 +14,10 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { s3EndpointPrefix } from './cloud-sighting';
-import { now } from './clock';
-import { EndpointRequest } from './hookbase-api';
+import { now } from '../core/clock';
+import { EndpointRequest } from '../core/hookbase-api';
 import { MOTO_REGION, motoCredentials } from './moto-lease';
-import { E2eKind } from './options';
+import { E2eKind } from '../core/options';
 
 export type CloudKind = Exclude<E2eKind, 'http'>;
 
