@@ -223,6 +223,8 @@ describe('parseCommandLine', () => {
     expect(text).toMatch(/--endpoints N +endpoints to create \(500\)/);
     expect(text).toMatch(/--receiver-latency MS .*\(10\)/);
     expect(text).not.toContain('--steps');
+    // A scenario's default variant shows its own defaults: isolation runs FIFO lanes at 50/s.
+    expect(parseCommandLine(['isolation', '--help'], {}).usage).toMatch(/--rate N .*\(50\)/);
   });
 });
 

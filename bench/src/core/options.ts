@@ -155,66 +155,52 @@ const oneOf = (values: readonly string[], says: string) => (value: string, flag:
   if (!values.includes(value)) throw new UsageError(`--${flag} must be ${says}, got "${value}"`);
   return value;
 };
+const flag = (key: keyof Tunable, arg: string, parse: Flag['parse'], help: string): Flag => ({
+  key,
+  arg,
+  parse,
+  help,
+});
 const LOOPBACK = '(127\\.\\d+\\.\\d+\\.\\d+|localhost|\\[::1\\])';
 
 /** Every flag that sets an option, once. A scenario lists the ones it reads. */
 const FLAGS = {
-  topology: {
-    arg: 'standalone|split',
-    help: 'one process (as npm start) or one per service',
-    key: 'topology',
-    parse: oneOf(['standalone', 'split'], 'standalone or split'),
-  },
-  'log-level': {
-    arg: 'L',
-    help: "services' LOG_LEVEL",
-    key: 'logLevel',
-    parse: oneOf(['error', 'warn', 'info', 'debug'], 'error, warn, info or debug'),
-  },
-  'max-seconds': {
-    arg: 'S',
-    help: 'hard bound on the scenario',
-    key: 'maxSeconds',
-    parse: int(10, 3600),
-  },
-  'drain-timeout': {
-    arg: 'S',
-    help: 'wait at most S s for deliveries after the load',
-    key: 'drainTimeoutSeconds',
-    parse: int(1, 3600),
-  },
-  'payload-bytes': {
-    arg: 'N',
-    help: 'event payload size',
-    key: 'payloadBytes',
-    parse: int(0, 200_000),
-  },
-  duration: {
-    arg: 'S',
-    help: 'seconds of open-loop load',
-    key: 'durationSeconds',
-    parse: real(0.5, 3600),
-  },
-  rate: { arg: 'N', help: 'events/s of open-loop load', key: 'rate', parse: real(0.01, 1_000_000) },
-  endpoints: { arg: 'N', help: 'endpoints to create', key: 'endpoints', parse: int(0, 100_000) },
-  'max-in-flight': {
-    arg: 'N',
-    help: 'publishes in flight at most',
-    key: 'maxInFlight',
-    parse: int(1, 4096),
-  },
-  'receiver-latency': {
-    arg: 'MS',
-    help: 'the receiver answers after MS milliseconds',
-    key: 'receiverLatencyMs',
-    parse: int(0, 60_000),
-  },
-  'fail-rate': {
-    arg: 'F',
-    help: 'fail this share of first attempts (later attempts succeed)',
-    key: 'failRate',
-    parse: real(0, 1),
-  },
+  topology: flag(
+    'topology',
+    'standalone|split',
+    oneOf(['standalone', 'split'], 'standalone or split'),
+    'one process (as npm start) or one per service',
+  ),
+  'log-level': flag(
+    'logLevel',
+    'L',
+    oneOf(['error', 'warn', 'info', 'debug'], 'error, warn, info or debug'),
+    "services' LOG_LEVEL",
+  ),
+  'max-seconds': flag('maxSeconds', 'S', int(10, 3600), 'hard bound on the scenario'),
+  'drain-timeout': flag(
+    'drainTimeoutSeconds',
+    'S',
+    int(1, 3600),
+    'wait at most S s for deliveries after the load',
+  ),
+  'payload-bytes': flag('payloadBytes', 'N', int(0, 200_000), 'event payload size'),
+  duration: flag('durationSeconds', 'S', real(0.5, 3600), 'seconds of open-loop load'),
+  rate: flag('rate', 'N', real(0.01, 1_000_000), 'events/s of open-loop load'),
+  endpoints: flag('endpoints', 'N', int(0, 100_000), 'endpoints to create'),
+  'max-in-flight': flag('maxInFlight', 'N', int(1, 4096), 'publishes in flight at most'),
+  'receiver-latency': flag(
+    'receiverLatencyMs',
+    'MS',
+    int(0, 60_000),
+    'the receiver answers after MS milliseconds',
+  ),
+  'fail-rate': flag(
+    'failRate',
+    'F',
+    real(0, 1),
+    'fail this share of first attempts (later attempts succeed)',
+  ),
   'fail-status': {
     arg: 'S|drop',
     help: 'fail with this status, or drop the connection',
@@ -227,25 +213,15 @@ const FLAGS = {
       }
     },
   },
-  steps: {
-    arg: 'LIST',
-    help: 'requests in flight, one step each',
-    key: 'steps',
-    parse: list(1, 4096),
-  },
-  'step-seconds': { arg: 'S', help: 'seconds a step', key: 'stepSeconds', parse: real(0.5, 600) },
-  'batch-sizes': {
-    arg: 'LIST',
-    help: 'events per batch request',
-    key: 'batchSizes',
-    parse: list(1, 100_000),
-  },
-  'batch-steps': {
-    arg: 'LIST',
-    help: 'batch requests in flight, one step each',
-    key: 'batchSteps',
-    parse: list(1, 4096),
-  },
+  steps: flag('steps', 'LIST', list(1, 4096), 'requests in flight, one step each'),
+  'step-seconds': flag('stepSeconds', 'S', real(0.5, 600), 'seconds a step'),
+  'batch-sizes': flag('batchSizes', 'LIST', list(1, 100_000), 'events per batch request'),
+  'batch-steps': flag(
+    'batchSteps',
+    'LIST',
+    list(1, 4096),
+    'batch requests in flight, one step each',
+  ),
   'grpc-address': {
     arg: 'HOST:PORT',
     help: "a running Hookbase's gRPC ingest (with --url)",
@@ -258,64 +234,59 @@ const FLAGS = {
       return value;
     },
   },
-  records: {
-    arg: 'N',
-    help: 'records of the raw Kafka produce bound',
-    key: 'records',
-    parse: int(1, 100_000_000),
-  },
-  batch: { arg: 'N', help: 'records per Kafka send', key: 'batch', parse: int(1, 100_000) },
-  organizations: {
-    arg: 'N',
-    help: 'organizations, spread over the partitions',
-    key: 'organizations',
-    parse: int(1, 1000),
-  },
-  events: { arg: 'N', help: 'events to publish', key: 'events', parse: int(1, 10_000_000) },
-  'events-per-endpoint': {
-    arg: 'N',
-    help: 'events to each endpoint',
-    key: 'eventsPerEndpoint',
-    parse: int(1, 1_000_000),
-  },
-  healthy: { arg: 'N', help: 'healthy endpoints', key: 'healthy', parse: int(1, 100) },
-  'neighbour-rate': {
-    arg: 'N',
-    help: 'events/s to each neighbour endpoint',
-    key: 'neighbourRate',
-    parse: real(0, 100_000),
-  },
-  'neighbour-latency': {
-    arg: 'MS',
-    help: 'the neighbour answers after MS milliseconds',
-    key: 'neighbourLatencyMs',
-    parse: int(0, 60_000),
-  },
-  'neighbour-backlog': {
-    arg: 'N',
-    help: "messages queued behind the FIFO neighbour's head (50000)",
-    key: 'neighbourBacklog',
-    parse: int(0, 1_000_000),
-  },
-  rounds: { arg: 'N', help: 'rounds alone then beside', key: 'rounds', parse: int(1, 10) },
+  records: flag('records', 'N', int(1, 100_000_000), 'records of the raw Kafka produce bound'),
+  batch: flag('batch', 'N', int(1, 100_000), 'records per Kafka send'),
+  organizations: flag(
+    'organizations',
+    'N',
+    int(1, 1000),
+    'organizations, spread over the partitions',
+  ),
+  events: flag('events', 'N', int(1, 10_000_000), 'events to publish'),
+  'events-per-endpoint': flag(
+    'eventsPerEndpoint',
+    'N',
+    int(1, 1_000_000),
+    'events to each endpoint',
+  ),
+  healthy: flag('healthy', 'N', int(1, 100), 'healthy endpoints'),
+  'neighbour-rate': flag(
+    'neighbourRate',
+    'N',
+    real(0, 100_000),
+    'events/s to each neighbour endpoint',
+  ),
+  'neighbour-latency': flag(
+    'neighbourLatencyMs',
+    'MS',
+    int(0, 60_000),
+    'the neighbour answers after MS milliseconds',
+  ),
+  'neighbour-backlog': flag(
+    'neighbourBacklog',
+    'N',
+    int(0, 1_000_000),
+    "messages queued behind the FIFO neighbour's head (50000)",
+  ),
+  rounds: flag('rounds', 'N', int(1, 10), 'rounds alone then beside'),
   fifo: { help: 'FIFO endpoints', sets: { fifo: true } },
   'non-fifo': { help: 'plain endpoints', sets: { nonFifo: true } },
   tenants: {
     help: "the neighbour is another organization's endpoints that never answer",
     sets: { tenants: true },
   },
-  neighbours: {
-    arg: 'N',
-    help: "the neighbour organization's endpoints (--tenants)",
-    key: 'neighbours',
-    parse: int(1, 1000),
-  },
-  kind: {
-    arg: 'http|sqs|s3',
-    help: "the endpoints' kind; sqs and s3 in moto (started if needed)",
-    key: 'kind',
-    parse: oneOf(E2E_KINDS, E2E_KINDS.join(', ')),
-  },
+  neighbours: flag(
+    'neighbours',
+    'N',
+    int(1, 1000),
+    "the neighbour organization's endpoints (--tenants)",
+  ),
+  kind: flag(
+    'kind',
+    'http|sqs|s3',
+    oneOf(E2E_KINDS, E2E_KINDS.join(', ')),
+    "the endpoints' kind; sqs and s3 in moto (started if needed)",
+  ),
   'no-http-run': {
     help: 'with --kind sqs|s3: skip the http run at the same settings',
     sets: { httpBeside: false },
@@ -384,9 +355,9 @@ export function usage(scenarios: readonly ScenarioOptions[]): string {
     '',
     'scenarios',
     ...scenarios.map(
-      (s) => `  ${s.name.padEnd(13)}${s.summary.replace(/\n/g, `\n${' '.repeat(15)}`)}`,
+      (s) => `  ${s.name.padEnd(14)}${s.summary.replace(/\n/g, `\n${' '.repeat(16)}`)}`,
     ),
-    `  ${'all'.padEnd(13)}every scenario in turn (one that cannot run here is reported as not run)`,
+    `  ${'all'.padEnd(14)}every scenario in turn (one that cannot run here is reported as not run)`,
     '',
     STACK_USAGE,
     ...COMMON_FLAGS.map((flag) => flagLine(flag, DEFAULTS)),
@@ -395,7 +366,9 @@ export function usage(scenarios: readonly ScenarioOptions[]): string {
 
 /** One scenario's usage: what it measures and its own flags, with its defaults. */
 export function scenarioUsage(scenario: ScenarioOptions): string {
-  const defaults = { ...DEFAULTS, ...scenario.defaults };
+  // The defaults of a run without flags: the scenario's default variant included.
+  const variant = scenario.refine?.({}, false).defaults;
+  const defaults = { ...DEFAULTS, ...scenario.defaults, ...variant };
   return [
     `usage: npm run bench -- ${scenario.name} [options]`,
     `  ${scenario.summary.replace(/\n/g, '\n  ')}`,

@@ -738,7 +738,8 @@ export const ISOLATION: Scenario = {
     'tenants',
     'neighbours',
   ],
-  defaults: { healthy: 8, rate: 150, durationSeconds: 8, neighbourRate: 50 },
+  // --neighbours counts only with --tenants; its default is shown here for the help.
+  defaults: { healthy: 8, rate: 150, durationSeconds: 8, neighbourRate: 50, neighbours: 30 },
   refine(given) {
     if (given.fifo && given.nonFifo)
       throw new UsageError('--fifo and --non-fifo contradict each other');

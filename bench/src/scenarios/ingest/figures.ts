@@ -71,7 +71,7 @@ export function ratio(accepted: number, raw: number): string {
 }
 
 /**
- * The headline rows of the bare HTTP bound (http-bound.ts): the bound at the best step, the
+ * The headline rows of the bare HTTP bound (bounds.ts): the bound at the best step, the
  * share of it ingest reached, and whether the target lies above every step's bound, that is
  * above what an HTTP server that does nothing else reached on this machine.
  */

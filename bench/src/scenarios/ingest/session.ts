@@ -56,7 +56,7 @@ export async function addIngestEndpoints(
 /** The raw produce baseline stops here at the latest, whatever --records asks. */
 const RAW_SECONDS = 10;
 
-/** The raw kafkajs produce baseline (raw-produce.ts), keyed as the scenario's events are. */
+/** The raw kafkajs produce baseline (bounds.ts), keyed as the scenario's events are. */
 export async function rawBaseline(
   session: BenchSession,
   keys: readonly string[],

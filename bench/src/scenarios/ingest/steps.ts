@@ -1,8 +1,7 @@
-import { PlacedRun } from '../../core/chart-spec';
 import { now } from '../../core/clock';
 import { createOrganization, Tenant } from '../../core/hookbase-api';
 import { EventPublisher, publishGroupInto } from '../../drivers/ingest-clients';
-import { BoundRun, measureBound, startBareIngestServer } from './bounds';
+import { BoundRun, measureBound, RawProduceResult, startBareIngestServer } from './bounds';
 import { boundHeadline, IngestTarget, ratio, rawTargetRow, targetVerdict } from './figures';
 import {
   addIngestEndpoints,
@@ -35,13 +34,13 @@ export interface IngestStep {
 export interface IngestSurface {
   /** For the title, e.g. "POST /v1/events/batch". */
   name: string;
-  /** Issue 6's target for this surface, and what it is called there. */
+  /** The ingest target for this surface, and what it is called. */
   target: IngestTarget;
   targetName: string;
   /** The steps, in order, built once the tenant (and its API key) exists. */
   steps(tenant: Tenant, session: BenchSession): IngestStep[] | Promise<IngestStep[]>;
   /**
-   * A client of the same kind as the step's, aimed at the bare HTTP server (http-bound.ts), for
+   * A client of the same kind as the step's, aimed at the bare HTTP server (bounds.ts), for
    * the bare HTTP bound of each step; surfaces without one (gRPC) have no such bound.
    */
   boundPublisher?(url: string, step: IngestStep): EventPublisher;
@@ -101,6 +100,7 @@ const WARM_UP_CALLS = 20;
 
 interface StepRun extends MeasuredRun {
   step: IngestStep;
+  offsetSeconds: number;
   requests: number;
   /** Answered − sent of every call: for a batch, the latency each of its events saw. */
   requestLatency: Distribution | null;
@@ -110,6 +110,213 @@ function cpuPercent(run: RunReport): string {
   const measured = run.services.filter((s) => s.cpuPercent !== null);
   if (measured.length === 0) return '–';
   return `${Math.round(measured.reduce((sum, s) => sum + (s.cpuPercent ?? 0), 0))}%`;
+}
+
+/** Calls before step 1, not counted: connections, the API key cache, the JIT. */
+async function warmUp(session: BenchSession, steps: readonly IngestStep[]): Promise<void> {
+  session.setPhase('warm-up', () => 'connections, API key cache, JIT');
+  const warmed = new Set<string>();
+  for (const step of steps) {
+    const key = `${step.call}/${step.eventsPerRequest}`;
+    if (warmed.has(key)) continue;
+    warmed.add(key);
+    const calls = Math.max(
+      1,
+      Math.min(WARM_UP_CALLS, Math.floor(WARM_UP_EVENTS / step.eventsPerRequest)),
+    );
+    const events = Array.from({ length: step.eventsPerRequest }, () => ({
+      eventType: 'bench.warmup',
+      payload: { s: -1 },
+    }));
+    for (let i = 0; i < calls; i++) await step.publisher.publish(events);
+  }
+}
+
+/** One step: its closed loop for --step-seconds, then its figures. */
+async function runStep(
+  session: BenchSession,
+  step: IngestStep,
+  index: number,
+  stepCount: number,
+  ledger: Ledger,
+  targets: ReadonlySet<number>,
+): Promise<StepRun> {
+  const { options, progress } = session.ctx;
+  let seq = index * STEP_SEQ;
+  const latencies: number[] = [];
+  const startMs = now();
+  const untilMs = Math.min(startMs + options.stepSeconds * 1000, session.ctx.deadlineMs);
+  session.setPhase(
+    `step ${index + 1}/${stepCount}: ${step.label}`,
+    () =>
+      `accepted ${fmtInt(ledger.progress.accepted)} · refused ${fmtInt(ledger.progress.refused + ledger.progress.failed)}`,
+    () => (now() - startMs) / (untilMs - startMs),
+  );
+  await runClosedLoop({
+    workers: step.concurrency,
+    untilMs,
+    send: async () => {
+      const at = now();
+      const seqs: number[] = [];
+      const events: BenchEvent[] = [];
+      for (let i = 0; i < step.eventsPerRequest; i++) {
+        const mine = seq++;
+        ledger.schedule(mine, at, targets, index);
+        seqs.push(mine);
+        events.push({
+          eventType: EVENT_TYPE,
+          payload: benchPayload(mine, options.payloadBytes),
+        });
+      }
+      latencies.push(await publishGroupInto(ledger, step.publisher, seqs, events));
+    },
+  });
+  const window = { label: step.label, startMs, loadEndMs: now(), offeredPerSecond: null };
+  const run = await session.report(window, ledger);
+  const requestLatency = distribution(latencies);
+  progress.note(
+    `  ${step.label}: ${fmtRate(run.acceptedPerSecond)} accepted events/s, request p50 ${fmtMs(requestLatency?.p50)}, p99 ${fmtMs(requestLatency?.p99)}`,
+  );
+  return {
+    step,
+    run,
+    ledger,
+    window,
+    offsetSeconds: session.offset(startMs),
+    requests: latencies.length,
+    requestLatency,
+  };
+}
+
+/** The report: the best step against the raw and bare HTTP bounds and the target, every step. */
+function stepsReport(
+  session: BenchSession,
+  surface: IngestSurface,
+  figures: {
+    raw: RawProduceResult;
+    bounds: ReadonlyMap<IngestStep, BoundRun>;
+    done: StepRun[];
+    problems: string[];
+  },
+): Promise<ScenarioResult> {
+  const { options } = session.ctx;
+  const { raw, bounds, done, problems } = figures;
+  const steps = done.map((d) => d.step);
+  const runs = done.map((d) => d.run);
+  for (const [step, bound] of bounds)
+    if (bound.unanswered > 0)
+      problems.push(
+        `bare HTTP bound, ${step.label}: ${fmtInt(bound.unanswered)} events unanswered`,
+      );
+  const best = done.reduce((a, b) => (b.run.acceptedPerSecond > a.run.acceptedPerSecond ? b : a));
+  const verdict = targetVerdict(
+    done.map((d) => ({
+      label: d.step.label,
+      acceptedPerSecond: d.run.acceptedPerSecond,
+      p99Ms: d.requestLatency?.p99 ?? null,
+    })),
+    surface.target,
+  );
+  const refused = runs.reduce((t, r) => t + r.ledger.events.refused + r.ledger.events.failed, 0);
+  const refusals = Object.assign({}, ...runs.map((r) => r.ledger.refusals)) as object;
+  return session.result({
+    summary:
+      `best ${fmtRate(best.run.acceptedPerSecond)} events/s at ${best.step.label} (p99 ${fmtMs(best.requestLatency?.p99)})` +
+      ` · raw ${fmtRate(raw.perSecond)}/s · ratio ${ratio(best.run.acceptedPerSecond, raw.perSecond)}` +
+      ` · target ${verdict.met ? 'met' : 'missed'}`,
+    title: `${surface.name}, ${steps.length} steps of ${options.stepSeconds} s`,
+    headline: [
+      [
+        'best',
+        `${fmtRate(best.run.acceptedPerSecond)} accepted events/s at ${best.step.label} (request p99 ${fmtMs(best.requestLatency?.p99)})`,
+      ],
+      ...rawHeadline(raw, best.run.acceptedPerSecond),
+      ...rawTargetRow(surface.target, raw.perSecond),
+      ...boundHeadline(
+        bounds.get(best.step),
+        best.run.acceptedPerSecond,
+        highestBound(bounds),
+        surface.target,
+      ),
+      [`ingest target (${surface.targetName})`, verdict.text],
+      ['accepted', fmtInt(runs.reduce((t, r) => t + r.ledger.events.accepted, 0))],
+      [
+        'refused or failed',
+        `${fmtInt(refused)}${refused > 0 ? ` (${JSON.stringify(refusals)})` : ''}`,
+      ],
+      [
+        'endpoints',
+        options.endpoints > 0
+          ? `${options.endpoints} (every delivery checked)`
+          : 'none (ingest only)',
+      ],
+    ],
+    tables: [
+      {
+        title: 'Steps (request latency = answered − sent)',
+        header: [
+          'call',
+          'events/request',
+          'in flight',
+          'requests',
+          'accepted/s',
+          '÷ raw',
+          ...(bounds.size > 0 ? ['bare HTTP/s', '÷ bare'] : []),
+          'refused',
+          'p50',
+          'p95',
+          'p99',
+          'max',
+          'Hookbase CPU',
+        ],
+        rows: done.map(({ step, run, requests, requestLatency }) => [
+          step.call,
+          fmtInt(step.eventsPerRequest),
+          fmtInt(step.concurrency),
+          fmtInt(requests),
+          fmtRate(run.acceptedPerSecond),
+          ratio(run.acceptedPerSecond, raw.perSecond),
+          ...(bounds.size > 0
+            ? [
+                bounds.has(step) ? fmtRate(bounds.get(step)!.perSecond) : '–',
+                bounds.has(step) ? ratio(run.acceptedPerSecond, bounds.get(step)!.perSecond) : '–',
+              ]
+            : []),
+          fmtInt(run.ledger.events.refused + run.ledger.events.failed),
+          fmtMs(requestLatency?.p50),
+          fmtMs(requestLatency?.p95),
+          fmtMs(requestLatency?.p99),
+          fmtMs(requestLatency?.max),
+          cpuPercent(run),
+        ]),
+      },
+    ],
+    runs: done.map(({ run, offsetSeconds }) => ({ run, offsetSeconds })),
+    problems,
+    notes: [
+      'closed loop: each caller sends its next request when the previous one is answered',
+      'accepted/s counts events (a batch of 500 accepted is 500), from the ledger, over the step',
+      'CPU is of the Hookbase processes over the step (100 % = one core; this machine has 2)',
+      ...(options.endpoints === 0
+        ? [
+            'no endpoints: the ledger checks every publish was answered (there are no messages to deliver)',
+          ]
+        : []),
+      ...(bounds.size > 0
+        ? [
+            'bare HTTP/s: a node:http server in its own process that only parses each body and answers, driven the same way before the steps while Hookbase was idle (a ceiling, like raw produce)',
+          ]
+        : []),
+      ...(surface.notes ?? []),
+    ],
+    extra: {
+      raw,
+      bareHttpBound: done.map((d) => ({ label: d.step.label, ...bounds.get(d.step) })),
+      target: { ...surface.target, met: verdict.met, verdict: verdict.text },
+      requestLatency: done.map((d) => ({ label: d.step.label, ...d.requestLatency })),
+    },
+    chart: { combineRuns: true, latency: 'accept' },
+  });
 }
 
 /**
@@ -126,202 +333,24 @@ export async function runIngestSteps(
   ctx: ScenarioContext,
   surface: IngestSurface,
 ): Promise<ScenarioResult> {
-  const { options, progress } = ctx;
   const session = await BenchSession.open(ctx);
   let steps: IngestStep[] = [];
   try {
     const tenant = await createOrganization(session.stack, 'free');
     steps = await surface.steps(tenant, session);
     const ledgers = steps.map((step) => new Ledger(step.label));
-    const targets = await addIngestEndpoints(
-      session,
-      tenant,
-      options.endpoints,
-      stepRouter(ledgers),
-    );
+    const router = stepRouter(ledgers);
+    const targets = await addIngestEndpoints(session, tenant, ctx.options.endpoints, router);
     const raw = await rawBaseline(session, [tenant.organizationId]);
     const bounds = surface.boundPublisher
       ? await measureHttpBounds(session, steps, surface.boundPublisher)
       : new Map<IngestStep, BoundRun>();
-
-    session.setPhase('warm-up', () => 'connections, API key cache, JIT');
-    const warmed = new Set<string>();
-    for (const step of steps) {
-      const key = `${step.call}/${step.eventsPerRequest}`;
-      if (warmed.has(key)) continue;
-      warmed.add(key);
-      const calls = Math.max(
-        1,
-        Math.min(WARM_UP_CALLS, Math.floor(WARM_UP_EVENTS / step.eventsPerRequest)),
-      );
-      const events = Array.from({ length: step.eventsPerRequest }, () => ({
-        eventType: 'bench.warmup',
-        payload: { s: -1 },
-      }));
-      for (let i = 0; i < calls; i++) await step.publisher.publish(events);
-    }
-
+    await warmUp(session, steps);
     const done: StepRun[] = [];
-    const placed: PlacedRun[] = [];
-    for (const [index, step] of steps.entries()) {
-      const ledger = ledgers[index];
-      let seq = index * STEP_SEQ;
-      const latencies: number[] = [];
-      const startMs = now();
-      const untilMs = Math.min(startMs + options.stepSeconds * 1000, ctx.deadlineMs);
-      session.setPhase(
-        `step ${index + 1}/${steps.length}: ${step.label}`,
-        () =>
-          `accepted ${fmtInt(ledger.progress.accepted)} · refused ${fmtInt(ledger.progress.refused + ledger.progress.failed)}`,
-        () => (now() - startMs) / (untilMs - startMs),
-      );
-      await runClosedLoop({
-        workers: step.concurrency,
-        untilMs,
-        send: async () => {
-          const at = now();
-          const seqs: number[] = [];
-          const events: BenchEvent[] = [];
-          for (let i = 0; i < step.eventsPerRequest; i++) {
-            const mine = seq++;
-            ledger.schedule(mine, at, targets, index);
-            seqs.push(mine);
-            events.push({
-              eventType: EVENT_TYPE,
-              payload: benchPayload(mine, options.payloadBytes),
-            });
-          }
-          latencies.push(await publishGroupInto(ledger, step.publisher, seqs, events));
-        },
-      });
-      const window = { label: step.label, startMs, loadEndMs: now(), offeredPerSecond: null };
-      const run = await session.report(window, ledger);
-      const requestLatency = distribution(latencies);
-      done.push({ step, run, ledger, window, requests: latencies.length, requestLatency });
-      placed.push({ run, offsetSeconds: session.offset(startMs) });
-      progress.note(
-        `  ${step.label}: ${fmtRate(run.acceptedPerSecond)} accepted events/s, request p50 ${fmtMs(requestLatency?.p50)}, p99 ${fmtMs(requestLatency?.p99)}`,
-      );
-    }
-
-    const runs = done.map((d) => d.run);
+    for (const [index, step] of steps.entries())
+      done.push(await runStep(session, step, index, steps.length, ledgers[index], targets));
     const problems = await settleRuns(session, done);
-    for (const [step, bound] of bounds)
-      if (bound.unanswered > 0)
-        problems.push(
-          `bare HTTP bound, ${step.label}: ${fmtInt(bound.unanswered)} events unanswered`,
-        );
-    const best = done.reduce((a, b) => (b.run.acceptedPerSecond > a.run.acceptedPerSecond ? b : a));
-    const verdict = targetVerdict(
-      done.map((d) => ({
-        label: d.step.label,
-        acceptedPerSecond: d.run.acceptedPerSecond,
-        p99Ms: d.requestLatency?.p99 ?? null,
-      })),
-      surface.target,
-    );
-    const refused = runs.reduce((t, r) => t + r.ledger.events.refused + r.ledger.events.failed, 0);
-    const refusals = Object.assign({}, ...runs.map((r) => r.ledger.refusals)) as object;
-    return await session.result({
-      summary:
-        `best ${fmtRate(best.run.acceptedPerSecond)} events/s at ${best.step.label} (p99 ${fmtMs(best.requestLatency?.p99)})` +
-        ` · raw ${fmtRate(raw.perSecond)}/s · ratio ${ratio(best.run.acceptedPerSecond, raw.perSecond)}` +
-        ` · target ${verdict.met ? 'met' : 'missed'}`,
-      title: `${surface.name}, ${steps.length} steps of ${options.stepSeconds} s`,
-      headline: [
-        [
-          'best',
-          `${fmtRate(best.run.acceptedPerSecond)} accepted events/s at ${best.step.label} (request p99 ${fmtMs(best.requestLatency?.p99)})`,
-        ],
-        ...rawHeadline(raw, best.run.acceptedPerSecond),
-        ...rawTargetRow(surface.target, raw.perSecond),
-        ...boundHeadline(
-          bounds.get(best.step),
-          best.run.acceptedPerSecond,
-          highestBound(bounds),
-          surface.target,
-        ),
-        [`ingest target (${surface.targetName})`, verdict.text],
-        ['accepted', fmtInt(runs.reduce((t, r) => t + r.ledger.events.accepted, 0))],
-        [
-          'refused or failed',
-          `${fmtInt(refused)}${refused > 0 ? ` (${JSON.stringify(refusals)})` : ''}`,
-        ],
-        [
-          'endpoints',
-          options.endpoints > 0
-            ? `${options.endpoints} (every delivery checked)`
-            : 'none (ingest only)',
-        ],
-      ],
-      tables: [
-        {
-          title: 'Steps (request latency = answered − sent)',
-          header: [
-            'call',
-            'events/request',
-            'in flight',
-            'requests',
-            'accepted/s',
-            '÷ raw',
-            ...(bounds.size > 0 ? ['bare HTTP/s', '÷ bare'] : []),
-            'refused',
-            'p50',
-            'p95',
-            'p99',
-            'max',
-            'Hookbase CPU',
-          ],
-          rows: done.map(({ step, run, requests, requestLatency }) => [
-            step.call,
-            fmtInt(step.eventsPerRequest),
-            fmtInt(step.concurrency),
-            fmtInt(requests),
-            fmtRate(run.acceptedPerSecond),
-            ratio(run.acceptedPerSecond, raw.perSecond),
-            ...(bounds.size > 0
-              ? [
-                  bounds.has(step) ? fmtRate(bounds.get(step)!.perSecond) : '–',
-                  bounds.has(step)
-                    ? ratio(run.acceptedPerSecond, bounds.get(step)!.perSecond)
-                    : '–',
-                ]
-              : []),
-            fmtInt(run.ledger.events.refused + run.ledger.events.failed),
-            fmtMs(requestLatency?.p50),
-            fmtMs(requestLatency?.p95),
-            fmtMs(requestLatency?.p99),
-            fmtMs(requestLatency?.max),
-            cpuPercent(run),
-          ]),
-        },
-      ],
-      runs: placed,
-      problems,
-      notes: [
-        'closed loop: each caller sends its next request when the previous one is answered',
-        'accepted/s counts events (a batch of 500 accepted is 500), from the ledger, over the step',
-        'CPU is of the Hookbase processes over the step (100 % = one core; this machine has 2)',
-        ...(options.endpoints === 0
-          ? [
-              'no endpoints: the ledger checks every publish was answered (there are no messages to deliver)',
-            ]
-          : []),
-        ...(bounds.size > 0
-          ? [
-              'bare HTTP/s: a node:http server in its own process that only parses each body and answers, driven the same way before the steps while Hookbase was idle (a ceiling, like raw produce)',
-            ]
-          : []),
-        ...(surface.notes ?? []),
-      ],
-      extra: {
-        raw,
-        bareHttpBound: done.map((d) => ({ label: d.step.label, ...bounds.get(d.step) })),
-        target: { ...surface.target, met: verdict.met, verdict: verdict.text },
-        requestLatency: done.map((d) => ({ label: d.step.label, ...d.requestLatency })),
-      },
-      chart: { combineRuns: true, latency: 'accept' },
-    });
+    return await stepsReport(session, surface, { raw, bounds, done, problems });
   } finally {
     for (const publisher of new Set(steps.map((step) => step.publisher)))
       await publisher.close().catch(() => undefined);
