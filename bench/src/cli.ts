@@ -36,7 +36,6 @@ function notRun(
     problems: status === 'error' ? [reason] : [],
     notes: [],
     extra: {},
-    chart: null,
     files: null,
   };
 }

@@ -336,7 +336,7 @@ const STACK_USAGE = `options of every scenario
   --topic-prefix P              its topic prefix (hookbase)   --pid N   its process, for RSS
   --stack-env KEY=VALUE         extra environment for started services (repeatable)
   --brokers B --database-url U  infrastructure (default: what scripts/bench.mjs ensured)
-  --results-dir DIR             where JSON and SVG results go (bench/results)`;
+  --results-dir DIR             where the JSON results go (bench/results)`;
 
 function flagLine(flag: FlagName, defaults: Tunable): string {
   const { arg, help, key } = FLAGS[flag] as Flag;

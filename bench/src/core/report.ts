@@ -1,6 +1,5 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { renderChart } from './chart';
 import { RunReport, ResultTable, ScenarioResult } from './result';
 import { ServiceUsage } from './sampler';
 
@@ -133,9 +132,7 @@ export function renderResult(result: ScenarioResult): string {
   for (const note of result.notes) out.push(`note: ${note}`);
   for (const problem of result.problems) out.push(`PROBLEM: ${problem}`);
   if (result.files) {
-    out.push(
-      `results: ${result.files.json}${result.files.svg ? `  chart: ${result.files.svg}` : ''}`,
-    );
+    out.push(`results: ${result.files.json}`);
   }
   return out.join('\n');
 }
@@ -144,20 +141,14 @@ function stamp(date: Date): string {
   return date.toISOString().replace(/[:]/g, '').replace(/\..*$/, '').replace('T', '-');
 }
 
-/** Writes `<scenario>-<time>.json` (and `.svg` when there is a chart) into the results folder. */
+/** Writes `<scenario>-<time>.json` into the results folder. */
 export async function writeResultFiles(
   dir: string,
   result: ScenarioResult,
 ): Promise<ScenarioResult> {
   await mkdir(dir, { recursive: true });
-  const base = join(dir, `${result.scenario}-${stamp(new Date(result.startedAt))}`);
-  const svg = result.chart ? `${base}.svg` : null;
-  const withFiles: ScenarioResult = { ...result, files: { json: `${base}.json`, svg } };
-  if (svg && result.chart) await writeFile(svg, renderChart(result.chart));
-  // The chart spec is the SVG's source; the JSON keeps the figures (the timeline holds the series).
-  await writeFile(
-    `${base}.json`,
-    `${JSON.stringify({ ...withFiles, chart: undefined }, null, 2)}\n`,
-  );
+  const json = join(dir, `${result.scenario}-${stamp(new Date(result.startedAt))}.json`);
+  const withFiles: ScenarioResult = { ...result, files: { json } };
+  await writeFile(json, `${JSON.stringify(withFiles, null, 2)}\n`);
   return withFiles;
 }

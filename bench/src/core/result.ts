@@ -1,4 +1,3 @@
-import { ChartSpec } from './chart';
 import { ConsumerLag } from './kafka-watch';
 import { Reconciliation } from './ledger';
 import { OrderReport } from './order';
@@ -9,6 +8,8 @@ import { TimelinePoint } from './timeline';
 /** One measured run inside a scenario (isolation has two: without and with the neighbour). */
 export interface RunReport {
   label: string;
+  /** Seconds from the scenario's start to this run's (its timeline's t counts from here). */
+  startSeconds: number;
   /** Seconds the load was offered for, and the offered message rate (open-loop runs). */
   loadSeconds: number;
   offeredPerSecond: number | null;
@@ -64,6 +65,5 @@ export interface ScenarioResult {
   problems: string[];
   notes: string[];
   extra: Record<string, unknown>;
-  chart: ChartSpec | null;
-  files: { json: string; svg: string | null } | null;
+  files: { json: string } | null;
 }

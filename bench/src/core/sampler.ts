@@ -28,7 +28,7 @@ export interface ServiceUsage {
 
 /**
  * Samples every service's memory and CPU (from /proc) and the consumer lag once a second, for
- * the chart and the peaks. One sample at a time: a slow broker answer delays the next sample
+ * the result's time series and the peaks. One sample at a time: a slow broker answer delays the next sample
  * rather than piling requests up.
  */
 export class ResourceSampler {

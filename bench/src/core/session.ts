@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { EndpointBehaviour } from './behaviour';
-import { ChartOptions, deliveryChart, PlacedRun } from './chart-spec';
 import { Cleanup } from './cleanup';
 import { now } from './clock';
 import { KafkaWatch } from './kafka-watch';
@@ -204,6 +203,7 @@ export class BenchSession {
     const final = await this.kafka.lag().catch(() => null);
     return {
       label: window.label,
+      startSeconds: this.offset(window.startMs),
       loadSeconds: (window.loadEndMs - window.startMs) / 1000,
       offeredPerSecond: window.offeredPerSecond,
       throughputPerSecond:
@@ -260,24 +260,22 @@ export class BenchSession {
 
   /**
    * The scenario's result with everything shared filled in: service peaks (read before the
-   * services stop), logs, harness load, the chart, and the verdict (void when any problem).
+   * services stop), logs, harness load, and the verdict (void when any problem).
    */
   async result(parts: {
     title: string;
     summary: string;
     headline: [string, string][];
-    runs: PlacedRun[];
+    runs: RunReport[];
     tables?: ResultTable[];
     problems: string[];
     notes?: string[];
     extra?: Record<string, unknown>;
-    chartSubtitle?: string;
-    chart?: ChartOptions;
   }): Promise<ScenarioResult> {
     await this.sampler.stop();
     const services = await this.sampler.usage();
     const problems = [...parts.problems, ...this.sharedProblems()];
-    const runs = parts.runs.map((placed) => placed.run);
+    const { runs } = parts;
     const { options } = this.ctx;
     return {
       scenario: options.scenario,
@@ -311,25 +309,13 @@ export class BenchSession {
         receiver: this.receiver.stats,
         kafkaClientErrors: this.kafka.errors,
         deadLetterReasons: this.reasonsFor(),
-        // The memory, CPU and lag samples behind the chart, in seconds since the scenario began.
+        // The memory, CPU and lag samples, in seconds since the scenario began (see the README to plot).
         resources: this.sampler.points.map(({ at, ...point }) => ({
           t: this.offset(at),
           ...point,
         })),
         ...parts.extra,
       },
-      chart:
-        parts.runs.length > 0
-          ? deliveryChart(
-              `Hookbase bench: ${options.scenario}`,
-              parts.chartSubtitle ??
-                `${parts.title} · ${gitCommit()} · ${new Date().toISOString().slice(0, 16)}Z`,
-              parts.runs,
-              this.sampler.points,
-              this.startedMs,
-              parts.chart,
-            )
-          : null,
       files: null,
     };
   }

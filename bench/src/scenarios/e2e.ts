@@ -58,8 +58,6 @@ export async function runE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
 interface FanOutRun {
   run: RunReport;
   problems: string[];
-  /** When its load began. */
-  startMs: number;
 }
 
 /**
@@ -119,7 +117,7 @@ async function fanOutRun(
     problems.push(
       `${spec.label}: the load stopped at its deadline after ${load.started} of ${planned} events`,
     );
-  return { run, problems, startMs };
+  return { run, problems };
 }
 
 /** Creates `count` http endpoints to the bench's receiver, indexes from `firstIndex`. */
@@ -187,7 +185,7 @@ async function runHttpE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
     progress.note(
       `e2e: ${fmtInt(endpoints.length)} endpoints created; ${options.rate} events/s for ${options.durationSeconds} s, each to all`,
     );
-    const { run, problems, startMs } = await fanOutRun(session, ctx, {
+    const { run, problems } = await fanOutRun(session, ctx, {
       label: 'e2e',
       tenant,
       ledger,
@@ -230,7 +228,7 @@ async function runHttpE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
           `dispatcher ${fmtInt(run.lag.peak?.dispatcher)} · fan-out ${fmtInt(run.lag.peak?.fanout)} (end: ${fmtInt(run.lag.final?.dispatcher)})`,
         ],
       ],
-      runs: [{ run, offsetSeconds: session.offset(startMs) }],
+      runs: [run],
       problems,
       notes: [
         'each event is fanned out to every endpoint (no endpointIds): deliveries/s measures fan-out + dispatch, not ingest',
@@ -411,8 +409,7 @@ function cloudReport(
   const { kind } = rig;
   const { cloud, http, reader, bound } = figures;
   const count = options.endpoints;
-  const placed = [cloud, ...(http ? [http] : [])];
-  const runs = placed.map((p) => p.run);
+  const runs = [cloud.run, ...(http ? [http.run] : [])];
   const ratio =
     http && http.run.throughputPerSecond > 0
       ? cloud.run.throughputPerSecond / http.run.throughputPerSecond
@@ -447,7 +444,7 @@ function cloudReport(
         : []),
       ['dead letters by reason', JSON.stringify(session.reasonsFor())],
     ],
-    runs: placed.map((p) => ({ run: p.run, offsetSeconds: session.offset(p.startMs) })),
+    runs,
     problems: [...cloud.problems, ...(http?.problems ?? []), ...reader.problems()],
     notes: [
       `${kind} latency is first seen by the bench's reader − scheduled: it includes the reader's own delay (${kind === 'sqs' ? 'long-poll ReceiveMessage, then the response' : 'the ListObjectsV2 sweep interval'}), measured above`,

@@ -359,7 +359,7 @@ export async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> 
           `p50 ${fmtMs(run.latency?.p50)} · p99 ${fmtMs(run.latency?.p99)}`,
         ],
       ],
-      runs: [{ run, offsetSeconds: session.offset(lane.startMs) }],
+      runs: [run],
       problems: lane.problems,
       notes,
       extra: {
@@ -408,7 +408,7 @@ export async function runFifoMany(ctx: ScenarioContext): Promise<ScenarioResult>
           `published ${fmtInt(m.published)} = delivered ${fmtInt(m.delivered)} + dead-lettered ${fmtInt(m.deadLettered)} + missing ${fmtInt(m.missing)}`,
         ],
       ],
-      runs: [{ run, offsetSeconds: session.offset(lane.startMs) }],
+      runs: [run],
       problems: lane.problems,
       notes: [
         ...lane.notes,

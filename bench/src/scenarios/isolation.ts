@@ -461,11 +461,7 @@ async function queueBacklog(session: BenchSession, s: Setup): Promise<void> {
 }
 
 /** One run of the plan: load (with the neighbour's beside it or not), drain, measure. */
-async function measureRun(
-  session: BenchSession,
-  s: Setup,
-  runIndex: number,
-): Promise<{ run: RunReport; offsetSeconds: number }> {
+async function measureRun(session: BenchSession, s: Setup, runIndex: number): Promise<RunReport> {
   const { options } = s;
   const ledger = s.runs[runIndex];
   const { withNeighbour, afterBacklog } = s.plan[runIndex];
@@ -496,7 +492,7 @@ async function measureRun(
     ledger,
   );
   s.problems.push(...run.ledger.problems.map((p) => `${ledger.name}: ${p}`));
-  return { run, offsetSeconds: session.offset(startMs) };
+  return run;
 }
 
 const ratioOf = (a: number | undefined, b: number | undefined) => (a && b ? b / a : null);
@@ -564,10 +560,9 @@ function dispatcherMemory(s: Setup, measured: RunReport[], figures: ReturnType<t
 async function report(
   session: BenchSession,
   s: Setup,
-  reports: { run: RunReport; offsetSeconds: number }[],
+  measured: RunReport[],
 ): Promise<ScenarioResult> {
   const { options, neighbours, partition, healthy } = s;
-  const measured = reports.map((r) => r.run);
   const figures = compare(s, measured);
   const { perRound, throughputRatio, p50Ratio, p99Ratio, pooled } = figures;
   const list = (values: (number | null)[]) => values.map((v) => v?.toFixed(2) ?? '–').join(', ');
@@ -628,7 +623,7 @@ async function report(
           `${fmtInt(neighbour.messages.published - neighbour.messages.deadLettered)} still waiting for a retry`,
       ),
     ],
-    runs: reports,
+    runs: measured,
     problems: s.problems,
     notes: [
       options.tenants

@@ -1,5 +1,4 @@
 import { Kafka, logLevel, Message, Partitioners, Producer } from 'kafkajs';
-import { PlacedRun } from '../../core/chart-spec';
 import { now } from '../../core/clock';
 import { benchEnvelope } from '../../drivers/envelope';
 import {
@@ -105,7 +104,7 @@ class IngestKafkaRun {
   private readonly ledgers = [new Ledger('burst'), new Ledger('paced')];
   private readonly pending = new PendingOffsets();
   private readonly phases: PhaseFigures[] = [];
-  private readonly placed: PlacedRun[] = [];
+  private readonly runs: RunReport[] = [];
   private organizations: Organization[] = [];
   private produced = 0;
 
@@ -340,7 +339,7 @@ class IngestKafkaRun {
           ]),
         },
       ],
-      runs: this.placed,
+      runs: this.runs,
       problems: checks.problems,
       notes: [
         `accepted = the fan-out group's committed offset on ${eventsTopic} passed the record (read every 25 ms): it commits only after the event and its messages are in PostgreSQL`,
@@ -348,7 +347,6 @@ class IngestKafkaRun {
         `raw produce: the same client and settings to a scratch topic, nothing reading it`,
       ],
       extra: { raw, organizations: count, partitionsCovered: setup.covered },
-      chart: { combineRuns: true, latency: 'accept' },
     });
   }
 
@@ -433,7 +431,7 @@ class IngestKafkaRun {
       producedPerSecond: ratePerSecond(run.ledger.events.sent, startMs, endMs),
       latency,
     });
-    this.placed.push({ run, offsetSeconds: this.session.offset(startMs) });
+    this.runs.push(run);
     this.session.ctx.progress.note(
       `  ${label}: fan-out accepted ${fmtRate(run.acceptedPerSecond)} events/s, p50 ${fmtMs(latency?.p50)}, p99 ${fmtMs(latency?.p99)}`,
     );

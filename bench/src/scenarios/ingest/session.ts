@@ -134,7 +134,7 @@ export async function settleRuns(
       );
     for (const { run, ledger, window } of measured) {
       const again = await session.report(window, ledger);
-      // In place: the chart's placed runs hold the same objects.
+      // In place: the scenario's result holds the same objects.
       Object.assign(run, {
         ledger: again.ledger,
         throughputPerSecond: again.throughputPerSecond,

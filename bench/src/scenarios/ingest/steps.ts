@@ -21,7 +21,7 @@ import { distribution, Distribution } from '../../core/stats';
 
 /** One step: `concurrency` callers, each sending its next call as soon as the last is answered. */
 export interface IngestStep {
-  /** As the tables and chart show it, e.g. "500/request, 4 in flight". */
+  /** As the tables show it, e.g. "500/request, 4 in flight". */
   label: string;
   /** The call, e.g. "POST /v1/events/batch" or "PublishBatch". */
   call: string;
@@ -100,7 +100,6 @@ const WARM_UP_CALLS = 20;
 
 interface StepRun extends MeasuredRun {
   step: IngestStep;
-  offsetSeconds: number;
   requests: number;
   /** Answered − sent of every call: for a batch, the latency each of its events saw. */
   requestLatency: Distribution | null;
@@ -182,7 +181,6 @@ async function runStep(
     run,
     ledger,
     window,
-    offsetSeconds: session.offset(startMs),
     requests: latencies.length,
     requestLatency,
   };
@@ -291,7 +289,7 @@ function stepsReport(
         ]),
       },
     ],
-    runs: done.map(({ run, offsetSeconds }) => ({ run, offsetSeconds })),
+    runs: done.map((d) => d.run),
     problems,
     notes: [
       'closed loop: each caller sends its next request when the previous one is answered',
@@ -315,7 +313,6 @@ function stepsReport(
       target: { ...surface.target, met: verdict.met, verdict: verdict.text },
       requestLatency: done.map((d) => ({ label: d.step.label, ...d.requestLatency })),
     },
-    chart: { combineRuns: true, latency: 'accept' },
   });
 }
 
