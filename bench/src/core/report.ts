@@ -45,56 +45,51 @@ export function renderTable(
   return [line(header), widths.map((w) => '─'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-/** The per-run table every delivery scenario prints (and the JSON keeps). */
-export function runsTable(runs: readonly RunReport[]): ResultTable {
+/** A column of a table: its header, and how a row shows in it. */
+export type Column<T> = readonly [string, (row: T) => string];
+
+/** A table declared once by its columns, so a header and its cells cannot drift apart. */
+export function table<T>(
+  title: string,
+  rows: readonly T[],
+  columns: readonly (Column<T> | false)[],
+): ResultTable {
+  const kept = columns.filter((c): c is Column<T> => c !== false);
   return {
-    title: 'Runs',
-    header: [
-      'run',
-      'published',
-      'delivered',
-      'dead-lettered',
-      'missing',
-      'duplicates',
-      'throughput/s',
-      'peak/s',
-      'p50',
-      'p95',
-      'p99',
-      'max',
-      'peak lag',
-    ],
-    rows: runs.map((run) => [
-      run.label,
-      fmtInt(run.ledger.messages.published),
-      fmtInt(run.ledger.messages.delivered),
-      fmtInt(run.ledger.messages.deadLettered),
-      fmtInt(run.ledger.messages.missing),
-      fmtInt(run.ledger.messages.duplicates),
-      fmtRate(run.throughputPerSecond),
-      fmtRate(run.peakDeliveredPerSecond),
-      fmtMs(run.latency?.p50),
-      fmtMs(run.latency?.p95),
-      fmtMs(run.latency?.p99),
-      fmtMs(run.latency?.max),
-      run.lag.peak ? fmtInt(run.lag.peak.dispatcher) : '–',
-    ]),
+    title,
+    header: kept.map(([header]) => header),
+    rows: rows.map((row) => kept.map(([, cell]) => cell(row))),
   };
 }
 
+/** The per-run table every delivery scenario prints (and the JSON keeps). */
+export function runsTable(runs: readonly RunReport[]): ResultTable {
+  return table('Runs', runs, [
+    ['run', (r) => r.label],
+    ['published', (r) => fmtInt(r.ledger.messages.published)],
+    ['delivered', (r) => fmtInt(r.ledger.messages.delivered)],
+    ['dead-lettered', (r) => fmtInt(r.ledger.messages.deadLettered)],
+    ['missing', (r) => fmtInt(r.ledger.messages.missing)],
+    ['duplicates', (r) => fmtInt(r.ledger.messages.duplicates)],
+    ['throughput/s', (r) => fmtRate(r.throughputPerSecond)],
+    ['peak/s', (r) => fmtRate(r.peakDeliveredPerSecond)],
+    ['p50', (r) => fmtMs(r.latency?.p50)],
+    ['p95', (r) => fmtMs(r.latency?.p95)],
+    ['p99', (r) => fmtMs(r.latency?.p99)],
+    ['max', (r) => fmtMs(r.latency?.max)],
+    ['peak lag', (r) => (r.lag.peak ? fmtInt(r.lag.peak.dispatcher) : '–')],
+  ]);
+}
+
 export function servicesTable(services: readonly ServiceUsage[]): ResultTable {
-  return {
-    title: 'Service processes',
-    header: ['process', 'pid', 'peak RSS (VmHWM)', 'peak RSS in load', 'CPU in load', 'CPU %'],
-    rows: services.map((s) => [
-      s.name,
-      String(s.pid ?? '–'),
-      fmtMb(s.peakRssMb),
-      fmtMb(s.windowPeakRssMb),
-      s.cpuSeconds === null ? '–' : `${s.cpuSeconds.toFixed(1)} s`,
-      s.cpuPercent === null ? '–' : `${Math.round(s.cpuPercent)}%`,
-    ]),
-  };
+  return table('Service processes', services, [
+    ['process', (s) => s.name],
+    ['pid', (s) => String(s.pid ?? '–')],
+    ['peak RSS (VmHWM)', (s) => fmtMb(s.peakRssMb)],
+    ['peak RSS in load', (s) => fmtMb(s.windowPeakRssMb)],
+    ['CPU in load', (s) => (s.cpuSeconds === null ? '–' : `${s.cpuSeconds.toFixed(1)} s`)],
+    ['CPU %', (s) => (s.cpuPercent === null ? '–' : `${Math.round(s.cpuPercent)}%`)],
+  ]);
 }
 
 export function renderResult(result: ScenarioResult): string {

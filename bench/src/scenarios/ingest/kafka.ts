@@ -22,7 +22,7 @@ import {
 import { Ledger } from '../../core/ledger';
 import { dueAt, dueBy, PacingPlan, planEvents } from '../../core/pacing';
 import { partitionFor } from '../../partitioner';
-import { fmtInt, fmtMs, fmtRate } from '../../core/report';
+import { fmtInt, fmtMs, fmtRate, table } from '../../core/report';
 import { RunReport, ScenarioResult } from '../../core/result';
 import { BenchOptions } from '../../core/options';
 import { RawProduceResult } from './bounds';
@@ -309,35 +309,23 @@ class IngestKafkaRun {
         ],
       ],
       tables: [
-        {
-          title: 'Phases (latency = fan-out commit seen − planned time)',
-          header: [
-            'phase',
-            'events',
-            'produced/s',
-            'accepted/s',
-            '÷ raw',
-            'p50',
-            'p95',
-            'p99',
-            'max',
-            'peak fan-out lag',
+        table('Phases (latency = fan-out commit seen − planned time)', phases, [
+          ['phase', (p) => p.label],
+          ['events', (p) => fmtInt(p.events)],
+          ['produced/s', (p) => fmtRate(p.producedPerSecond)],
+          ['accepted/s', (p) => fmtRate(p.run.acceptedPerSecond)],
+          ['÷ raw', (p) => ratio(p.run.acceptedPerSecond, raw.perSecond)],
+          ['p50', (p) => fmtMs(p.latency?.p50)],
+          ['p95', (p) => fmtMs(p.latency?.p95)],
+          ['p99', (p) => fmtMs(p.latency?.p99)],
+          ['max', (p) => fmtMs(p.latency?.max)],
+          ['peak fan-out lag', (p) => fmtInt(p.run.lag.peak?.fanout)],
+          [
             'Hookbase CPU',
+            (p) =>
+              `${Math.round(p.run.services.reduce((sum, s) => sum + (s.cpuPercent ?? 0), 0))}%`,
           ],
-          rows: phases.map((phase) => [
-            phase.label,
-            fmtInt(phase.events),
-            fmtRate(phase.producedPerSecond),
-            fmtRate(phase.run.acceptedPerSecond),
-            ratio(phase.run.acceptedPerSecond, raw.perSecond),
-            fmtMs(phase.latency?.p50),
-            fmtMs(phase.latency?.p95),
-            fmtMs(phase.latency?.p99),
-            fmtMs(phase.latency?.max),
-            fmtInt(phase.run.lag.peak?.fanout),
-            `${Math.round(phase.run.services.reduce((sum, s) => sum + (s.cpuPercent ?? 0), 0))}%`,
-          ]),
-        },
+        ]),
       ],
       runs: this.runs,
       problems: checks.problems,

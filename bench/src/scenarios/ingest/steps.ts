@@ -14,7 +14,7 @@ import {
 } from './session';
 import { Ledger } from '../../core/ledger';
 import { BenchEvent, benchPayload, EVENT_TYPE, runClosedLoop } from '../../drivers/publisher';
-import { fmtInt, fmtMs, fmtRate } from '../../core/report';
+import { fmtInt, fmtMs, fmtRate, table } from '../../core/report';
 import { RunReport, ScenarioResult } from '../../core/result';
 import { BenchSession, ScenarioContext } from '../../core/session';
 import { distribution, Distribution } from '../../core/stats';
@@ -250,44 +250,25 @@ function stepsReport(
       ],
     ],
     tables: [
-      {
-        title: 'Steps (request latency = answered − sent)',
-        header: [
-          'call',
-          'events/request',
-          'in flight',
-          'requests',
-          'accepted/s',
-          '÷ raw',
-          ...(bounds.size > 0 ? ['bare HTTP/s', '÷ bare'] : []),
-          'refused',
-          'p50',
-          'p95',
-          'p99',
-          'max',
-          'Hookbase CPU',
+      table('Steps (request latency = answered − sent)', done, [
+        ['call', (d) => d.step.call],
+        ['events/request', (d) => fmtInt(d.step.eventsPerRequest)],
+        ['in flight', (d) => fmtInt(d.step.concurrency)],
+        ['requests', (d) => fmtInt(d.requests)],
+        ['accepted/s', (d) => fmtRate(d.run.acceptedPerSecond)],
+        ['÷ raw', (d) => ratio(d.run.acceptedPerSecond, raw.perSecond)],
+        bounds.size > 0 && ['bare HTTP/s', (d) => fmtRate(bounds.get(d.step)?.perSecond)],
+        bounds.size > 0 && [
+          '÷ bare',
+          (d) => ratio(d.run.acceptedPerSecond, bounds.get(d.step)?.perSecond ?? 0),
         ],
-        rows: done.map(({ step, run, requests, requestLatency }) => [
-          step.call,
-          fmtInt(step.eventsPerRequest),
-          fmtInt(step.concurrency),
-          fmtInt(requests),
-          fmtRate(run.acceptedPerSecond),
-          ratio(run.acceptedPerSecond, raw.perSecond),
-          ...(bounds.size > 0
-            ? [
-                bounds.has(step) ? fmtRate(bounds.get(step)!.perSecond) : '–',
-                bounds.has(step) ? ratio(run.acceptedPerSecond, bounds.get(step)!.perSecond) : '–',
-              ]
-            : []),
-          fmtInt(run.ledger.events.refused + run.ledger.events.failed),
-          fmtMs(requestLatency?.p50),
-          fmtMs(requestLatency?.p95),
-          fmtMs(requestLatency?.p99),
-          fmtMs(requestLatency?.max),
-          cpuPercent(run),
-        ]),
-      },
+        ['refused', (d) => fmtInt(d.run.ledger.events.refused + d.run.ledger.events.failed)],
+        ['p50', (d) => fmtMs(d.requestLatency?.p50)],
+        ['p95', (d) => fmtMs(d.requestLatency?.p95)],
+        ['p99', (d) => fmtMs(d.requestLatency?.p99)],
+        ['max', (d) => fmtMs(d.requestLatency?.max)],
+        ['Hookbase CPU', (d) => cpuPercent(d.run)],
+      ]),
     ],
     runs: done.map((d) => d.run),
     problems,
