@@ -5,6 +5,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { setMaxListeners } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
 import { benchSequence, FirstSeen } from './cloud-sighting';
 import { now } from '../core/clock';
 import { LedgerSink } from '../core/ledger';
@@ -140,16 +141,5 @@ export class SqsReader {
 
 /** Waits `ms`, or less when `signal` aborts: a reader's pause never holds up its stop. */
 export function pauseUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+  return delay(ms, undefined, { signal }).catch(() => undefined);
 }

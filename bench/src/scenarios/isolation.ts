@@ -59,8 +59,8 @@ async function endpointsOnPartition(
   wanted: number,
   fifo: boolean,
   onProgress: (found: number, created: number) => void,
-): Promise<string[]> {
-  const found: string[] = [];
+): Promise<{ index: number; id: string }[]> {
+  const found: { index: number; id: string }[] = [];
   const limit = wanted * partitions * 6; // far beyond bad luck; bounded all the same
   let created = 0;
   while (found.length < wanted) {
@@ -82,10 +82,9 @@ async function endpointsOnPartition(
     );
     created += batch.length;
     for (const endpoint of batch) {
-      if (found.length < wanted && partitionFor(endpoint.id, partitions) === partition) {
-        // The URL path carries the creation index; remember it with the id.
-        found.push(`${endpoint.index}:${endpoint.id}`);
-      }
+      // The URL path carries the creation index: it is kept with the id.
+      if (found.length < wanted && partitionFor(endpoint.id, partitions) === partition)
+        found.push(endpoint);
     }
     onProgress(found.length, created);
   }
@@ -288,7 +287,7 @@ async function placeHealthy(
     const ids = await createEndpoints(tenant, requests, 8);
     return ids.map((id, i) => ({ index: 1 + i, id }));
   }
-  const found = await endpointsOnPartition(
+  return endpointsOnPartition(
     tenant,
     session.receiverUrl,
     partition,
@@ -297,10 +296,6 @@ async function placeHealthy(
     options.fifo,
     (count, created) => (status = `${count} found in ${created} created`),
   );
-  return found.map((entry) => {
-    const [index, id] = entry.split(':');
-    return { index: Number(index), id };
-  });
 }
 
 /** Setup: the organizations, the neighbour, the healthy endpoints, the runs' ledgers. */

@@ -1,4 +1,4 @@
-import { describeRaw, STEP_SEQ, stepOf, stepRouter } from './session';
+import { STEP_SEQ, stepOf, stepRouter } from './session';
 import { Ledger } from '../../core/ledger';
 
 describe('stepOf', () => {
@@ -24,26 +24,5 @@ describe('stepRouter', () => {
     expect(ledgers[0].progress.attempts).toBe(0);
     router.deadLettered('evt_b', 0);
     expect(ledgers[1].progress.deadLettered).toBe(1);
-  });
-});
-
-describe('describeRaw', () => {
-  it('says how the baseline was measured', () => {
-    const text = describeRaw({
-      client: 'kafkajs 2.2.4',
-      topic: 't',
-      partitions: 6,
-      keys: 1,
-      recordBytes: 421.6,
-      batch: 500,
-      records: 100_000,
-      seconds: 1.6,
-      perSecond: 62_500,
-      mbPerSecond: 26.35,
-      stoppedByDeadline: false,
-    });
-    expect(text).toBe(
-      '62,500 records/s, 26.4 MB/s (kafkajs 2.2.4, idempotent, acks=all, 100,000 records of 422 B, 500 per send, one key (the organization), so one of 6 partitions)',
-    );
   });
 });
