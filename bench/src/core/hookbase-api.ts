@@ -1,4 +1,5 @@
 import { ApiClient, createTenant } from '@hookbase/testing';
+import { eachLimited } from './concurrency';
 import { BenchStack } from './stack';
 
 export interface Tenant {
@@ -58,17 +59,10 @@ export async function createEndpoints(
   onCreated: (done: number) => void = () => undefined,
 ): Promise<string[]> {
   const ids = new Array<string>(requests.length);
-  let next = 0;
   let done = 0;
-  // A few workers taking the next request each: bounded concurrency, no library needed.
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, requests.length) }, async () => {
-      while (next < requests.length) {
-        const index = next++;
-        ids[index] = await createEndpoint(tenant, requests[index]);
-        onCreated(++done);
-      }
-    }),
-  );
+  await eachLimited(requests, concurrency, async (request, index) => {
+    ids[index] = await createEndpoint(tenant, request);
+    onCreated(++done);
+  });
   return ids;
 }

@@ -36,57 +36,14 @@ export interface BenchOptions extends Tunable {
   resultsDir: string;
 }
 
-/** The options a flag sets. */
-export interface Tunable {
-  topology: 'standalone' | 'split';
-  logLevel: 'error' | 'warn' | 'info' | 'debug';
+/**
+ * The options a flag sets, at their defaults when neither the scenario nor the command line sets
+ * them (each scenario's `options` lists the flags it reads; its type is these values').
+ */
+const DEFAULTS = {
+  topology: 'standalone' as 'standalone' | 'split',
+  logLevel: 'warn' as 'error' | 'warn' | 'info' | 'debug',
   /** Hard bound on the whole scenario, setup and teardown included. */
-  maxSeconds: number;
-  drainTimeoutSeconds: number;
-  durationSeconds: number;
-  rate: number;
-  endpoints: number;
-  maxInFlight: number;
-  payloadBytes: number;
-  receiverLatencyMs: number;
-  failRate: number;
-  failWith: number | 'drop';
-  steps: number[];
-  stepSeconds: number;
-  /** Events per request of the batch calls (ingest-batch, ingest-grpc's PublishBatch). */
-  batchSizes: number[];
-  /** Requests in flight, one step each, for the batch calls. */
-  batchSteps: number[];
-  /** A running Hookbase's gRPC ingest, host:port (with --url; a started stack picks its own). */
-  grpcAddress: string | undefined;
-  /** ingest-kafka: organizations the direct producer writes for, spread over the partitions. */
-  organizations: number;
-  events: number;
-  eventsPerEndpoint: number;
-  healthy: number;
-  neighbourRate: number;
-  neighbourLatencyMs: number;
-  /** isolation: messages queued behind the FIFO neighbour's head before run 2 (null: 50,000). */
-  neighbourBacklog: number | null;
-  /** isolation: rounds of a run without the neighbour's load, then one with it. */
-  rounds: number;
-  fifo: boolean;
-  nonFifo: boolean;
-  /** isolation --tenants: the neighbour is another organization's `neighbours` endpoints. */
-  tenants: boolean;
-  neighbours: number;
-  /** The raw Kafka produce bound's records, and records per send (also ingest-kafka's). */
-  records: number;
-  batch: number;
-  /** e2e: the endpoints' kind (http to the bench's receiver, or sqs / s3 in moto). */
-  kind: E2eKind;
-  /** e2e with a cloud kind: also run http endpoints at the same settings, in the same stack. */
-  httpBeside: boolean;
-}
-
-const DEFAULTS: Tunable = {
-  topology: 'standalone',
-  logLevel: 'warn',
   maxSeconds: 175,
   drainTimeoutSeconds: 60,
   durationSeconds: 10,
@@ -96,29 +53,40 @@ const DEFAULTS: Tunable = {
   payloadBytes: 256,
   receiverLatencyMs: 0,
   failRate: 0,
-  failWith: 503,
+  failWith: 503 as number | 'drop',
   steps: [1, 8, 32, 128],
   stepSeconds: 4,
+  /** Events per request of the batch calls (ingest-batch, ingest-grpc's PublishBatch). */
   batchSizes: [100, 500],
+  /** Requests in flight, one step each, for the batch calls. */
   batchSteps: [1, 4, 16],
-  grpcAddress: undefined,
+  /** A running Hookbase's gRPC ingest, host:port (with --url; a started stack picks its own). */
+  grpcAddress: undefined as string | undefined,
+  /** ingest-kafka: organizations the direct producer writes for, spread over the partitions. */
   organizations: 6,
   events: 300,
   eventsPerEndpoint: 10,
   healthy: 8,
   neighbourRate: 50,
   neighbourLatencyMs: 0,
-  neighbourBacklog: null,
+  /** isolation: messages queued behind the FIFO neighbour's head before run 2 (null: 50,000). */
+  neighbourBacklog: null as number | null,
+  /** isolation: rounds of a run without the neighbour's load, then one with it. */
   rounds: 3,
   fifo: false,
   nonFifo: false,
+  /** isolation --tenants: the neighbour is another organization's `neighbours` endpoints. */
   tenants: false,
   neighbours: 1,
+  /** The raw Kafka produce bound's records, and records per send (also ingest-kafka's). */
   records: 100_000,
   batch: 500,
-  kind: 'http',
+  /** e2e: the endpoints' kind (http to the bench's receiver, or sqs / s3 in moto). */
+  kind: 'http' as E2eKind,
+  /** e2e with a cloud kind: also run http endpoints at the same settings, in the same stack. */
   httpBeside: true,
 };
+export type Tunable = typeof DEFAULTS;
 
 type Parsed = Partial<Tunable>;
 

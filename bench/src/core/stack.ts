@@ -1,12 +1,12 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
 import { Client } from 'pg';
 import { dropDatabase, HookbaseProcess } from '@hookbase/testing';
 import { now } from './clock';
 import { BenchOptions } from './options';
 import { serviceEntry } from './paths';
+import { freeLoopbackPort } from './ports';
 import { ServiceLogWatch } from './service-logs';
 
 export interface ServiceHandle {
@@ -46,18 +46,6 @@ async function onPostgres<T>(url: string, run: (client: Client) => Promise<T>): 
   } finally {
     await client.end();
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function benchKafka(brokers: string): Kafka {
@@ -225,7 +213,7 @@ export async function startBenchStack(
     let ingestUrl: string;
     let apiUrl: string;
     if (options.topology === 'standalone') {
-      const port = await freePort();
+      const port = await freeLoopbackPort();
       const { service, child } = launch('standalone', 'standalone', {
         ...baseEnv,
         PORT: String(port),
@@ -233,7 +221,7 @@ export async function startBenchStack(
       ingestUrl = apiUrl = `http://127.0.0.1:${port}`;
       await waitForHealth(ingestUrl, service, child, deadline);
     } else {
-      const [ingestPort, apiPort] = [await freePort(), await freePort()];
+      const [ingestPort, apiPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
       const ingest = launch('ingest', 'ingest', { ...baseEnv, PORT: String(ingestPort) });
       const api = launch('api', 'api', { ...baseEnv, PORT: String(apiPort) });
       for (const app of WORKER_GROUPS) launch(app, app, baseEnv);

@@ -15,6 +15,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { s3EndpointPrefix } from './cloud-sighting';
 import { now } from '../core/clock';
+import { eachLimited } from '../core/concurrency';
 import { EndpointRequest } from '../core/hookbase-api';
 import { MOTO_REGION, motoCredentials } from './moto-lease';
 import { E2eKind } from '../core/options';
@@ -35,23 +36,6 @@ export function motoClients(url: string, sockets: number): { sqs: SQSClient; s3:
     },
   };
   return { sqs: new SQSClient(common), s3: new S3Client({ ...common, forcePathStyle: true }) };
-}
-
-/** `count` workers taking the next item each: bounded concurrency. */
-async function eachLimited<T>(
-  items: readonly T[],
-  concurrency: number,
-  work: (item: T, index: number) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        await work(items[index], index);
-      }
-    }),
-  );
 }
 
 /** Standard queues `<name>-<i>`, one per endpoint; URLs in endpoint order. */

@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { BodyDigests, benchSequence, FirstSeen, parseS3Key } from './cloud-sighting';
 import { now } from '../core/clock';
+import { eachLimited } from '../core/concurrency';
 import { LedgerSink } from '../core/ledger';
 import { pauseUnlessAborted } from './sqs-reader';
 
@@ -158,36 +159,31 @@ export class S3Reader {
       this.sink.attempt(seq, parsed.endpoint, seenAt, true);
       done.push(key);
     }
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: Math.min(GET_CONCURRENCY, fresh.length) }, async () => {
-        while (next < fresh.length && !this.stopped) {
-          const { key, endpoint } = fresh[next++];
-          try {
-            const object = await this.client.send(
-              new GetObjectCommand({ Bucket: this.bucket, Key: key }),
-              { abortSignal: this.abort.signal },
-            );
-            const seq = benchSequence(await object.Body?.transformToString('utf8'));
-            done.push(key);
-            if (seq === undefined) {
-              this.stats.malformed++;
-              continue;
-            }
-            this.stats.objects++;
-            this.stats.read++;
-            this.sink.attempt(seq, endpoint, seenAt, true);
-          } catch (error) {
-            // Not counted: the next sweep lists it again and reads it then.
-            this.seen.forget(key);
-            if (!this.stopped) {
-              this.stats.errors++;
-              this.stats.lastError = (error as Error).name || (error as Error).message;
-            }
-          }
+    await eachLimited(fresh, GET_CONCURRENCY, async ({ key, endpoint }) => {
+      if (this.stopped) return;
+      try {
+        const object = await this.client.send(
+          new GetObjectCommand({ Bucket: this.bucket, Key: key }),
+          { abortSignal: this.abort.signal },
+        );
+        const seq = benchSequence(await object.Body?.transformToString('utf8'));
+        done.push(key);
+        if (seq === undefined) {
+          this.stats.malformed++;
+          return;
         }
-      }),
-    );
+        this.stats.objects++;
+        this.stats.read++;
+        this.sink.attempt(seq, endpoint, seenAt, true);
+      } catch (error) {
+        // Not counted: the next sweep lists it again and reads it then.
+        this.seen.forget(key);
+        if (!this.stopped) {
+          this.stats.errors++;
+          this.stats.lastError = (error as Error).name || (error as Error).message;
+        }
+      }
+    });
     return done;
   }
 }
