@@ -161,7 +161,7 @@ function headlineOf(run: RunReport): [string, string][] {
       `${fmtRate(run.throughputPerSecond)} (peak ${fmtRate(run.peakDeliveredPerSecond)} in a ${run.timeline.length > 1 ? run.timeline[1].t - run.timeline[0].t : 1} s bucket); offered ${fmtRate(run.offeredPerSecond)}`,
     ],
     [
-      `${run.label}: latency`,
+      `${run.label}: latency (received − scheduled)`,
       `p50 ${fmtMs(run.latency?.p50)} · p95 ${fmtMs(run.latency?.p95)} · p99 ${fmtMs(run.latency?.p99)} · max ${fmtMs(run.latency?.max)}`,
     ],
     [
@@ -201,31 +201,11 @@ async function runHttpE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
       summary: `${fmtRate(run.throughputPerSecond)} deliveries/s, p50 ${fmtMs(run.latency?.p50)}, p99 ${fmtMs(run.latency?.p99)}, missing ${fmtInt(m.missing)}, duplicates ${fmtInt(m.duplicates)}`,
       title: `${fmtInt(endpoints.length)} endpoints, fan-out to all, ${options.rate} events/s for ${options.durationSeconds} s${failing}`,
       headline: [
-        [
-          'deliveries/s',
-          `${fmtRate(run.throughputPerSecond)} (peak ${fmtRate(run.peakDeliveredPerSecond)} in a ${run.timeline.length > 1 ? run.timeline[1].t - run.timeline[0].t : 1} s bucket); offered ${fmtRate(run.offeredPerSecond)}`,
-        ],
-        [
-          'latency (received − scheduled)',
-          `p50 ${fmtMs(run.latency?.p50)} · p95 ${fmtMs(run.latency?.p95)} · p99 ${fmtMs(run.latency?.p99)} · max ${fmtMs(run.latency?.max)}`,
-        ],
-        [
-          'messages',
-          `published ${fmtInt(m.published)} = delivered ${fmtInt(m.delivered)} + dead-lettered ${fmtInt(m.deadLettered)} + missing ${fmtInt(m.missing)} (${run.ledger.balanced ? 'balanced' : 'NOT balanced'})`,
-        ],
-        ['duplicates', fmtInt(m.duplicates)],
+        ...headlineOf(run),
         ['dead letters by reason', JSON.stringify(session.reasonsFor())],
         [
           'attempts',
           `${fmtInt(m.attempts)} (${fmtInt(m.failedAttempts)} failed on purpose or dropped)`,
-        ],
-        [
-          'publish',
-          `send delay p99 ${fmtMs(run.sendDelay?.p99)} · accept p50 ${fmtMs(run.acceptLatency?.p50)} p99 ${fmtMs(run.acceptLatency?.p99)}`,
-        ],
-        [
-          'peak consumer lag',
-          `dispatcher ${fmtInt(run.lag.peak?.dispatcher)} · fan-out ${fmtInt(run.lag.peak?.fanout)} (end: ${fmtInt(run.lag.final?.dispatcher)})`,
         ],
       ],
       runs: [run],

@@ -354,10 +354,6 @@ export async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> 
           'order',
           `${fmtInt(run.order!.deliveries)} deliveries checked, ${fmtInt(run.order!.violations)} out of order`,
         ],
-        [
-          'latency (received − scheduled)',
-          `p50 ${fmtMs(run.latency?.p50)} · p99 ${fmtMs(run.latency?.p99)}`,
-        ],
       ],
       runs: [run],
       problems: lane.problems,
@@ -386,7 +382,6 @@ export async function runFifoMany(ctx: ScenarioContext): Promise<ScenarioResult>
   try {
     const lane = await runOrderedLanes(ctx, session, options.endpoints, options.eventsPerEndpoint);
     const { run } = lane;
-    const m = run.ledger.messages;
     return await session.result({
       summary: `${fmtRate(run.throughputPerSecond)} ordered deliveries/s over ${fmtInt(options.endpoints)} endpoints, ${fmtInt(run.order!.violations)} out of order`,
       title: `${fmtInt(options.endpoints)} ${options.nonFifo ? 'plain (--non-fifo)' : 'FIFO'} endpoints × ${options.eventsPerEndpoint} events, receiver latency ${options.receiverLatencyMs} ms`,
@@ -398,14 +393,6 @@ export async function runFifoMany(ctx: ScenarioContext): Promise<ScenarioResult>
         [
           'order',
           `${fmtInt(run.order!.deliveries)} deliveries on ${fmtInt(run.order!.lanes)} endpoints checked, ${fmtInt(run.order!.violations)} out of order`,
-        ],
-        [
-          'latency (received − scheduled)',
-          `p50 ${fmtMs(run.latency?.p50)} · p95 ${fmtMs(run.latency?.p95)} · p99 ${fmtMs(run.latency?.p99)}`,
-        ],
-        [
-          'messages',
-          `published ${fmtInt(m.published)} = delivered ${fmtInt(m.delivered)} + dead-lettered ${fmtInt(m.deadLettered)} + missing ${fmtInt(m.missing)}`,
         ],
       ],
       runs: [run],
