@@ -7,35 +7,12 @@ export interface ProgressSnapshot {
   detail: string;
 }
 
-export function progressBar(fraction: number, width: number): string {
-  const clamped = Math.min(1, Math.max(0, Number.isFinite(fraction) ? fraction : 0));
-  const filled = Math.round(clamped * width);
-  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.floor(clamped * 100)).padStart(3)}%`;
-}
-
-export function formatProgress(snapshot: ProgressSnapshot, columns: number): string {
-  const time = `${snapshot.elapsedSeconds.toFixed(0).padStart(4)}s`;
-  const bar = snapshot.fraction === null ? '' : `${progressBar(snapshot.fraction, 20)} `;
-  const line = `${time} ${bar}${snapshot.phase}: ${snapshot.detail}`;
-  return line.length > columns - 1 ? `${line.slice(0, columns - 2)}…` : line;
-}
-
-/**
- * The progress display, on stderr so that stdout keeps only the results. On a terminal it is one
- * line redrawn in place; elsewhere (CI logs, pipes) one plain line every few seconds.
- */
+/** A plain progress line every few seconds, on stderr so that stdout keeps only the results. */
 export class Progress {
   private timer: NodeJS.Timeout | undefined;
   private source: (() => ProgressSnapshot) | undefined;
-  private drawn = false;
-  private readonly tty: boolean;
 
-  constructor(
-    private readonly stream: NodeJS.WriteStream = process.stderr,
-    private readonly intervalMs = stream.isTTY ? 250 : 5000,
-  ) {
-    this.tty = Boolean(stream.isTTY);
-  }
+  constructor(private readonly intervalMs = 5000) {}
 
   start(source: () => ProgressSnapshot): void {
     this.source = source;
@@ -44,33 +21,22 @@ export class Progress {
     this.timer.unref();
   }
 
-  /** A line of its own (a phase change, a warning), printed above the progress line. */
+  /** A line of its own: a phase change, a warning. */
   note(line: string): void {
-    this.clear();
-    this.stream.write(`${line}\n`);
-    if (this.tty) this.draw();
+    process.stderr.write(`${line}\n`);
   }
 
   private draw(): void {
     if (!this.source) return;
-    const text = formatProgress(this.source(), this.stream.columns ?? 120);
-    if (this.tty) {
-      this.stream.write(`\r\x1b[2K${text}`);
-      this.drawn = true;
-    } else this.stream.write(`${text}\n`);
-  }
-
-  private clear(): void {
-    if (this.tty && this.drawn) {
-      this.stream.write('\r\x1b[2K');
-      this.drawn = false;
-    }
+    const { phase, elapsedSeconds, fraction, detail } = this.source();
+    const share =
+      fraction === null ? '' : ` ${Math.floor(Math.min(1, Math.max(0, fraction)) * 100)}%`;
+    this.note(`${elapsedSeconds.toFixed(0).padStart(4)}s${share} ${phase}: ${detail}`);
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     this.source = undefined;
-    this.clear();
   }
 }
