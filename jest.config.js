@@ -1,7 +1,7 @@
 const { compilerOptions } = require('./tsconfig.base.json');
 
-// Two projects: `unit` (specs beside the code, no I/O) and `integration` (test/, real Kafka,
-// PostgreSQL and HTTP started by scripts/test.mjs).
+// Three projects: `unit` (specs beside the code, no I/O), `bench` (the benchmark harness's specs,
+// bench/) and `integration` (test/, real Kafka, PostgreSQL and HTTP started by scripts/test.mjs).
 const swc = [
   '@swc/jest',
   {
@@ -27,7 +27,12 @@ module.exports = {
     {
       ...shared,
       displayName: 'unit',
-      testMatch: ['<rootDir>/{apps,libs,bench,scripts}/**/*.spec.ts'],
+      testMatch: ['<rootDir>/{apps,libs,scripts}/**/*.spec.ts'],
+    },
+    {
+      ...shared,
+      displayName: 'bench',
+      testMatch: ['<rootDir>/bench/**/*.spec.ts'],
     },
     {
       ...shared,

@@ -1,4 +1,4 @@
-// `npm run test:stability -- N`: is the suite stable? Runs the unit tests once, then the
+// `npm run test:stability -- N`: is the suite stable? Runs the unit and bench specs once, then the
 // integration and end-to-end tests (Jest's `integration` project) N times (default 5), each on
 // infrastructure of its own: a fresh data directory and fresh ports for Kafka, PostgreSQL, moto and
 // the Pub/Sub fake, started and stopped by that run's `npm test`. Nothing is retried. Reports every
@@ -93,7 +93,7 @@ async function main() {
   mkdirSync(home, { recursive: true });
   const shown = (path) => relative(root, path) || '.';
   console.log(
-    `Stability check: unit tests once, integration tests ${runs} time${runs === 1 ? '' : 's'} (${shown(home)})`,
+    `Stability check: unit and bench specs once, integration tests ${runs} time${runs === 1 ? '' : 's'} (${shown(home)})`,
   );
   const outcomes = [];
 
@@ -103,20 +103,22 @@ async function main() {
     const resultsFile = join(home, 'unit.json');
     const exitCode = await runLogged(
       join(root, 'node_modules', '.bin', 'jest'),
-      ['--ci', '--selectProjects', 'unit', '--json', `--outputFile=${resultsFile}`],
+      ['--ci', '--selectProjects', 'unit', 'bench', '--json', `--outputFile=${resultsFile}`],
       process.env,
       log,
     );
     const results = readResults(resultsFile);
     outcomes.push({
-      label: 'unit',
+      label: 'unit + bench',
       durationMs: Date.now() - started,
       exitCode,
       counts: countsOf(results),
       failures: exitCode === 0 ? [] : failuresOf(results),
       log,
     });
-    console.log(`  unit: exit ${exitCode} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+    console.log(
+      `  unit + bench: exit ${exitCode} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+    );
   }
 
   for (let run = 1; run <= runs; run++) {

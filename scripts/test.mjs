@@ -1,7 +1,7 @@
 // `npm test`: the whole suite on a fresh machine. Starts (or reuses) Kafka and PostgreSQL, builds,
-// runs the type check, ESLint and Prettier, then Jest's unit and integration projects, then the
-// API fuzz (scripts/fuzz.mjs). Extra arguments go to Jest alone and skip the static checks and
-// the fuzz (e.g. `npm test -- test/e2e/delivery.test.ts`).
+// runs the type check, ESLint and Prettier, then Jest's unit, bench and integration projects,
+// then the API fuzz (scripts/fuzz.mjs). Extra arguments go to Jest alone and skip the static
+// checks and the fuzz (e.g. `npm test -- test/e2e/delivery.test.ts`).
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -73,7 +73,7 @@ async function main() {
       }
     }
     code = await step(
-      'Jest (unit + integration)',
+      'Jest (unit, bench, integration)',
       bin('jest'),
       // --forceExit: on 2 cores Jest runs the files in its own process, and a file whose cleanup
       // failed (a server left listening) would keep it alive after the last result: the run must

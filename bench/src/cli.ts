@@ -1,32 +1,11 @@
-import { Cleanup } from './cleanup';
-import { EXIT, ScenarioUnavailable } from './errors';
-import { BenchOptions, parseCommandLine, ScenarioName, UsageError, USAGE } from './options';
-import { Progress } from './progress';
-import { renderResult, renderTable, writeResultFiles } from './report';
-import { ScenarioResult } from './result';
-import { gitCommit, machine, ScenarioContext } from './session';
-import { runE2e } from './scenarios/e2e';
-import { runFifoMany, runFifoRtt } from './scenarios/fifo';
-import { runIngestBatch } from './scenarios/ingest-batch';
-import { runIngestGrpc } from './scenarios/ingest-grpc';
-import { runIngestKafka } from './scenarios/ingest-kafka';
-import { runIngestRest } from './scenarios/ingest-rest';
-import { runIsolation } from './scenarios/isolation';
-import { runKafkaClient } from './scenarios/kafka-client';
-
-type Runner = (ctx: ScenarioContext) => Promise<ScenarioResult>;
-
-const RUNNERS: Partial<Record<ScenarioName, Runner>> = {
-  'ingest-rest': runIngestRest,
-  'ingest-batch': runIngestBatch,
-  'ingest-grpc': runIngestGrpc,
-  'ingest-kafka': runIngestKafka,
-  e2e: runE2e,
-  'fifo-rtt': runFifoRtt,
-  'fifo-many': runFifoMany,
-  isolation: runIsolation,
-  'kafka-client': runKafkaClient,
-};
+import { Cleanup } from './core/cleanup';
+import { EXIT, ScenarioUnavailable } from './core/errors';
+import { BenchOptions, parseCommandLine, usage, UsageError } from './core/options';
+import { Progress } from './core/progress';
+import { renderResult, renderTable, writeResultFiles } from './core/report';
+import { ScenarioResult } from './core/result';
+import { gitCommit, machine } from './core/session';
+import { SCENARIO_LIST } from './scenarios';
 
 /** Seconds kept after a scenario's deadline for stopping services and dropping their state. */
 const TEARDOWN_RESERVE_SECONDS = 25;
@@ -57,16 +36,13 @@ function notRun(
     problems: status === 'error' ? [reason] : [],
     notes: [],
     extra: {},
-    chart: null,
     files: null,
   };
 }
 
 async function runScenario(options: BenchOptions, cleanup: Cleanup): Promise<ScenarioResult> {
   const startedMs = Date.now();
-  const runner = RUNNERS[options.scenario];
-  if (!runner)
-    return notRun(options, 'error', `scenario ${options.scenario} is not implemented`, startedMs);
+  const scenario = SCENARIO_LIST.find((s) => s.name === options.scenario)!;
   const progress = new Progress();
   const deadlineMs = startedMs + (options.maxSeconds - TEARDOWN_RESERVE_SECONDS) * 1000;
   // The last resort if something inside ignores its deadline: stop what was started, and exit.
@@ -81,7 +57,7 @@ async function runScenario(options: BenchOptions, cleanup: Cleanup): Promise<Sce
   }, options.maxSeconds * 1000);
   watchdog.unref();
   try {
-    const result = await runner({ options, progress, cleanup, deadlineMs });
+    const result = await scenario.run({ options, progress, cleanup, deadlineMs });
     return await writeResultFiles(options.resultsDir, result);
   } catch (error) {
     progress.stop();
@@ -104,16 +80,16 @@ function exitCodeFor(result: ScenarioResult): number {
 export async function main(argv: readonly string[]): Promise<number> {
   let line;
   try {
-    line = parseCommandLine(argv, process.env);
+    line = parseCommandLine(argv, process.env, SCENARIO_LIST);
   } catch (error) {
     if (error instanceof UsageError) {
-      console.error(`${error.message}\n\n${USAGE}`);
+      console.error(`${error.message}\n\n${usage(SCENARIO_LIST)}`);
       return EXIT.usage;
     }
     throw error;
   }
   if (line.help) {
-    console.log(USAGE);
+    console.log(line.usage);
     return EXIT.ok;
   }
   gitCommit(); // read now: the build this run measures is the one made from it

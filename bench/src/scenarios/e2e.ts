@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { EndpointBehaviour } from '../behaviour';
+import { EndpointBehaviour } from '../core/behaviour';
 import {
   CloudKind,
   cloudEndpointRequest,
@@ -9,21 +9,28 @@ import {
   deleteQueues,
   motoBound,
   motoClients,
-} from '../cloud-destinations';
-import { BodyDigests } from '../cloud-sighting';
-import { now } from '../clock';
-import { ScenarioUnavailable } from '../errors';
-import { ApiRefusal, createEndpoints, createOrganization, Tenant } from '../hookbase-api';
-import { Ledger } from '../ledger';
-import { acquireMoto } from '../moto-lease';
-import { planEvents } from '../pacing';
-import { benchPayload, EVENT_TYPE, IngestClient, publishInto, runOpenLoop } from '../publisher';
-import { fmtInt, fmtMs, fmtRate } from '../report';
-import { RunReport, ScenarioResult } from '../result';
-import { S3Reader } from '../s3-reader';
-import { BenchSession, ScenarioContext } from '../session';
-import { SqsReader } from '../sqs-reader';
-import { distribution } from '../stats';
+} from '../drivers/cloud-destinations';
+import { BodyDigests } from '../drivers/cloud-sighting';
+import { now } from '../core/clock';
+import { ScenarioUnavailable } from '../core/errors';
+import { ApiRefusal, createEndpoints, createOrganization, Tenant } from '../core/hookbase-api';
+import { Ledger } from '../core/ledger';
+import { acquireMoto, MotoLease } from '../drivers/moto-lease';
+import { planEvents } from '../core/pacing';
+import {
+  benchPayload,
+  EVENT_TYPE,
+  IngestClient,
+  publishInto,
+  runOpenLoop,
+} from '../drivers/publisher';
+import { fmtInt, fmtMs, fmtRate } from '../core/report';
+import { RunReport, ScenarioResult } from '../core/result';
+import { S3Reader } from '../drivers/s3-reader';
+import { BenchSession, ScenarioContext } from '../core/session';
+import { SqsReader } from '../drivers/sqs-reader';
+import { distribution } from '../core/stats';
+import { Scenario } from '../core/scenario';
 
 /** Retries shortened through the API so a failed first attempt is retried within the run. */
 export const SHORT_RETRY = { delaysMs: [0, 200, 1000], maxAgeMs: 60_000 };
@@ -51,8 +58,6 @@ export async function runE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
 interface FanOutRun {
   run: RunReport;
   problems: string[];
-  /** When its load began. */
-  startMs: number;
 }
 
 /**
@@ -112,7 +117,7 @@ async function fanOutRun(
     problems.push(
       `${spec.label}: the load stopped at its deadline after ${load.started} of ${planned} events`,
     );
-  return { run, problems, startMs };
+  return { run, problems };
 }
 
 /** Creates `count` http endpoints to the bench's receiver, indexes from `firstIndex`. */
@@ -156,7 +161,7 @@ function headlineOf(run: RunReport): [string, string][] {
       `${fmtRate(run.throughputPerSecond)} (peak ${fmtRate(run.peakDeliveredPerSecond)} in a ${run.timeline.length > 1 ? run.timeline[1].t - run.timeline[0].t : 1} s bucket); offered ${fmtRate(run.offeredPerSecond)}`,
     ],
     [
-      `${run.label}: latency`,
+      `${run.label}: latency (received − scheduled)`,
       `p50 ${fmtMs(run.latency?.p50)} · p95 ${fmtMs(run.latency?.p95)} · p99 ${fmtMs(run.latency?.p99)} · max ${fmtMs(run.latency?.max)}`,
     ],
     [
@@ -180,7 +185,7 @@ async function runHttpE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
     progress.note(
       `e2e: ${fmtInt(endpoints.length)} endpoints created; ${options.rate} events/s for ${options.durationSeconds} s, each to all`,
     );
-    const { run, problems, startMs } = await fanOutRun(session, ctx, {
+    const { run, problems } = await fanOutRun(session, ctx, {
       label: 'e2e',
       tenant,
       ledger,
@@ -196,34 +201,14 @@ async function runHttpE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
       summary: `${fmtRate(run.throughputPerSecond)} deliveries/s, p50 ${fmtMs(run.latency?.p50)}, p99 ${fmtMs(run.latency?.p99)}, missing ${fmtInt(m.missing)}, duplicates ${fmtInt(m.duplicates)}`,
       title: `${fmtInt(endpoints.length)} endpoints, fan-out to all, ${options.rate} events/s for ${options.durationSeconds} s${failing}`,
       headline: [
-        [
-          'deliveries/s',
-          `${fmtRate(run.throughputPerSecond)} (peak ${fmtRate(run.peakDeliveredPerSecond)} in a ${run.timeline.length > 1 ? run.timeline[1].t - run.timeline[0].t : 1} s bucket); offered ${fmtRate(run.offeredPerSecond)}`,
-        ],
-        [
-          'latency (received − scheduled)',
-          `p50 ${fmtMs(run.latency?.p50)} · p95 ${fmtMs(run.latency?.p95)} · p99 ${fmtMs(run.latency?.p99)} · max ${fmtMs(run.latency?.max)}`,
-        ],
-        [
-          'messages',
-          `published ${fmtInt(m.published)} = delivered ${fmtInt(m.delivered)} + dead-lettered ${fmtInt(m.deadLettered)} + missing ${fmtInt(m.missing)} (${run.ledger.balanced ? 'balanced' : 'NOT balanced'})`,
-        ],
-        ['duplicates', fmtInt(m.duplicates)],
+        ...headlineOf(run),
         ['dead letters by reason', JSON.stringify(session.reasonsFor())],
         [
           'attempts',
           `${fmtInt(m.attempts)} (${fmtInt(m.failedAttempts)} failed on purpose or dropped)`,
         ],
-        [
-          'publish',
-          `send delay p99 ${fmtMs(run.sendDelay?.p99)} · accept p50 ${fmtMs(run.acceptLatency?.p50)} p99 ${fmtMs(run.acceptLatency?.p99)}`,
-        ],
-        [
-          'peak consumer lag',
-          `dispatcher ${fmtInt(run.lag.peak?.dispatcher)} · fan-out ${fmtInt(run.lag.peak?.fanout)} (end: ${fmtInt(run.lag.final?.dispatcher)})`,
-        ],
       ],
-      runs: [{ run, offsetSeconds: session.offset(startMs) }],
+      runs: [run],
       problems,
       notes: [
         'each event is fanned out to every endpoint (no endpointIds): deliveries/s measures fan-out + dispatch, not ingest',
@@ -242,6 +227,221 @@ interface CloudReader {
   extra(): Record<string, unknown>;
 }
 
+/**
+ * The cloud side of e2e --kind sqs|s3: moto's clients, the run's queues (one per endpoint) or
+ * bucket (a prefix per endpoint, and the S3 bound's scratch objects under a root of their own),
+ * the endpoints aimed at them, the reader that sees the deliveries, and their removal.
+ */
+class CloudRig {
+  readonly name: string;
+  readonly root: string;
+  private readonly clients: ReturnType<typeof motoClients>;
+  private queueUrls: string[] = [];
+  private bucketMade = false;
+  private reader: CloudReader | undefined;
+
+  constructor(
+    readonly kind: CloudKind,
+    private readonly moto: MotoLease,
+    private readonly session: BenchSession,
+  ) {
+    this.clients = motoClients(moto.url, Math.min(session.ctx.options.endpoints, 100) + 32);
+    this.name = `bench-${session.runId}`;
+    this.root = `${this.name}/`;
+  }
+
+  /** The queues (sqs) and the bucket in moto. */
+  async provision(count: number): Promise<void> {
+    const { session, kind } = this;
+    session.setPhase(
+      'setup',
+      () => `${kind === 'sqs' ? `${fmtInt(count)} queues` : 'bucket'} in moto`,
+    );
+    if (kind === 'sqs') {
+      let made = 0;
+      session.setPhase(
+        'setup',
+        () => `queues ${made}/${count}`,
+        () => made / count,
+      );
+      this.queueUrls = await createQueues(this.clients.sqs, this.name, count, (n) => (made = n));
+    }
+    await createBucket(this.clients.s3, this.name);
+    this.bucketMade = true;
+  }
+
+  /** The moto bound: the bench's own SendMessage / PutObject calls. */
+  bound(bodyBytes: number) {
+    const call = this.kind === 'sqs' ? 'SendMessage' : 'PutObject';
+    this.session.setPhase('moto bound', () => `${call} from the bench, ${BOUND_SECONDS} s`);
+    return motoBound({
+      kind: this.kind,
+      clients: this.clients,
+      name: this.name,
+      bucket: this.name,
+      bodyBytes,
+      seconds: BOUND_SECONDS,
+      concurrency: BOUND_CONCURRENCY,
+    });
+  }
+
+  /** `count` endpoints of `tenant` aimed at the queues or prefixes; their dead letters go to `ledger`. */
+  async endpoints(tenant: Tenant, ledger: Ledger, count: number): Promise<number[]> {
+    const { session, kind } = this;
+    const indexes = Array.from({ length: count }, (_, i) => i);
+    let created = 0;
+    session.setPhase(
+      'setup',
+      () => `${kind} endpoints ${fmtInt(created)}/${fmtInt(count)}`,
+      () => created / count,
+    );
+    const target = (i: number) => ({
+      queueUrl: this.queueUrls[i],
+      bucket: this.name,
+      root: this.root,
+    });
+    const requests = indexes.map((i) =>
+      cloudEndpointRequest(kind, this.moto.url, target(i), i, SHORT_RETRY),
+    );
+    try {
+      const ids = await createEndpoints(tenant, requests, 8, (done) => (created = done));
+      ids.forEach((id, i) => session.trackDeadLetters(id, i, ledger));
+    } catch (error) {
+      if (error instanceof ApiRefusal)
+        throw new ScenarioUnavailable(`Hookbase refused ${kind} endpoints: ${error.message}`);
+      throw error;
+    }
+    return indexes;
+  }
+
+  /** Starts the reader that records each delivery it sees into `ledger`. */
+  startReader(ledger: Ledger): CloudReader {
+    const { options } = this.session.ctx;
+    this.reader =
+      this.kind === 'sqs'
+        ? sqsReader(
+            new SqsReader(
+              this.clients.sqs,
+              this.queueUrls.map((queueUrl, endpoint) => ({ queueUrl, endpoint })),
+              ledger,
+            ),
+          )
+        : s3Reader(
+            new S3Reader(
+              this.clients.s3,
+              this.name,
+              this.root,
+              ledger,
+              new BodyDigests(
+                planEvents(options.rate, options.durationSeconds),
+                options.payloadBytes,
+              ),
+            ),
+          );
+    return this.reader;
+  }
+
+  async tearDown(): Promise<void> {
+    const { progress } = this.session.ctx;
+    await this.reader?.stop().catch(() => undefined);
+    if (this.queueUrls.length > 0)
+      await deleteQueues(this.clients.sqs, this.queueUrls).catch(() => undefined);
+    if (this.bucketMade)
+      await deleteBucket(this.clients.s3, this.name).catch((error: Error) =>
+        progress.note(`could not delete bucket ${this.name}: ${error.message}`),
+      );
+    this.clients.sqs.destroy();
+    this.clients.s3.destroy();
+  }
+}
+
+/** With a cloud kind, the same load to as many http endpoints of another organization. */
+async function httpRunBeside(
+  session: BenchSession,
+  runCtx: ScenarioContext,
+  count: number,
+): Promise<FanOutRun> {
+  const tenant = await createOrganization(session.stack, 'free');
+  const ledger = new Ledger('http');
+  const endpoints = await httpEndpoints(session, runCtx, tenant, ledger, count);
+  return fanOutRun(session, runCtx, {
+    label: 'http',
+    tenant,
+    ledger,
+    endpoints,
+    drainDeadlineMs: runCtx.deadlineMs,
+  });
+}
+
+/** The cloud run's report: its figures, the reader's delay, the moto bound, http beside it. */
+function cloudReport(
+  session: BenchSession,
+  rig: CloudRig,
+  figures: {
+    cloud: FanOutRun;
+    http: FanOutRun | undefined;
+    reader: CloudReader;
+    bound: Awaited<ReturnType<CloudRig['bound']>>;
+    motoStartedByUs: boolean;
+  },
+): Promise<ScenarioResult> {
+  const { options } = session.ctx;
+  const { kind } = rig;
+  const { cloud, http, reader, bound } = figures;
+  const count = options.endpoints;
+  const runs = [cloud.run, ...(http ? [http.run] : [])];
+  const ratio =
+    http && http.run.throughputPerSecond > 0
+      ? cloud.run.throughputPerSecond / http.run.throughputPerSecond
+      : null;
+  const where =
+    kind === 'sqs'
+      ? `${fmtInt(count)} SQS queues (one per endpoint)`
+      : `one S3 bucket, ${fmtInt(count)} prefixes (one per endpoint)`;
+  return session.result({
+    summary:
+      `${kind} ${fmtRate(cloud.run.throughputPerSecond)} deliveries/s, p50 ${fmtMs(cloud.run.latency?.p50)}, p99 ${fmtMs(cloud.run.latency?.p99)}` +
+      (http
+        ? `; http ${fmtRate(http.run.throughputPerSecond)}/s, p50 ${fmtMs(http.run.latency?.p50)}, p99 ${fmtMs(http.run.latency?.p99)}`
+        : '') +
+      `; missing ${fmtInt(runs.reduce((n, r) => n + r.ledger.messages.missing, 0))}`,
+    title: `${fmtInt(count)} ${kind} endpoints in moto (${where}), fan-out to all, ${options.rate} events/s for ${options.durationSeconds} s${http ? '; then http at the same settings' : ''}`,
+    headline: [
+      ...headlineOf(cloud.run),
+      reader.describe(),
+      [
+        'moto bound',
+        `${fmtRate(bound.callsPerSecond)} ${kind === 'sqs' ? 'SendMessage' : 'PutObject'}/s from the bench (${BOUND_CONCURRENCY} in flight, ${BOUND_SECONDS} s, ${bound.errors} errors); ${kind} deliveries ÷ bound ${bound.callsPerSecond > 0 ? (cloud.run.throughputPerSecond / bound.callsPerSecond).toFixed(2) : 'n/a'}`,
+      ],
+      ...(http
+        ? [
+            ...headlineOf(http.run),
+            [
+              `${kind} ÷ http`,
+              `deliveries/s ${ratio === null ? 'n/a' : ratio.toFixed(2)} · p50 ${fmtMs(cloud.run.latency?.p50)} vs ${fmtMs(http.run.latency?.p50)} · p99 ${fmtMs(cloud.run.latency?.p99)} vs ${fmtMs(http.run.latency?.p99)}`,
+            ] as [string, string],
+          ]
+        : []),
+      ['dead letters by reason', JSON.stringify(session.reasonsFor())],
+    ],
+    runs,
+    problems: [...cloud.problems, ...(http?.problems ?? []), ...reader.problems()],
+    notes: [
+      `${kind} latency is first seen by the bench's reader − scheduled: it includes the reader's own delay (${kind === 'sqs' ? 'long-poll ReceiveMessage, then the response' : 'the ListObjectsV2 sweep interval'}), measured above`,
+      `${kind} attempts count what the reader saw (successful deliveries); failed attempts are not visible to it`,
+      'moto is a single Python process on the same 2 cores: the cloud figure is Hookbase plus moto, bounded by moto (see the moto bound)',
+      'each event is fanned out to every endpoint (no endpointIds): deliveries/s measures fan-out + dispatch, not ingest',
+    ],
+    extra: {
+      kind,
+      motoBound: bound,
+      reader: reader.extra(),
+      motoStartedByUs: figures.motoStartedByUs,
+    },
+  });
+}
+
+/** e2e --kind sqs|s3: setup (moto, queues or bucket, endpoints, reader) → load and drain → http beside → report. */
 async function runCloudE2e(ctx: ScenarioContext, kind: CloudKind): Promise<ScenarioResult> {
   const { progress } = ctx;
   const moto = await acquireMoto(Math.max(10_000, ctx.deadlineMs - now()));
@@ -258,101 +458,17 @@ async function runCloudE2e(ctx: ScenarioContext, kind: CloudKind): Promise<Scena
   const runCtx: ScenarioContext = { ...ctx, options };
   const count = options.endpoints;
   const session = await BenchSession.open(runCtx);
-  const clients = motoClients(moto.url, Math.min(count, 100) + 32);
-  const name = `bench-${session.runId}`;
-  const root = `${name}/`;
-  let queueUrls: string[] = [];
-  let bucketMade = false;
-  let reader: CloudReader | undefined;
+  const rig = new CloudRig(kind, moto, session);
   try {
-    session.setPhase(
-      'setup',
-      () => `${kind === 'sqs' ? `${fmtInt(count)} queues` : 'bucket'} in moto`,
-    );
-    if (kind === 'sqs') {
-      let made = 0;
-      session.setPhase(
-        'setup',
-        () => `queues ${made}/${count}`,
-        () => made / count,
-      );
-      queueUrls = await createQueues(clients.sqs, name, count, (done) => (made = done));
-    }
-    // The bucket also holds the S3 bound's scratch objects, under a root of their own.
-    await createBucket(clients.s3, name);
-    bucketMade = true;
-
-    session.setPhase(
-      'moto bound',
-      () => `${kind === 'sqs' ? 'SendMessage' : 'PutObject'} from the bench, ${BOUND_SECONDS} s`,
-    );
-    const bound = await motoBound({
-      kind,
-      clients,
-      name,
-      bucket: name,
-      bodyBytes: options.payloadBytes,
-      seconds: BOUND_SECONDS,
-      concurrency: BOUND_CONCURRENCY,
-    });
-
+    await rig.provision(count);
+    const bound = await rig.bound(options.payloadBytes);
     const tenant = await createOrganization(session.stack, 'free');
     const ledger = new Ledger(kind);
-    const endpoints = Array.from({ length: count }, (_, i) => i);
-    let created = 0;
-    session.setPhase(
-      'setup',
-      () => `${kind} endpoints ${fmtInt(created)}/${fmtInt(count)}`,
-      () => created / count,
-    );
-    let ids: string[];
-    try {
-      ids = await createEndpoints(
-        tenant,
-        endpoints.map((i) =>
-          cloudEndpointRequest(
-            kind,
-            moto.url,
-            { queueUrl: queueUrls[i], bucket: name, root },
-            i,
-            SHORT_RETRY,
-          ),
-        ),
-        8,
-        (done) => (created = done),
-      );
-    } catch (error) {
-      if (error instanceof ApiRefusal)
-        throw new ScenarioUnavailable(`Hookbase refused ${kind} endpoints: ${error.message}`);
-      throw error;
-    }
-    ids.forEach((id, i) => session.trackDeadLetters(id, i, ledger));
-
-    reader =
-      kind === 'sqs'
-        ? sqsReader(
-            new SqsReader(
-              clients.sqs,
-              queueUrls.map((queueUrl, endpoint) => ({ queueUrl, endpoint })),
-              ledger,
-            ),
-          )
-        : s3Reader(
-            new S3Reader(
-              clients.s3,
-              name,
-              root,
-              ledger,
-              new BodyDigests(
-                planEvents(options.rate, options.durationSeconds),
-                options.payloadBytes,
-              ),
-            ),
-          );
+    const endpoints = await rig.endpoints(tenant, ledger, count);
+    const reader = rig.startReader(ledger);
     progress.note(
       `e2e --kind ${kind}: ${fmtInt(count)} endpoints; ${options.rate} events/s for ${options.durationSeconds} s, each to all; moto bound ${fmtRate(bound.callsPerSecond)} calls/s`,
     );
-
     // Leave the http run its time: its load, a drain and setup.
     const httpReserveMs = options.httpBeside ? (options.durationSeconds + 30) * 1000 : 0;
     const cloud = await fanOutRun(session, runCtx, {
@@ -363,76 +479,16 @@ async function runCloudE2e(ctx: ScenarioContext, kind: CloudKind): Promise<Scena
       drainDeadlineMs: ctx.deadlineMs - httpReserveMs,
     });
     await reader.stop();
-
-    let http: FanOutRun | undefined;
-    if (options.httpBeside) {
-      const httpTenant = await createOrganization(session.stack, 'free');
-      const httpLedger = new Ledger('http');
-      const httpIndexes = await httpEndpoints(session, runCtx, httpTenant, httpLedger, count);
-      http = await fanOutRun(session, runCtx, {
-        label: 'http',
-        tenant: httpTenant,
-        ledger: httpLedger,
-        endpoints: httpIndexes,
-        drainDeadlineMs: ctx.deadlineMs,
-      });
-    }
-
-    const placed = [cloud, ...(http ? [http] : [])];
-    const runs = placed.map((p) => p.run);
-    const ratio =
-      http && http.run.throughputPerSecond > 0
-        ? cloud.run.throughputPerSecond / http.run.throughputPerSecond
-        : null;
-    const where =
-      kind === 'sqs'
-        ? `${fmtInt(count)} SQS queues (one per endpoint)`
-        : `one S3 bucket, ${fmtInt(count)} prefixes (one per endpoint)`;
-    return await session.result({
-      summary:
-        `${kind} ${fmtRate(cloud.run.throughputPerSecond)} deliveries/s, p50 ${fmtMs(cloud.run.latency?.p50)}, p99 ${fmtMs(cloud.run.latency?.p99)}` +
-        (http
-          ? `; http ${fmtRate(http.run.throughputPerSecond)}/s, p50 ${fmtMs(http.run.latency?.p50)}, p99 ${fmtMs(http.run.latency?.p99)}`
-          : '') +
-        `; missing ${fmtInt(runs.reduce((n, r) => n + r.ledger.messages.missing, 0))}`,
-      title: `${fmtInt(count)} ${kind} endpoints in moto (${where}), fan-out to all, ${options.rate} events/s for ${options.durationSeconds} s${http ? '; then http at the same settings' : ''}`,
-      headline: [
-        ...headlineOf(cloud.run),
-        reader.describe(),
-        [
-          'moto bound',
-          `${fmtRate(bound.callsPerSecond)} ${kind === 'sqs' ? 'SendMessage' : 'PutObject'}/s from the bench (${BOUND_CONCURRENCY} in flight, ${BOUND_SECONDS} s, ${bound.errors} errors); ${kind} deliveries ÷ bound ${bound.callsPerSecond > 0 ? (cloud.run.throughputPerSecond / bound.callsPerSecond).toFixed(2) : 'n/a'}`,
-        ],
-        ...(http
-          ? [
-              ...headlineOf(http.run),
-              [
-                `${kind} ÷ http`,
-                `deliveries/s ${ratio === null ? 'n/a' : ratio.toFixed(2)} · p50 ${fmtMs(cloud.run.latency?.p50)} vs ${fmtMs(http.run.latency?.p50)} · p99 ${fmtMs(cloud.run.latency?.p99)} vs ${fmtMs(http.run.latency?.p99)}`,
-              ] as [string, string],
-            ]
-          : []),
-        ['dead letters by reason', JSON.stringify(session.reasonsFor())],
-      ],
-      runs: placed.map((p) => ({ run: p.run, offsetSeconds: session.offset(p.startMs) })),
-      problems: [...cloud.problems, ...(http?.problems ?? []), ...reader.problems()],
-      notes: [
-        `${kind} latency is first seen by the bench's reader − scheduled: it includes the reader's own delay (${kind === 'sqs' ? 'long-poll ReceiveMessage, then the response' : 'the ListObjectsV2 sweep interval'}), measured above`,
-        `${kind} attempts count what the reader saw (successful deliveries); failed attempts are not visible to it`,
-        'moto is a single Python process on the same 2 cores: the cloud figure is Hookbase plus moto, bounded by moto (see the moto bound)',
-        'each event is fanned out to every endpoint (no endpointIds): deliveries/s measures fan-out + dispatch, not ingest',
-      ],
-      extra: { kind, motoBound: bound, reader: reader.extra(), motoStartedByUs: moto.startedByUs },
+    const http = options.httpBeside ? await httpRunBeside(session, runCtx, count) : undefined;
+    return await cloudReport(session, rig, {
+      cloud,
+      http,
+      reader,
+      bound,
+      motoStartedByUs: moto.startedByUs,
     });
   } finally {
-    await reader?.stop().catch(() => undefined);
-    if (queueUrls.length > 0) await deleteQueues(clients.sqs, queueUrls).catch(() => undefined);
-    if (bucketMade)
-      await deleteBucket(clients.s3, name).catch((error: Error) =>
-        progress.note(`could not delete bucket ${name}: ${error.message}`),
-      );
-    clients.sqs.destroy();
-    clients.s3.destroy();
+    await rig.tearDown();
     await session.close();
     await moto.release().catch((error: Error) => progress.note(`moto release: ${error.message}`));
   }
@@ -487,3 +543,29 @@ function s3Reader(reader: S3Reader): CloudReader {
     extra: () => ({ ...reader.stats, sweepInterval: distribution(reader.sweepIntervals) }),
   };
 }
+
+/** e2e --kind sqs|s3: endpoints when --endpoints is not given (moto takes ~100 sends/s here). */
+const CLOUD_E2E_ENDPOINTS = 50;
+
+export const E2E: Scenario = {
+  name: 'e2e',
+  summary:
+    'fan-out to --endpoints http endpoints, --rate events/s for --duration s; --kind sqs|s3: to\nqueues / a bucket in moto (50 endpoints), then http beside it',
+  flags: [
+    'endpoints',
+    'rate',
+    'duration',
+    'max-in-flight',
+    'receiver-latency',
+    'fail-rate',
+    'fail-status',
+    'kind',
+    'no-http-run',
+  ],
+  defaults: { endpoints: 1000, rate: 1, durationSeconds: 20, drainTimeoutSeconds: 90 },
+  refine: (given) => ({
+    defaults:
+      given.kind !== undefined && given.kind !== 'http' ? { endpoints: CLOUD_E2E_ENDPOINTS } : {},
+  }),
+  run: runE2e,
+};

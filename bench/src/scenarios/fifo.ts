@@ -1,22 +1,29 @@
 import { spawn } from 'node:child_process';
 import { Pool } from 'undici';
-import { EndpointBehaviour } from '../behaviour';
-import { now } from '../clock';
-import { createFifoEndpoint } from '../fifo-support';
+import { EndpointBehaviour } from '../core/behaviour';
+import { now } from '../core/clock';
+import { createFifoEndpoint } from './fifo-support';
 import {
   createEndpoint,
   createEndpoints,
   createOrganization,
   EndpointRequest,
   Tenant,
-} from '../hookbase-api';
-import { Ledger } from '../ledger';
-import { benchPayload, EVENT_TYPE, IngestClient, publishInto, runLanes } from '../publisher';
-import { fmtInt, fmtMs, fmtRate } from '../report';
-import { RunReport, ScenarioResult } from '../result';
-import { BenchSession, ScenarioContext } from '../session';
-import { distribution, ratePerSecond } from '../stats';
+} from '../core/hookbase-api';
+import { Ledger } from '../core/ledger';
+import {
+  benchPayload,
+  EVENT_TYPE,
+  IngestClient,
+  publishInto,
+  runLanes,
+} from '../drivers/publisher';
+import { fmtInt, fmtMs, fmtRate } from '../core/report';
+import { RunReport, ScenarioResult } from '../core/result';
+import { BenchSession, ScenarioContext } from '../core/session';
+import { distribution, ratePerSecond } from '../core/stats';
 import { SHORT_RETRY } from './e2e';
+import { Scenario } from '../core/scenario';
 
 /**
  * The round trip to the receiver itself (the same loopback, the same added latency), measured
@@ -347,12 +354,8 @@ export async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> 
           'order',
           `${fmtInt(run.order!.deliveries)} deliveries checked, ${fmtInt(run.order!.violations)} out of order`,
         ],
-        [
-          'latency (received − scheduled)',
-          `p50 ${fmtMs(run.latency?.p50)} · p99 ${fmtMs(run.latency?.p99)}`,
-        ],
       ],
-      runs: [{ run, offsetSeconds: session.offset(lane.startMs) }],
+      runs: [run],
       problems: lane.problems,
       notes,
       extra: {
@@ -379,7 +382,6 @@ export async function runFifoMany(ctx: ScenarioContext): Promise<ScenarioResult>
   try {
     const lane = await runOrderedLanes(ctx, session, options.endpoints, options.eventsPerEndpoint);
     const { run } = lane;
-    const m = run.ledger.messages;
     return await session.result({
       summary: `${fmtRate(run.throughputPerSecond)} ordered deliveries/s over ${fmtInt(options.endpoints)} endpoints, ${fmtInt(run.order!.violations)} out of order`,
       title: `${fmtInt(options.endpoints)} ${options.nonFifo ? 'plain (--non-fifo)' : 'FIFO'} endpoints × ${options.eventsPerEndpoint} events, receiver latency ${options.receiverLatencyMs} ms`,
@@ -392,16 +394,8 @@ export async function runFifoMany(ctx: ScenarioContext): Promise<ScenarioResult>
           'order',
           `${fmtInt(run.order!.deliveries)} deliveries on ${fmtInt(run.order!.lanes)} endpoints checked, ${fmtInt(run.order!.violations)} out of order`,
         ],
-        [
-          'latency (received − scheduled)',
-          `p50 ${fmtMs(run.latency?.p50)} · p95 ${fmtMs(run.latency?.p95)} · p99 ${fmtMs(run.latency?.p99)}`,
-        ],
-        [
-          'messages',
-          `published ${fmtInt(m.published)} = delivered ${fmtInt(m.delivered)} + dead-lettered ${fmtInt(m.deadLettered)} + missing ${fmtInt(m.missing)}`,
-        ],
       ],
-      runs: [{ run, offsetSeconds: session.offset(lane.startMs) }],
+      runs: [run],
       problems: lane.problems,
       notes: [
         ...lane.notes,
@@ -413,3 +407,21 @@ export async function runFifoMany(ctx: ScenarioContext): Promise<ScenarioResult>
     await session.close();
   }
 }
+
+const RECEIVER_FLAGS = ['receiver-latency', 'fail-rate', 'fail-status', 'max-in-flight'] as const;
+
+export const FIFO_RTT: Scenario = {
+  name: 'fifo-rtt',
+  summary: 'one FIFO endpoint, receiver latency 10 ms: ordered deliveries/s against 1/RTT',
+  flags: ['events', ...RECEIVER_FLAGS, 'non-fifo'],
+  defaults: { endpoints: 1, events: 500, receiverLatencyMs: 10 },
+  run: runFifoRtt,
+};
+
+export const FIFO_MANY: Scenario = {
+  name: 'fifo-many',
+  summary: '--endpoints FIFO endpoints: aggregate ordered deliveries/s, order verified',
+  flags: ['endpoints', 'events-per-endpoint', ...RECEIVER_FLAGS, 'non-fifo'],
+  defaults: { endpoints: 500, eventsPerEndpoint: 10, receiverLatencyMs: 10, maxInFlight: 32 },
+  run: runFifoMany,
+};

@@ -1,0 +1,281 @@
+import { SCENARIO_LIST } from '../scenarios';
+import { parseCommandLine as parseAgainst, SCENARIOS, UsageError } from './options';
+
+const env = {
+  HOOKBASE_BENCH_KAFKA_BROKERS: '127.0.0.1:19092',
+  HOOKBASE_BENCH_DATABASE_URL: 'postgres://x',
+};
+
+const parseCommandLine = (argv: string[], environment: Record<string, string>) =>
+  parseAgainst(argv, environment, SCENARIO_LIST);
+
+describe('parseCommandLine', () => {
+  it('gives each scenario its own defaults', () => {
+    const e2e = parseCommandLine(['e2e'], env).optionsFor('e2e');
+    expect(e2e).toMatchObject({
+      scenario: 'e2e',
+      endpoints: 1000,
+      rate: 1,
+      failRate: 0,
+      failWith: 503,
+      brokers: '127.0.0.1:19092',
+      databaseUrl: 'postgres://x',
+      topology: 'standalone',
+      logLevel: 'warn',
+    });
+    expect(parseCommandLine(['fifo-rtt'], env).optionsFor('fifo-rtt').receiverLatencyMs).toBe(10);
+    expect(parseCommandLine(['ingest-rest'], env).optionsFor('ingest-rest').steps).toEqual([
+      1, 8, 32, 128,
+    ]);
+  });
+
+  it('runs isolation on FIFO lanes loaded below what they carry, unless told otherwise', () => {
+    const of = (...args: string[]) =>
+      parseCommandLine(['isolation', ...args], env).optionsFor('isolation');
+    expect(of()).toMatchObject({ rate: 50, fifo: true, neighbourBacklog: null });
+    expect(of('--fifo')).toMatchObject({ rate: 50, fifo: true });
+    expect(of('--non-fifo')).toMatchObject({ rate: 150, fifo: false, nonFifo: true });
+    expect(of('--fifo', '--rate', '80', '--neighbour-backlog', '1000')).toMatchObject({
+      rate: 80,
+      neighbourBacklog: 1000,
+    });
+  });
+
+  it('runs isolation --tenants on plain endpoints of two organizations, one hanging', () => {
+    const of = (...args: string[]) =>
+      parseCommandLine(['isolation', '--tenants', ...args], env).optionsFor('isolation');
+    expect(of()).toMatchObject({
+      tenants: true,
+      fifo: false,
+      rounds: 5,
+      neighbours: 30,
+      rate: 25,
+      neighbourRate: 2,
+      neighbourLatencyMs: 60_000,
+      stackEnv: {
+        HOOKBASE_DELIVERY_TIMEOUT_MS: '5000',
+        HOOKBASE_CIRCUIT_FAILURE_THRESHOLD: '1000',
+      },
+    });
+    expect(
+      of('--neighbours', '5', '--rounds', '3', '--stack-env', 'HOOKBASE_DELIVERY_TIMEOUT_MS=8000'),
+    ).toMatchObject({
+      neighbours: 5,
+      rounds: 3,
+      stackEnv: {
+        HOOKBASE_DELIVERY_TIMEOUT_MS: '8000',
+        HOOKBASE_CIRCUIT_FAILURE_THRESHOLD: '1000',
+      },
+    });
+    // Only isolation --tenants changes the stack.
+    expect(parseCommandLine(['isolation'], env).optionsFor('isolation').stackEnv).toEqual({});
+  });
+
+  it('lets the command line override defaults', () => {
+    const line = parseCommandLine(
+      [
+        'e2e',
+        '--fail-rate',
+        '0.1',
+        '--fail-status',
+        '503',
+        '--endpoints',
+        '50',
+        '--stack-env',
+        'HOOKBASE_ENDPOINT_CONCURRENCY=4',
+      ],
+      env,
+    );
+    expect(line.optionsFor('e2e')).toMatchObject({
+      failRate: 0.1,
+      failWith: 503,
+      endpoints: 50,
+      stackEnv: { HOOKBASE_ENDPOINT_CONCURRENCY: '4' },
+    });
+    expect(parseCommandLine(['e2e', '--fail-status', 'drop'], env).optionsFor('e2e').failWith).toBe(
+      'drop',
+    );
+    expect(
+      parseCommandLine(['ingest-rest', '--steps', '2, 4'], env).optionsFor('ingest-rest').steps,
+    ).toEqual([2, 4]);
+  });
+
+  it('gives the ingest scenarios their steps, batch sizes and raw baseline', () => {
+    const batch = parseCommandLine(['ingest-batch'], env).optionsFor('ingest-batch');
+    expect(batch).toMatchObject({
+      endpoints: 0,
+      batchSizes: [100, 500],
+      batchSteps: [1, 4, 16],
+      records: 100_000,
+      batch: 500,
+      grpcAddress: undefined,
+    });
+    expect(parseCommandLine(['ingest-grpc'], env).optionsFor('ingest-grpc').steps).toEqual([
+      1, 8, 32, 128,
+    ]);
+    expect(parseCommandLine(['ingest-kafka'], env).optionsFor('ingest-kafka')).toMatchObject({
+      events: 100_000,
+      organizations: 6,
+      rate: 0,
+      durationSeconds: 8,
+    });
+    const given = parseCommandLine(
+      ['ingest-grpc', '--batch-sizes', '50, 250', '--batch-steps', '2'],
+      env,
+    ).optionsFor('ingest-grpc');
+    expect(given).toMatchObject({ batchSizes: [50, 250], batchSteps: [2] });
+    expect(
+      parseCommandLine(['ingest-kafka', '--organizations', '3'], env).optionsFor('ingest-kafka')
+        .organizations,
+    ).toBe(3);
+  });
+
+  it('takes a running stack’s gRPC address only with --url, and only on loopback', () => {
+    const attached = ['--url', 'http://127.0.0.1:3000', '--admin-token', 't'];
+    expect(
+      parseCommandLine(
+        ['ingest-grpc', ...attached, '--grpc-address', '127.0.0.1:50051'],
+        env,
+      ).optionsFor('ingest-grpc').grpcAddress,
+    ).toBe('127.0.0.1:50051');
+    expect(() =>
+      parseCommandLine(['ingest-grpc', '--grpc-address', '127.0.0.1:50051'], env),
+    ).toThrow(/goes with --url/);
+    expect(() =>
+      parseCommandLine(['ingest-grpc', ...attached, '--grpc-address', '10.0.0.5:50051'], env),
+    ).toThrow(/loopback/);
+    expect(() => parseCommandLine(['ingest-batch', '--batch-sizes', '100,0'], env)).toThrow(
+      /--batch-sizes must be an integer from 1/,
+    );
+  });
+
+  it('expands all into every scenario, in order', () => {
+    const line = parseCommandLine(['all'], env);
+    expect(line.target).toBe('all');
+    expect(line.scenarios).toEqual([...SCENARIOS]);
+    expect(line.scenarios.slice(0, 4)).toEqual([
+      'ingest-rest',
+      'ingest-batch',
+      'ingest-grpc',
+      'ingest-kafka',
+    ]);
+  });
+
+  it('reads a running stack, and only on loopback', () => {
+    const line = parseCommandLine(
+      ['e2e', '--url', 'http://127.0.0.1:3000/', '--admin-token', 't'],
+      env,
+    );
+    expect(line.optionsFor('e2e').attach).toEqual({
+      url: 'http://127.0.0.1:3000',
+      adminToken: 't',
+      topicPrefix: 'hookbase',
+      pid: undefined,
+    });
+    expect(() =>
+      parseCommandLine(['e2e', '--url', 'http://10.0.0.5:3000', '--admin-token', 't'], env),
+    ).toThrow(/loopback/);
+    expect(() => parseCommandLine(['e2e', '--url', 'http://127.0.0.1:3000'], env)).toThrow(
+      /go together/,
+    );
+  });
+
+  it('refuses what it cannot use, saying why', () => {
+    const refuses = (argv: string[], pattern: RegExp) => {
+      expect(() => parseCommandLine(argv, env)).toThrow(UsageError);
+      expect(() => parseCommandLine(argv, env)).toThrow(pattern);
+    };
+    refuses([], /name a scenario/);
+    refuses(['nope'], /unknown scenario "nope"/);
+    refuses(['e2e', '--fail-rate', '2'], /--fail-rate must be a number from 0 to 1/);
+    refuses(['e2e', '--fail-status', '200'], /400\.\.599/);
+    refuses(['e2e', '--endpoints', '1.5'], /integer/);
+    refuses(['e2e', '--bogus'], /bogus/);
+    refuses(['e2e', '--topology', 'mesh'], /standalone or split/);
+    refuses(['e2e', '--stack-env', 'lower=1'], /KEY=VALUE/);
+    refuses(['isolation', '--fifo', '--non-fifo'], /contradict/);
+    refuses(['e2e', '--tenants'], /goes with the isolation scenario/);
+    refuses(['isolation', '--tenants', '--fifo'], /plain endpoints/);
+    refuses(['isolation', '--neighbours', '3'], /--tenants/);
+    refuses(['isolation', '--tenants', '--neighbours', '0'], /neighbours/);
+  });
+
+  it('needs infrastructure only when a scenario runs', () => {
+    const line = parseCommandLine(['e2e'], {});
+    expect(() => line.optionsFor('e2e')).toThrow(/Kafka brokers/);
+    const noDatabase = parseCommandLine(['e2e', '--brokers', 'b:1'], {});
+    expect(() => noDatabase.optionsFor('e2e')).toThrow(/PostgreSQL/);
+    const given = parseCommandLine(
+      ['e2e', '--brokers', 'b:1', '--database-url', 'postgres://y'],
+      {},
+    );
+    expect(given.optionsFor('e2e')).toMatchObject({ brokers: 'b:1', databaseUrl: 'postgres://y' });
+  });
+
+  it('shows help without a scenario', () => {
+    const line = parseCommandLine(['--help'], {});
+    expect(line.help).toBe(true);
+    for (const name of SCENARIOS) expect(line.usage).toContain(`  ${name} `);
+  });
+
+  it("shows a scenario's own flags with its defaults after the scenario", () => {
+    const text = parseCommandLine(['fifo-many', '--help'], {}).usage;
+    expect(text).toMatch(/--endpoints N +endpoints to create \(500\)/);
+    expect(text).toMatch(/--receiver-latency MS .*\(10\)/);
+    expect(text).not.toContain('--steps');
+    // A scenario's default variant shows its own defaults: isolation runs FIFO lanes at 50/s.
+    expect(parseCommandLine(['isolation', '--help'], {}).usage).toMatch(/--rate N .*\(50\)/);
+  });
+});
+
+describe('per-scenario options', () => {
+  it('takes only the flags a scenario declares, naming the scenarios a flag goes with', () => {
+    expect(() => parseCommandLine(['ingest-grpc', '--organizations', '3'], env)).toThrow(
+      /--organizations goes with the ingest-kafka scenario$/,
+    );
+    expect(() => parseCommandLine(['fifo-rtt', '--steps', '1'], env)).toThrow(
+      /--steps goes with the ingest-rest, ingest-grpc scenarios/,
+    );
+    expect(() => parseCommandLine(['isolation', '--fail-rate', '0.1'], env)).toThrow(UsageError);
+    // The common flags go with every scenario.
+    for (const name of SCENARIOS)
+      expect(
+        parseCommandLine([name, '--max-seconds', '30', '--payload-bytes', '64'], env).optionsFor(
+          name,
+        ),
+      ).toMatchObject({ maxSeconds: 30, payloadBytes: 64 });
+  });
+
+  it('gives each scenario of all only the flags it declares', () => {
+    const line = parseCommandLine(['all', '--duration', '3', '--steps', '2'], env);
+    expect(line.optionsFor('e2e').durationSeconds).toBe(3);
+    expect(line.optionsFor('ingest-kafka').durationSeconds).toBe(3);
+    expect(line.optionsFor('ingest-rest').steps).toEqual([2]);
+    expect(line.optionsFor('ingest-grpc').steps).toEqual([2]);
+    // fifo-rtt does not read --duration: its default stays.
+    expect(line.optionsFor('fifo-rtt').durationSeconds).toBe(10);
+    expect(line.optionsFor('isolation').durationSeconds).toBe(3);
+  });
+});
+
+describe('e2e --kind', () => {
+  const of = (...args: string[]) => parseCommandLine(['e2e', ...args], env).optionsFor('e2e');
+
+  it('delivers to http endpoints unless told otherwise', () => {
+    expect(of()).toMatchObject({ kind: 'http', endpoints: 1000, httpBeside: true });
+  });
+
+  it('defaults cloud kinds to 50 endpoints with an http run beside them', () => {
+    expect(of('--kind', 'sqs')).toMatchObject({ kind: 'sqs', endpoints: 50, httpBeside: true });
+    expect(of('--kind', 's3', '--endpoints', '20', '--no-http-run')).toMatchObject({
+      kind: 's3',
+      endpoints: 20,
+      httpBeside: false,
+    });
+  });
+
+  it('refuses unknown kinds and --kind on other scenarios', () => {
+    expect(() => of('--kind', 'sns')).toThrow(UsageError);
+    expect(() => parseCommandLine(['fifo-rtt', '--kind', 'sqs'], env)).toThrow(UsageError);
+  });
+});

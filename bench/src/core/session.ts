@@ -1,0 +1,336 @@
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { cpus, totalmem } from 'node:os';
+import { EndpointBehaviour } from './behaviour';
+import { Cleanup } from './cleanup';
+import { now } from './clock';
+import { KafkaWatch } from './kafka-watch';
+import { Ledger, LedgerSink } from './ledger';
+import { BenchOptions } from './options';
+import { checkOrder } from './order';
+import { Progress } from './progress';
+import { BenchReceiver } from './receiver';
+import { fmtInt, runsTable, servicesTable } from './report';
+import { ResultTable, RunReport, ScenarioResult } from './result';
+import { ResourceSampler } from './sampler';
+import { attachedStack, BenchStack, startBenchStack } from './stack';
+import { distribution, ratePerSecond } from './stats';
+import { buildTimeline, peakDeliveredPerSecond } from './timeline';
+
+/** What the CLI hands to a scenario. */
+export interface ScenarioContext {
+  options: BenchOptions;
+  progress: Progress;
+  cleanup: Cleanup;
+  /** Every wait of the scenario ends by then; teardown has its own reserve after it. */
+  deadlineMs: number;
+}
+
+let commit: string | undefined;
+
+/**
+ * The checkout's commit (`git rev-parse --short HEAD`), read once: the services were built from it
+ * when the run began, even if someone commits while a long `all` runs.
+ */
+export function gitCommit(): string {
+  if (commit) return commit;
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    commit = 'unknown';
+  }
+  return commit;
+}
+
+export function machine(): ScenarioResult['machine'] {
+  return {
+    cpus: cpus().length,
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+  };
+}
+
+export interface RunWindow {
+  label: string;
+  /** When the load began (the first event's planned time is at or after it). */
+  startMs: number;
+  loadEndMs: number;
+  offeredPerSecond: number | null;
+}
+
+/**
+ * One scenario's machinery around Hookbase: the receiver, the stack (started or attached), the
+ * DLQ watcher feeding the ledgers, the resource sampler and the progress line. Scenarios only
+ * create endpoints, drive load and say what their figures mean.
+ */
+export class BenchSession {
+  readonly runId = randomBytes(4).toString('hex');
+  readonly receiver = new BenchReceiver();
+  readonly startedMs = now();
+  receiverUrl = '';
+  stack!: BenchStack;
+  kafka!: KafkaWatch;
+  sampler!: ResourceSampler;
+  private readonly endpointIndex = new Map<string, number>();
+  private readonly deadLetterLedgers = new Map<number, LedgerSink>();
+  unknownDeadLetters = 0;
+  /** DLQ reasons per endpoint index, as Hookbase wrote them (max_attempts, circuit_open, …). */
+  private readonly deadLetterReasons = new Map<number, Record<string, number>>();
+  private phase = { name: 'setup', detail: () => 'starting', fraction: (): number | null => null };
+  private closed = false;
+
+  private constructor(readonly ctx: ScenarioContext) {}
+
+  static async open(ctx: ScenarioContext): Promise<BenchSession> {
+    const session = new BenchSession(ctx);
+    ctx.progress.start(() => ({
+      phase: session.phase.name,
+      elapsedSeconds: (now() - session.startedMs) / 1000,
+      fraction: session.phase.fraction(),
+      detail: session.phase.detail(),
+    }));
+    ctx.cleanup.add('bench session', () => session.close());
+    session.setPhase('setup', () => 'starting the receiver and Hookbase');
+    session.receiverUrl = await session.receiver.start();
+    const { options } = ctx;
+    session.stack = options.attach
+      ? attachedStack(options.attach)
+      : await startBenchStack(options, (line) => ctx.progress.note(line), ctx.deadlineMs);
+    session.kafka = new KafkaWatch(options.brokers, session.stack.topicPrefix, session.runId);
+    await session.kafka.start((record) => {
+      const index = session.endpointIndex.get(record.endpointId);
+      const ledger = index === undefined ? undefined : session.deadLetterLedgers.get(index);
+      if (index === undefined || !ledger) {
+        session.unknownDeadLetters++;
+        return;
+      }
+      ledger.deadLettered(record.eventId, index);
+      const reasons = session.deadLetterReasons.get(index) ?? {};
+      reasons[record.reason] = (reasons[record.reason] ?? 0) + 1;
+      session.deadLetterReasons.set(index, reasons);
+    });
+    session.sampler = new ResourceSampler(session.stack.services, () => session.kafka.lag());
+    session.sampler.start();
+    return session;
+  }
+
+  setPhase(name: string, detail: () => string, fraction: () => number | null = () => null): void {
+    this.phase = { name, detail, fraction };
+  }
+
+  /** Endpoint `index` is `id` in Hookbase, answers as `behaviour`, and is counted in `ledger`. */
+  addEndpoint(id: string, index: number, ledger: LedgerSink, behaviour: EndpointBehaviour): void {
+    this.trackDeadLetters(id, index, ledger);
+    this.receiver.route(index, { behaviour, ledger });
+  }
+
+  /**
+   * Endpoint `index` is `id` in Hookbase and its dead letters count in `ledger`; its deliveries
+   * reach the ledger some other way (the cloud readers).
+   */
+  trackDeadLetters(id: string, index: number, ledger: LedgerSink): void {
+    this.endpointIndex.set(id, index);
+    this.deadLetterLedgers.set(index, ledger);
+  }
+
+  /** Shows a ledger's progress: during load by events scheduled, then by messages settled. */
+  watch(name: string, ledgers: readonly Ledger[], plannedEvents: number | null): void {
+    const sum = (pick: (p: Ledger['progress']) => number) =>
+      ledgers.reduce((total, ledger) => total + pick(ledger.progress), 0);
+    this.setPhase(
+      name,
+      () => {
+        const refused = sum((p) => p.refused + p.failed);
+        return (
+          `events ${fmtInt(sum((p) => p.accepted))}${plannedEvents ? `/${fmtInt(plannedEvents)}` : ''} accepted` +
+          ` · delivered ${fmtInt(sum((p) => p.delivered))}/${fmtInt(sum((p) => p.expected))}` +
+          ` · dlq ${fmtInt(sum((p) => p.deadLettered))}` +
+          (refused > 0 ? ` · refused ${fmtInt(refused)}` : '') +
+          ` · lag ${fmtInt(this.sampler.points.at(-1)?.lag?.dispatcher)}`
+        );
+      },
+      () => {
+        if (plannedEvents) return sum((p) => p.scheduled) / plannedEvents;
+        const expected = sum((p) => p.expected);
+        return expected > 0 ? sum((p) => p.delivered + p.deadLettered) / expected : null;
+      },
+    );
+  }
+
+  /**
+   * Waits until every ledger is settled (each published message delivered or dead-lettered), or
+   * the deadline passes, polling; never a fixed sleep. False when time ran out.
+   */
+  async drain(ledgers: readonly Ledger[], deadlineMs: number): Promise<boolean> {
+    for (;;) {
+      if (ledgers.every((ledger) => ledger.isSettled())) return true;
+      if (now() > Math.min(deadlineMs, this.ctx.deadlineMs)) return false;
+      if (this.stack.exited().length > 0) return false;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  /** Figures of one run, from its ledger and the samples taken during it. */
+  async report(window: RunWindow, ledger: Ledger, trackOrder = false): Promise<RunReport> {
+    const endMs = now();
+    const deliveries = ledger.deliveries();
+    const events = ledger.allEvents();
+    const accepted = events.filter((e) => e.outcome === 'accepted');
+    const firstScheduled = events.reduce((min, e) => Math.min(min, e.scheduledAt), Infinity);
+    const lastDelivered = deliveries.reduce((max, d) => Math.max(max, d.deliveredAt), -Infinity);
+    const lastAccepted = accepted.reduce((max, e) => Math.max(max, e.answeredAt), -Infinity);
+    const from = Number.isFinite(firstScheduled) ? firstScheduled : window.startMs;
+    const span = Math.max(endMs - window.startMs, 1000);
+    const bucketMs = span <= 40_000 ? 500 : 1000;
+    const timeline = buildTimeline({
+      startMs: window.startMs,
+      endMs: Number.isFinite(lastDelivered) ? Math.max(lastDelivered, window.loadEndMs) : endMs,
+      bucketMs,
+      accepted: accepted.map((e) => ({
+        at: e.answeredAt,
+        weight: Math.max(1, e.targets.size),
+        latencyMs: e.answeredAt - e.scheduledAt,
+      })),
+      deliveries: deliveries.map((d) => ({
+        at: d.deliveredAt,
+        latencyMs: d.deliveredAt - d.scheduledAt,
+      })),
+    });
+    const final = await this.kafka.lag().catch(() => null);
+    return {
+      label: window.label,
+      startSeconds: this.offset(window.startMs),
+      loadSeconds: (window.loadEndMs - window.startMs) / 1000,
+      offeredPerSecond: window.offeredPerSecond,
+      throughputPerSecond:
+        deliveries.length > 0 ? ratePerSecond(deliveries.length, from, lastDelivered) : 0,
+      peakDeliveredPerSecond: peakDeliveredPerSecond(timeline),
+      acceptedPerSecond:
+        accepted.length > 0 ? ratePerSecond(accepted.length, from, lastAccepted) : 0,
+      latency: distribution(deliveries.map((d) => d.deliveredAt - d.scheduledAt)),
+      sendDelay: distribution(
+        events.filter((e) => Number.isFinite(e.sentAt)).map((e) => e.sentAt - e.scheduledAt),
+      ),
+      acceptLatency: distribution(accepted.map((e) => e.answeredAt - e.sentAt)),
+      ledger: ledger.reconcile(),
+      order: trackOrder ? checkOrder(ledger.arrivals()) : null,
+      lag: { peak: this.sampler.peakLag({ fromMs: window.startMs, toMs: endMs }), final },
+      services: await this.sampler.usage({ fromMs: window.startMs, toMs: endMs }),
+      timeline,
+    };
+  }
+
+  /** DLQ records by reason, for the given endpoints (all when none are given). */
+  reasonsFor(endpoints?: readonly number[]): Record<string, number> {
+    const total: Record<string, number> = {};
+    for (const [index, reasons] of this.deadLetterReasons) {
+      if (endpoints && !endpoints.includes(index)) continue;
+      for (const [reason, count] of Object.entries(reasons))
+        total[reason] = (total[reason] ?? 0) + count;
+    }
+    return total;
+  }
+
+  /** Problems every scenario shares: a crashed service, dead letters of unknown endpoints. */
+  sharedProblems(): string[] {
+    const problems: string[] = [];
+    const exited = this.stack.exited();
+    if (exited.length > 0) {
+      problems.push(
+        `Hookbase exited during the run: ${exited.join(', ')}\n${this.stack.recentLogs(20)}`,
+      );
+    }
+    if (this.unknownDeadLetters > 0) {
+      problems.push(`${this.unknownDeadLetters} DLQ records for endpoints this run did not create`);
+    }
+    if (this.kafka.malformedDeadLetters > 0) {
+      problems.push(`${this.kafka.malformedDeadLetters} unreadable DLQ records`);
+    }
+    if (this.receiver.stats.unrouted > 0 || this.receiver.stats.malformed > 0) {
+      problems.push(
+        `receiver got ${this.receiver.stats.unrouted} requests for unknown paths and ${this.receiver.stats.malformed} bodies without a sequence number`,
+      );
+    }
+    return problems;
+  }
+
+  /**
+   * The scenario's result with everything shared filled in: service peaks (read before the
+   * services stop), logs, harness load, and the verdict (void when any problem).
+   */
+  async result(parts: {
+    title: string;
+    summary: string;
+    headline: [string, string][];
+    runs: RunReport[];
+    tables?: ResultTable[];
+    problems: string[];
+    notes?: string[];
+    extra?: Record<string, unknown>;
+  }): Promise<ScenarioResult> {
+    await this.sampler.stop();
+    const services = await this.sampler.usage();
+    const problems = [...parts.problems, ...this.sharedProblems()];
+    const { runs } = parts;
+    const { options } = this.ctx;
+    return {
+      scenario: options.scenario,
+      status: problems.length > 0 ? 'void' : 'ok',
+      title: parts.title,
+      startedAt: new Date(this.startedMs).toISOString(),
+      durationSeconds: (now() - this.startedMs) / 1000,
+      commit: gitCommit(),
+      machine: machine(),
+      topology: this.stack.topology,
+      options: {
+        ...options,
+        databaseUrl: options.databaseUrl.replace(/:[^:@/]+@/, ':***@'),
+        attach: options.attach ? { ...options.attach, adminToken: '***' } : undefined,
+      },
+      summary: parts.summary,
+      headline: parts.headline,
+      tables: [
+        ...(parts.tables ?? []),
+        // Runs without messages (ingest-rest with no endpoints) have nothing for this table.
+        ...(runs.some((run) => run.ledger.messages.published > 0) ? [runsTable(runs)] : []),
+        servicesTable(services),
+      ],
+      runs,
+      services,
+      serviceLogs: this.stack.logs.summary(),
+      harness: this.sampler.harness(),
+      problems,
+      notes: parts.notes ?? [],
+      extra: {
+        receiver: this.receiver.stats,
+        kafkaClientErrors: this.kafka.errors,
+        deadLetterReasons: this.reasonsFor(),
+        // The memory, CPU and lag samples, in seconds since the scenario began (see the README to plot).
+        resources: this.sampler.points.map(({ at, ...point }) => ({
+          t: this.offset(at),
+          ...point,
+        })),
+        ...parts.extra,
+      },
+      files: null,
+    };
+  }
+
+  offset(ms: number): number {
+    return (ms - this.startedMs) / 1000;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.ctx.progress.stop();
+    await this.sampler?.stop().catch(() => undefined);
+    await this.kafka?.stop().catch(() => undefined);
+    await this.stack?.stop();
+    await this.receiver.stop();
+  }
+}

@@ -1,0 +1,172 @@
+import { Pool } from 'undici';
+import { now } from '../core/clock';
+import { Ledger } from '../core/ledger';
+import { dueAt, PacingPlan, waitFor } from '../core/pacing';
+
+export const EVENT_TYPE = 'bench.event';
+
+export interface BenchEvent {
+  eventType: string;
+  payload: { s: number; pad?: string };
+  endpointIds?: string[];
+}
+
+/** A payload of about `bytes` bytes of JSON carrying the event's sequence number. */
+export function benchPayload(seq: number, bytes: number): BenchEvent['payload'] {
+  const base = JSON.stringify({ s: seq, pad: '' }).length;
+  return bytes > base ? { s: seq, pad: 'x'.repeat(bytes - base) } : { s: seq };
+}
+
+export type PublishOutcome =
+  | { kind: 'accepted'; eventId: string }
+  | { kind: 'refused'; detail: string }
+  | { kind: 'failed'; detail: string };
+
+/**
+ * `POST /v1/events` over a keep-alive connection pool (undici), one event per request, as a
+ * producer would send them. Every request has a timeout, so nothing waits forever.
+ */
+export class IngestClient {
+  private readonly pool: Pool;
+
+  constructor(
+    baseUrl: string,
+    private readonly apiKey: string,
+    connections: number,
+  ) {
+    this.pool = new Pool(baseUrl, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
+  }
+
+  async publish(event: BenchEvent): Promise<PublishOutcome> {
+    try {
+      const response = await this.pool.request({
+        path: '/v1/events',
+        method: 'POST',
+        headers: { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(event),
+        headersTimeout: 30_000,
+        bodyTimeout: 30_000,
+      });
+      const text = await response.body.text();
+      if (response.statusCode === 202) {
+        const id = (JSON.parse(text) as { data?: { id?: string } }).data?.id;
+        if (typeof id === 'string') return { kind: 'accepted', eventId: id };
+        return { kind: 'failed', detail: 'HTTP 202 without an event id' };
+      }
+      let code = '';
+      try {
+        code = (JSON.parse(text) as { error?: { code?: string } }).error?.code ?? '';
+      } catch {
+        // not JSON: the status says enough
+      }
+      return { kind: 'refused', detail: `HTTP ${response.statusCode}${code ? ` ${code}` : ''}` };
+    } catch (error) {
+      const e = error as { code?: string; message: string };
+      return { kind: 'failed', detail: e.code ?? e.message };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close().catch(() => undefined);
+  }
+}
+
+/** Publishes one event and writes each step of it to the ledger. */
+export async function publishInto(
+  ledger: Ledger,
+  client: IngestClient,
+  seq: number,
+  event: BenchEvent,
+): Promise<PublishOutcome> {
+  ledger.sent(seq, now());
+  const outcome = await client.publish(event);
+  const at = now();
+  if (outcome.kind === 'accepted') ledger.accepted(seq, at, outcome.eventId);
+  else if (outcome.kind === 'refused') ledger.refused(seq, at, outcome.detail);
+  else ledger.failed(seq, at, outcome.detail);
+  return outcome;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Open-loop load: event i is due at start + i / rate. When all `maxInFlight` slots are busy the
+ * next event waits for one, and its scheduled time stays the planned one, so falling behind
+ * shows as latency. Stops at `count` events or at the deadline, whichever comes first.
+ */
+export async function runOpenLoop(options: {
+  ratePerSecond: number;
+  count: number;
+  maxInFlight: number;
+  deadlineMs: number;
+  send: (index: number, scheduledAt: number) => Promise<unknown>;
+}): Promise<{ started: number; startMs: number; stoppedByDeadline: boolean }> {
+  const plan: PacingPlan = {
+    startMs: now(),
+    ratePerSecond: options.ratePerSecond,
+    count: options.count,
+  };
+  const inFlight = new Set<Promise<unknown>>();
+  let started = 0;
+  let stoppedByDeadline = false;
+  for (let index = 0; index < plan.count; index++) {
+    const wait = waitFor(plan, index, now());
+    if (wait >= 1) await sleep(wait);
+    while (inFlight.size >= options.maxInFlight) await Promise.race(inFlight);
+    if (now() > options.deadlineMs) {
+      stoppedByDeadline = true;
+      break;
+    }
+    const sending: Promise<unknown> = options
+      .send(index, dueAt(plan, index))
+      .finally(() => inFlight.delete(sending));
+    inFlight.add(sending);
+    started++;
+  }
+  await Promise.all(inFlight);
+  return { started, startMs: plan.startMs, stoppedByDeadline };
+}
+
+/** Closed-loop load: `workers` loops, each sending its next event as soon as the last is answered. */
+export async function runClosedLoop(options: {
+  workers: number;
+  untilMs: number;
+  send: (worker: number) => Promise<unknown>;
+}): Promise<void> {
+  await Promise.all(
+    Array.from({ length: options.workers }, async (_, worker) => {
+      while (now() < options.untilMs) await options.send(worker);
+    }),
+  );
+}
+
+/**
+ * Ordered load for FIFO endpoints: each lane (endpoint) has at most one publish in flight, so
+ * the order the harness numbers its events is the order Hookbase accepted them for that lane.
+ * `workers` lanes-at-a-time run in parallel.
+ */
+export async function runLanes(options: {
+  lanes: readonly number[];
+  perLane: number;
+  workers: number;
+  deadlineMs: number;
+  send: (lane: number, index: number) => Promise<unknown>;
+}): Promise<{ stoppedByDeadline: boolean }> {
+  let stoppedByDeadline = false;
+  const workers = Math.max(1, Math.min(options.workers, options.lanes.length));
+  await Promise.all(
+    Array.from({ length: workers }, async (_, worker) => {
+      const mine = options.lanes.filter((_, i) => i % workers === worker);
+      for (let index = 0; index < options.perLane; index++) {
+        for (const lane of mine) {
+          if (now() > options.deadlineMs) {
+            stoppedByDeadline = true;
+            return;
+          }
+          await options.send(lane, index);
+        }
+      }
+    }),
+  );
+  return { stoppedByDeadline };
+}

@@ -1,0 +1,20 @@
+import { Scenario } from '../core/scenario';
+import { E2E } from './e2e';
+import { FIFO_MANY, FIFO_RTT } from './fifo';
+import { INGEST_BATCH } from './ingest/batch';
+import { INGEST_GRPC } from './ingest/grpc';
+import { INGEST_KAFKA } from './ingest/kafka';
+import { INGEST_REST } from './ingest/rest';
+import { ISOLATION } from './isolation';
+
+/** Every scenario, in the order `all` runs them. */
+export const SCENARIO_LIST: readonly Scenario[] = [
+  INGEST_REST,
+  INGEST_BATCH,
+  INGEST_GRPC,
+  INGEST_KAFKA,
+  E2E,
+  FIFO_RTT,
+  FIFO_MANY,
+  ISOLATION,
+];

@@ -1,0 +1,87 @@
+import { boundHeadline, rawTargetRow, ratio, targetVerdict, TARGETS } from './figures';
+
+const step = (label: string, acceptedPerSecond: number, p99Ms: number | null) => ({
+  label,
+  acceptedPerSecond,
+  p99Ms,
+});
+
+describe('targetVerdict', () => {
+  it('is met by a step at the rate with its p99 under the bound', () => {
+    const verdict = targetVerdict(
+      [step('8 in flight', 6_000, 12), step('32 in flight', 11_000, 40)],
+      TARGETS.single,
+    );
+    expect(verdict.met).toBe(true);
+    expect(verdict.within?.label).toBe('32 in flight');
+    expect(verdict.text).toMatch(/MET, 11,000\/s at 32 in flight \(p99 40\.0 ms\)/);
+  });
+
+  it('does not count throughput bought with latency beyond the bound', () => {
+    const verdict = targetVerdict(
+      [step('32 in flight', 8_000, 45), step('128 in flight', 12_000, 80)],
+      TARGETS.single,
+    );
+    expect(verdict.met).toBe(false);
+    expect(verdict.within?.label).toBe('32 in flight');
+    expect(verdict.text).toContain('MISSED by 2,000/s (20 % short)');
+    expect(verdict.text).toContain('fastest overall 12,000/s at 128 in flight (p99 80.0 ms)');
+  });
+
+  it('says so when no step was within the latency bound', () => {
+    const verdict = targetVerdict([step('a', 60_000, 50), step('b', 1, null)], TARGETS.batch);
+    expect(verdict).toMatchObject({ met: false, within: null });
+    expect(verdict.text).toMatch(/no step had p99 < 50 ms; fastest overall 60,000\/s at a/);
+    expect(targetVerdict([], TARGETS.batch).met).toBe(false);
+  });
+});
+
+describe('ratio', () => {
+  it('divides, to two places, and shows a dash without a raw figure', () => {
+    expect(ratio(7_321, 60_000)).toBe('0.12');
+    expect(ratio(1, 0)).toBe('–');
+    expect(ratio(Number.NaN, 10)).toBe('–');
+  });
+});
+
+describe('boundHeadline', () => {
+  const target = { eventsPerSecond: 10_000, p99Ms: 50 };
+
+  it('has no rows without a bound', () => {
+    expect(boundHeadline(undefined, 5_000, 0, target)).toEqual([]);
+  });
+
+  it('gives the bound at the best step and the share of it accepted', () => {
+    const rows = boundHeadline({ perSecond: 20_000, p99Ms: 12 }, 5_000, 24_000, target);
+    expect(rows).toHaveLength(2);
+    expect(rows[0][0]).toBe('bare HTTP bound');
+    expect(rows[0][1]).toMatch(/^20,000 events\/s at the same step \(p99 12/);
+    expect(rows[1]).toEqual(['accepted ÷ bare HTTP', '0.25']);
+  });
+
+  it('says when the target is above every step’s bound, and only then', () => {
+    const above = boundHeadline({ perSecond: 9_000, p99Ms: 20 }, 3_000, 9_500, target);
+    expect(above).toHaveLength(3);
+    expect(above[2][0]).toBe('target vs bound');
+    expect(above[2][1]).toMatch(/10,000\/s\) is above the highest bare HTTP bound \(9,500\/s\)/);
+    expect(boundHeadline({ perSecond: 9_000, p99Ms: 20 }, 3_000, 10_000, target)).toHaveLength(2);
+  });
+});
+
+describe('rawTargetRow', () => {
+  const target = { eventsPerSecond: 50_000, p99Ms: 50 };
+
+  it('says when the target is above the raw produce rate', () => {
+    const rows = rawTargetRow(target, 43_601);
+    expect(rows).toHaveLength(1);
+    expect(rows[0][0]).toBe('target vs raw produce');
+    expect(rows[0][1]).toMatch(/50,000\/s\) is above the raw Kafka produce rate \(43,601\/s\)/);
+  });
+
+  it('is empty when raw produce reached the target, or was not measured', () => {
+    expect(rawTargetRow(target, 50_000)).toEqual([]);
+    expect(rawTargetRow(target, 63_000)).toEqual([]);
+    expect(rawTargetRow(target, 0)).toEqual([]);
+    expect(rawTargetRow(target, Number.NaN)).toEqual([]);
+  });
+});
