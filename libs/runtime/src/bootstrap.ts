@@ -1,7 +1,14 @@
-import { DynamicModule, INestApplicationContext, Logger, Module } from '@nestjs/common';
+import {
+  DynamicModule,
+  INestApplicationContext,
+  Logger,
+  Module,
+  OnApplicationShutdown,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ConfigError, ConfigModule, HookbaseConfig, loadConfig } from '@hookbase/config';
 import { nestLogLevels } from './log-levels';
+import { startTracing, Tracing } from './tracing';
 
 /**
  * Serves a service's root module over HTTP and answers where it listens. Given by the services
@@ -26,6 +33,15 @@ export interface ServiceDefinition {
 @Module({})
 class ServiceRoot {}
 
+/** Flushes the spans still buffered when the application closes. */
+class TracingShutdown implements OnApplicationShutdown {
+  constructor(private readonly tracing: Tracing) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.tracing.shutdown();
+  }
+}
+
 /**
  * Starts one service: configuration read and validated once (a bad value stops the process with
  * every problem listed), then the Nest application built from the service's modules.
@@ -46,8 +62,10 @@ export async function bootstrapService(
     }
     throw error;
   }
+  const tracing = startTracing(definition.name, env);
   const root: DynamicModule = {
     module: ServiceRoot,
+    providers: [{ provide: TracingShutdown, useValue: new TracingShutdown(tracing) }],
     imports: [ConfigModule.forRoot(config), ...(definition.imports(config) ?? [])],
   };
   if (definition.http) {

@@ -1,2 +1,3 @@
 export * from './bootstrap';
 export * from './log-levels';
+export * from './tracing';
