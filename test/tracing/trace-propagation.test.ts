@@ -3,6 +3,7 @@ import { Metadata, ServiceError } from '@grpc/grpc-js';
 import {
   connectGrpcIngest,
   createTenant,
+  emulatorAwsCredentials,
   GrpcIngestClient,
   OtlpReceiver,
   pollUntil,
@@ -10,6 +11,7 @@ import {
   RunningStack,
   startStack,
   TestReceiver,
+  unusedPort,
 } from '@hookbase/testing';
 
 /**
@@ -84,6 +86,21 @@ describe('OpenTelemetry traces', () => {
     const steady = await create('/steady');
     const retried = await create('/retried-flaky');
     const ordered = await create('/ordered-flaky', { fifoEnabled: true });
+    // Another kind through the same attempt path: an SQS endpoint whose service is not there,
+    // with no retry left, so its one attempt dead-letters the message.
+    const absentSqs = `http://127.0.0.1:${await unusedPort()}`;
+    const queue = await client.post(`/api/organizations/${organizationId}/webhook-endpoints`, {
+      kind: 'sqs',
+      config: {
+        region: 'us-east-1',
+        queueUrl: `${absentSqs}/000000000000/absent`,
+        endpoint: absentSqs,
+        credentials: emulatorAwsCredentials(),
+      },
+      retry: { delaysMs: [0], maxAgeMs: 60_000 },
+    });
+    expect(queue.status).toBe(201);
+    const unreachable: string = queue.body.data.id;
 
     const caller = callerSpan();
     const published = await client.request(
@@ -99,10 +116,11 @@ describe('OpenTelemetry traces', () => {
       () =>
         attemptsAt(caller.traceId, steady).length === 1 &&
         attemptsAt(caller.traceId, retried).length === 2 &&
-        attemptsAt(caller.traceId, ordered).length === 2,
+        attemptsAt(caller.traceId, ordered).length === 2 &&
+        attemptsAt(caller.traceId, unreachable).length === 1,
       {
         timeoutMs: 60_000,
-        description: 'the attempt spans of all three endpoints at the collector',
+        description: 'the attempt spans of all four endpoints at the collector',
       },
     );
     expect(collector.refused).toEqual([]);
@@ -125,7 +143,7 @@ describe('OpenTelemetry traces', () => {
       parentSpanId: publish.spanId,
       attributes: expect.objectContaining({
         'hookbase.event.id': eventId,
-        'hookbase.fanout.deliveries': 3,
+        'hookbase.fanout.deliveries': 4,
       }),
     });
 
@@ -154,6 +172,21 @@ describe('OpenTelemetry traces', () => {
       expect(second.attributes['hookbase.message.status']).toBe('succeeded');
       expect(second.startNanos).toBeGreaterThanOrEqual(first.endNanos);
     }
+    expect(attemptsAt(caller.traceId, unreachable)).toEqual([
+      expect.objectContaining({
+        parentSpanId: fanout.spanId,
+        statusCode: 2,
+        attributes: expect.objectContaining({
+          'hookbase.endpoint.kind': 'sqs',
+          'hookbase.attempt.number': 1,
+          'hookbase.attempt.outcome': 'retry',
+          'hookbase.message.status': 'failed',
+        }),
+      }),
+    ]);
+    expect(attemptsAt(caller.traceId, unreachable)[0].attributes).not.toHaveProperty(
+      'hookbase.response.status',
+    );
     // No span of another trace names this event: the whole path is in the caller's trace.
     expect(
       collector.spans.filter(
