@@ -163,7 +163,17 @@ describe('OpenTelemetry traces', () => {
     expect(attemptsAt(caller.traceId, steady)).toEqual([attempt(steady, 1, 200, 'succeeded')]);
     // A retry (from the schedule) and a FIFO lane's next try are attempts of their own, the
     // wait between them a gap between the spans.
-    for (const endpointId of [retried, ordered]) {
+    for (const [endpointId, path] of [
+      [retried, '/retried-flaky'],
+      [ordered, '/ordered-flaky'],
+    ]) {
+      // The spans tell what was sent: the receiver saw attempt 1 (answered 503), then attempt 2.
+      const sent = receiver.requests
+        .filter((request) => request.path === path)
+        .map((request) => request.headers['hookbase-attempt']);
+      if (sent.join() !== '1,2') {
+        throw new Error(`${path} received attempts ${sent.join()}:\n${stack.process.logs(200)}`);
+      }
       const [first, second] = attemptsAt(caller.traceId, endpointId);
       expect([first, second]).toEqual([
         attempt(endpointId, 1, 503, 'retry'),

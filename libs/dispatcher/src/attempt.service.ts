@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   decideAfterAttempt,
   DEFAULT_RETRY_POLICY,
@@ -68,6 +68,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
     secrets: readonly string[],
     options: { deferSuccessRecord?: boolean } = NO_OPTIONS,
   ): Promise<AttemptResultOf> {
+    const parent = traceContextOfParent(delivery.traceParent);
     const span = tracer.startSpan(
       'attempt',
       {
@@ -80,10 +81,13 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
           'hookbase.attempt.number': delivery.attemptsMade + 1,
         },
       },
-      traceContextOfParent(delivery.traceParent),
+      parent,
     );
     try {
-      const result = await this.attemptOnce(delivery, endpoint, secrets, options, span);
+      // Active while the attempt runs, so what it logs or sends can name the trace.
+      const result = await context.with(trace.setSpan(parent, span), () =>
+        this.attemptOnce(delivery, endpoint, secrets, options, span),
+      );
       span.setAttributes({
         'hookbase.attempt.outcome': result.outcome,
         'hookbase.message.status': result.decision.status,
