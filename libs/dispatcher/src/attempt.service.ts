@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { context, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   decideAfterAttempt,
   DEFAULT_RETRY_POLICY,
@@ -11,7 +12,7 @@ import {
   hasStoredCredentials,
   isCloudDestinationKind,
 } from '@hookbase/destinations';
-import { KafkaProducer, TOPICS, TopicNames } from '@hookbase/kafka';
+import { KafkaProducer, TOPICS, TopicNames, traceContextOfParent } from '@hookbase/kafka';
 import { AttemptRecord, EndpointEntity, OrganizationRepository } from '@hookbase/persistence';
 import { AttemptRecorder } from './attempt-recorder';
 import { dlqMessage } from './dead-letter.service';
@@ -43,6 +44,8 @@ export interface Attempts {
 
 const NO_OPTIONS: { deferSuccessRecord?: boolean } = Object.freeze({});
 
+const tracer = trace.getTracer('hookbase');
+
 @Injectable()
 export class AttemptService implements Attempts, OnApplicationShutdown {
   private readonly logger = new Logger(AttemptService.name);
@@ -55,11 +58,56 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
     @Inject(DESTINATION_REGISTRY) private readonly destinations: DispatcherDestinations,
   ) {}
 
+  /**
+   * Each attempt is an `attempt` span of its own, a child of the event's fan-out (from the record's
+   * headers, or from the store for retries and FIFO lanes), so waits show as gaps between spans.
+   */
   async attempt(
     delivery: PendingDelivery,
     endpoint: EndpointEntity,
     secrets: readonly string[],
     options: { deferSuccessRecord?: boolean } = NO_OPTIONS,
+  ): Promise<AttemptResultOf> {
+    const parent = traceContextOfParent(delivery.traceParent);
+    const span = tracer.startSpan(
+      'attempt',
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'hookbase.message.id': delivery.messageId,
+          'hookbase.event.id': delivery.eventId,
+          'hookbase.endpoint.id': endpoint.id,
+          'hookbase.endpoint.kind': endpoint.kind,
+          'hookbase.attempt.number': delivery.attemptsMade + 1,
+        },
+      },
+      parent,
+    );
+    try {
+      // Active while the attempt runs, so what it logs or sends can name the trace.
+      const result = await context.with(trace.setSpan(parent, span), () =>
+        this.attemptOnce(delivery, endpoint, secrets, options, span),
+      );
+      span.setAttributes({
+        'hookbase.attempt.outcome': result.outcome,
+        'hookbase.message.status': result.decision.status,
+      });
+      if (result.outcome !== 'succeeded') span.setStatus({ code: SpanStatusCode.ERROR });
+      return result;
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  private async attemptOnce(
+    delivery: PendingDelivery,
+    endpoint: EndpointEntity,
+    secrets: readonly string[],
+    options: { deferSuccessRecord?: boolean },
+    span: Span,
   ): Promise<AttemptResultOf> {
     const adapter = this.destinations.adapterFor(endpoint.kind);
     const attemptNumber = delivery.attemptsMade + 1;
@@ -82,6 +130,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
       now: new Date(),
     });
     const outcome = report.outcome;
+    if (outcome.status !== undefined) span.setAttribute('hookbase.response.status', outcome.status);
     const record: AttemptRecord = {
       messageId: delivery.messageId,
       attemptNumber,

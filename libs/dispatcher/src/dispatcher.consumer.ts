@@ -16,6 +16,7 @@ import {
   TopicNames,
   TOPICS,
   TopicWorker,
+  traceParentOfHeaders,
 } from '@hookbase/kafka';
 import { FifoLaneRepository, MessageRepository } from '@hookbase/persistence';
 import { DeliveryService, PendingDelivery } from './delivery.service';
@@ -28,6 +29,8 @@ const INTAKE_RETRY: Backoff = { baseMs: 200, maxMs: 10_000, growth: 'doubling' }
 interface Arrival {
   record: DeliveryRecord;
   offset: string;
+  /** The trace context the record's headers carry (the event's fan-out), or null. */
+  traceParent: string | null;
 }
 
 /** A record whose attempt started: the message and the send to wait for. */
@@ -79,7 +82,11 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
     context: BatchContext,
   ): Promise<InFlightRecord[]> {
     const started = await this.intake.run(
-      records.map((record, index) => ({ record, offset: sources[index].offset })),
+      records.map((record, index) => ({
+        record,
+        offset: sources[index].offset,
+        traceParent: traceParentOfHeaders(sources[index].headers),
+      })),
     );
     return started.flatMap((send, index) =>
       send
@@ -138,6 +145,7 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
         payload: record.payload,
         acceptedAt: new Date(record.acceptedAt),
         attemptsMade,
+        traceParent: arrival.traceParent,
       };
       pending.push(delivery);
       bySource.set(arrival, delivery);

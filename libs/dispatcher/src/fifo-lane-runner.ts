@@ -443,5 +443,6 @@ function pending(message: QueuedMessage): PendingDelivery {
     payload: message.payload,
     acceptedAt: message.acceptedAt,
     attemptsMade: message.attempts,
+    traceParent: message.traceParent,
   };
 }

@@ -11,4 +11,6 @@ export interface PendingDelivery {
   payload: Record<string, unknown>;
   acceptedAt: Date;
   attemptsMade: number;
+  /** W3C `traceparent` of the event's fan-out: each attempt's span is its child. */
+  traceParent?: string | null;
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { Context, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Kafka } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import {
@@ -17,6 +18,9 @@ import {
   TopicNames,
   TOPICS,
   TopicWorker,
+  traceContextOfHeaders,
+  traceHeaders,
+  traceParentOf,
 } from '@hookbase/kafka';
 import {
   EndpointRepository,
@@ -32,6 +36,14 @@ interface Arrival {
 }
 
 const VALUE_EXCERPT_CHARS = 2_000;
+const tracer = trace.getTracer('hookbase');
+
+/** An event's `fan-out` span, in the trace its record carried, and the context it starts. */
+interface EventTrace {
+  span: Span;
+  context: Context;
+}
+
 /** Organizations remembered as existing, at most; past it the memory starts over. */
 const KNOWN_ORGANIZATIONS_MAX = 100_000;
 
@@ -93,12 +105,38 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       .map((record) => ({ record, reason: 'unknown organization' }));
     if (unknown.length > 0) await this.quarantine(unknown);
     const envelopes = all.filter((envelope) => known.has(envelope.organizationId));
+    const traces = startEventTraces(
+      all.map((envelope, i) => ({ envelope, source: sources[i] })),
+      known,
+    );
+    try {
+      await this.recordAndSend(envelopes, traces);
+    } catch (error) {
+      for (const { span } of traces.values()) span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      for (const { span } of traces.values()) span.end();
+    }
+  }
+
+  private async recordAndSend(
+    envelopes: EventEnvelope[],
+    traces: ReadonlyMap<string, EventTrace>,
+  ): Promise<void> {
     // Recipients are resolved here, once per event; the repository only stores the messages (and
     // keeps the ones an event already had when it was recorded before).
     const endpoints = await this.endpoints.liveRecipients([
       ...new Set(envelopes.map((envelope) => envelope.organizationId)),
     ]);
-    const recorded = await this.events.recordEvents(envelopes, planMessages(envelopes, endpoints));
+    // Each event keeps its fan-out's trace context, for the attempts that start from the store.
+    const traceParents = new Map(
+      [...traces].map(([eventId, { context }]) => [eventId, traceParentOf(context)]),
+    );
+    const recorded = await this.events.recordEvents(
+      envelopes,
+      planMessages(envelopes, endpoints),
+      traceParents,
+    );
     // Messages of polling endpoints are complete once recorded (in their poll log): nothing to send.
     const deliveries = envelopes.flatMap((envelope) =>
       (recorded.get(envelope.id) ?? [])
@@ -116,9 +154,21 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     // Duplicated envelopes (a repeated publish) produce their deliveries once.
     const seen = new Set<string>();
     const unique = deliveries.filter((d) => !seen.has(d.messageId) && seen.add(d.messageId));
+    const countOf = new Map<string, number>();
+    for (const delivery of unique)
+      countOf.set(delivery.eventId, (countOf.get(delivery.eventId) ?? 0) + 1);
+    for (const [eventId, { span }] of traces)
+      span.setAttribute('hookbase.fanout.deliveries', countOf.get(eventId) ?? 0);
     await this.producer.send(
       this.topics.deliveries,
-      unique.map((delivery) => ({ key: delivery.endpointId, value: JSON.stringify(delivery) })),
+      unique.map((delivery) => {
+        const eventTrace = traces.get(delivery.eventId);
+        return {
+          key: delivery.endpointId,
+          value: JSON.stringify(delivery),
+          headers: eventTrace && traceHeaders(eventTrace.context),
+        };
+      }),
     );
   }
 
@@ -176,4 +226,32 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       })),
     );
   }
+}
+
+/**
+ * One `fan-out` span per event of a known organization, a child of the span its record's headers
+ * carry (the publish), keyed by event id (a repeated event has one).
+ */
+function startEventTraces(
+  arrivals: readonly Arrival[],
+  known: ReadonlySet<string>,
+): Map<string, EventTrace> {
+  const traces = new Map<string, EventTrace>();
+  for (const { envelope, source } of arrivals) {
+    if (!known.has(envelope.organizationId) || traces.has(envelope.id)) continue;
+    const span = tracer.startSpan(
+      'fan-out',
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          'hookbase.event.id': envelope.id,
+          'hookbase.event.type': envelope.eventType,
+          'hookbase.organization.id': envelope.organizationId,
+        },
+      },
+      traceContextOfHeaders(source.headers),
+    );
+    traces.set(envelope.id, { span, context: trace.setSpan(ROOT_CONTEXT, span) });
+  }
+  return traces;
 }

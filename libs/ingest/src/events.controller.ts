@@ -1,4 +1,5 @@
-import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Headers, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { context } from '@opentelemetry/api';
 import { z } from 'zod';
 import { anyObject, dataOf, DescribeRoute } from '@hookbase/web';
 import { parseInput, publishEventSchema } from '@hookbase/domain';
@@ -6,6 +7,9 @@ import { ApiKeyPrincipal, RequestLimits } from '@hookbase/auth';
 import { ApiKeyGuard, AuthenticatedKey, CountsEvents, toHttpError } from '@hookbase/web';
 import { PublishBatch } from './publish-batch.use-case';
 import { PublishEvent } from './publish-event.use-case';
+import { callerTraceContext } from './caller-trace';
+
+type RequestHeaders = Record<string, string | string[] | undefined>;
 
 /** The batch body as the document states it; publishBatch checks its size itself. */
 const publishBatchSchema = (max: number) =>
@@ -35,10 +39,18 @@ export class EventsController {
   })
   @Post()
   @HttpCode(202)
-  async publish(@AuthenticatedKey() key: ApiKeyPrincipal, @Body() body: unknown) {
+  async publish(
+    @AuthenticatedKey() key: ApiKeyPrincipal,
+    @Body() body: unknown,
+    @Headers() headers: RequestHeaders,
+  ) {
     await this.limits.takeIngest(key, 1);
     const input = parseInput(publishEventSchema, body);
-    return { data: await this.publishEvent.execute(key.organizationId, input) };
+    // The publish continues the caller's trace when the request carries a `traceparent`.
+    const published = await context.with(callerTraceContext(headers), () =>
+      this.publishEvent.execute(key.organizationId, input),
+    );
+    return { data: published };
   }
 
   /** Each event is accepted or refused on its own; results come back in the order sent. */
@@ -70,13 +82,19 @@ export class EventsController {
   }))
   @Post('batch')
   @HttpCode(207)
-  async publishBatch(@AuthenticatedKey() key: ApiKeyPrincipal, @Body() body: unknown) {
-    const outcomes = await this.batch.execute({
-      key,
-      events: (body as { events?: unknown } | null)?.events,
-      toInput: (event: unknown) => parseInput(publishEventSchema, event),
-      sizeHint: (max) => `Send { "events": [...] } with 1 to ${max} events`,
-    });
+  async publishBatch(
+    @AuthenticatedKey() key: ApiKeyPrincipal,
+    @Body() body: unknown,
+    @Headers() headers: RequestHeaders,
+  ) {
+    const outcomes = await context.with(callerTraceContext(headers), () =>
+      this.batch.execute({
+        key,
+        events: (body as { events?: unknown } | null)?.events,
+        toInput: (event: unknown) => parseInput(publishEventSchema, event),
+        sizeHint: (max) => `Send { "events": [...] } with 1 to ${max} events`,
+      }),
+    );
     const results = outcomes.map((outcome) => {
       if (outcome.kind === 'published') return { status: 202, data: outcome.event };
       const mapped = toHttpError(outcome.error);

@@ -1,3 +1,4 @@
+import { context } from '@opentelemetry/api';
 import {
   BeforeApplicationShutdown,
   Inject,
@@ -30,6 +31,7 @@ import {
 import { ApiKeyPrincipal, AuthService, RequestLimits } from '@hookbase/auth';
 import { toGrpcError } from './grpc-errors';
 import { PublishBatch } from './publish-batch.use-case';
+import { callerTraceContext } from './caller-trace';
 import { PublishedEvent, PublishEvent } from './publish-event.use-case';
 
 /** The contract, read at runtime from the repository (from dist/ too): never copied. */
@@ -172,7 +174,9 @@ export class GrpcIngestServer
         typeof authorization === 'string' ? authorization : undefined,
         peerAddress(call.getPeer()),
       );
-      callback(null, await run(key));
+      // The call continues the caller's trace when its metadata carries one.
+      const traced = callerTraceContext(call.metadata.getMap());
+      callback(null, await context.with(traced, () => run(key)));
     } catch (error) {
       callback(this.failure(error).status);
     }

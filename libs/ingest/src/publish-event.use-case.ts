@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   DomainError,
   EventEnvelope,
@@ -6,12 +7,20 @@ import {
   newId,
   PublishEventInput,
 } from '@hookbase/domain';
-import { KafkaProducer, PublishTimeoutError, TOPICS, TopicNames } from '@hookbase/kafka';
+import {
+  KafkaProducer,
+  PublishTimeoutError,
+  TOPICS,
+  TopicNames,
+  traceHeaders,
+} from '@hookbase/kafka';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { IdempotencyRepository, IdempotencyRecord } from '@hookbase/persistence';
 
 /** Details of a 503 whose event Kafka may still store (the acknowledgement timed out). */
 const UNCONFIRMED = Object.freeze({ retryAfterSeconds: 1, stored: 'unknown' });
+
+const tracer = trace.getTracer('hookbase');
 
 export interface PublishedEvent {
   id: string;
@@ -35,7 +44,25 @@ export class PublishEvent {
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
 
-  async execute(organizationId: string, input: PublishEventInput): Promise<PublishedEvent> {
+  /**
+   * One `publish` span per event, in the caller's trace when the edge continues one; its context
+   * goes to Kafka in the record's headers.
+   */
+  execute(organizationId: string, input: PublishEventInput): Promise<PublishedEvent> {
+    return tracer.startActiveSpan(
+      'publish',
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          'hookbase.organization.id': organizationId,
+          'hookbase.event.type': input.eventType,
+        },
+      },
+      (span) => traced(span, this.accept(organizationId, input)),
+    );
+  }
+
+  private async accept(organizationId: string, input: PublishEventInput): Promise<PublishedEvent> {
     const now = new Date();
     const envelope: EventEnvelope = {
       id: newId('evt', now.getTime()),
@@ -135,7 +162,11 @@ export class PublishEvent {
     try {
       await this.producer.publish(
         this.topics.events,
-        { key: envelope.organizationId, value: JSON.stringify(envelope) },
+        {
+          key: envelope.organizationId,
+          value: JSON.stringify(envelope),
+          headers: traceHeaders(),
+        },
         this.config.http.ackTimeoutMs,
       );
     } catch (error) {
@@ -163,6 +194,24 @@ export class PublishEvent {
         retryAfterSeconds: 1,
       });
     }
+  }
+}
+
+/** Ends the publish span with what came of it: the event id, or the error that refused it. */
+async function traced(span: Span, accepting: Promise<PublishedEvent>): Promise<PublishedEvent> {
+  try {
+    const event = await accepting;
+    span.setAttributes({
+      'hookbase.event.id': event.id,
+      'hookbase.event.duplicate': event.duplicate,
+    });
+    return event;
+  } catch (error) {
+    const code = error instanceof DomainError ? error.code : 'UNEXPECTED';
+    span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+    throw error;
+  } finally {
+    span.end();
   }
 }
 

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { Consumer, Kafka } from 'kafkajs';
+import { Consumer, IHeaders, Kafka } from 'kafkajs';
 import { Backoff, backoffDelay, OffsetWatermark } from '@hookbase/domain';
 
 export interface ConsumedRecord {
@@ -8,6 +8,8 @@ export interface ConsumedRecord {
   key: string | null;
   value: Buffer | null;
   timestamp: string;
+  /** The record's headers (trace context among them). */
+  headers?: IHeaders;
 }
 
 export interface BatchContext {
@@ -175,6 +177,7 @@ export class BatchConsumer {
           key: message.key ? message.key.toString() : null,
           value: message.value,
           timestamp: message.timestamp,
+          headers: message.headers,
         }));
         const last = batch.messages[batch.messages.length - 1].offset;
         if (await this.runBatch(records, context)) resolveOffset(last);

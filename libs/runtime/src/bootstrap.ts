@@ -1,9 +1,16 @@
-import { DynamicModule, INestApplicationContext, Logger, Module } from '@nestjs/common';
+import {
+  DynamicModule,
+  INestApplicationContext,
+  Logger,
+  Module,
+  OnApplicationShutdown,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ConfigError, ConfigModule, HookbaseConfig, loadConfig } from '@hookbase/config';
 import { activeTraceId } from './active-trace-id';
 import { NestLoggerAdapter } from './nest-logger.adapter';
 import { createServiceLogger } from './service-logger';
+import { startTracing, Tracing } from './tracing';
 
 /**
  * Serves a service's root module over HTTP and answers where it listens. Given by the services
@@ -27,6 +34,15 @@ export interface ServiceDefinition {
 
 @Module({})
 class ServiceRoot {}
+
+/** Flushes the spans still buffered when the application closes. */
+class TracingShutdown implements OnApplicationShutdown {
+  constructor(private readonly tracing: Tracing) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.tracing.shutdown();
+  }
+}
 
 /**
  * Where every log line of the process goes: Nest's own, each `new Logger(context)`'s, and
@@ -85,8 +101,10 @@ export async function bootstrapService(
     throw error;
   }
   const serviceLogger = useServiceLogger(definition.name, config, env);
+  const tracing = startTracing(definition.name, env);
   const root: DynamicModule = {
     module: ServiceRoot,
+    providers: [{ provide: TracingShutdown, useValue: new TracingShutdown(tracing) }],
     imports: [ConfigModule.forRoot(config), ...(definition.imports(config) ?? [])],
   };
   if (definition.http) {

@@ -9,3 +9,4 @@ export * from './emulators';
 export * from './sqs-queue';
 export * from './stub-resolver';
 export * from './grpc-ingest-client';
+export * from './otlp-receiver';

@@ -11,4 +11,6 @@ export class EventEntity {
   @Column({ name: 'idempotency_key', type: 'text', nullable: true }) idempotencyKey!: string | null;
   @Column({ name: 'accepted_at', type: 'timestamptz' }) acceptedAt!: Date;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
+  /** W3C `traceparent` of the event's fan-out; null when tracing was off. */
+  @Column({ name: 'trace_parent', type: 'text', nullable: true }) traceParent!: string | null;
 }

@@ -7,6 +7,7 @@ import { OrganizationHostIdentity1764892800000 } from './1764892800000-organizat
 import { ApiKeyLifecycle1764979200000 } from './1764979200000-api-key-lifecycle';
 import { SealEndpointSecrets1765152000000 } from './1765152000000-seal-endpoint-secrets';
 import { ExplicitDeliveryState1765238400000 } from './1765238400000-explicit-delivery-state';
+import { EventTraceParent1765324800000 } from './1765324800000-event-trace-parent';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -18,4 +19,5 @@ export const MIGRATIONS = [
   ApiKeyLifecycle1764979200000,
   SealEndpointSecrets1765152000000,
   ExplicitDeliveryState1765238400000,
+  EventTraceParent1765324800000,
 ];

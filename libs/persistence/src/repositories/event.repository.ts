@@ -33,10 +33,11 @@ export class EventRepository {
   async recordEvents(
     envelopes: readonly EventEnvelope[],
     planned: readonly PlannedMessage[],
+    traceParents: ReadonlyMap<string, string | null> = new Map(),
   ): Promise<Map<string, RecordedMessage[]>> {
     if (envelopes.length === 0) return new Map();
     return this.dataSource.transaction(async (tx) => {
-      const fresh = await this.insertNewEvents(tx, envelopes);
+      const fresh = await this.insertNewEvents(tx, envelopes, traceParents);
       const eventIds = [...new Set(envelopes.map((envelope) => envelope.id))];
       const byEvent = new Map<string, RecordedMessage[]>(eventIds.map((id) => [id, []]));
       // A fresh event's messages are the ones just made for it: no message can have existed.
@@ -75,13 +76,15 @@ export class EventRepository {
   private async insertNewEvents(
     tx: EntityManager,
     envelopes: readonly EventEnvelope[],
+    traceParents: ReadonlyMap<string, string | null>,
   ): Promise<EventEnvelope[]> {
     const unique = [...new Map(envelopes.map((envelope) => [envelope.id, envelope])).values()];
     const now = new Date();
     const inserted: { id: string }[] = await tx.query(
-      `INSERT INTO events (id, organization_id, event_type, payload, idempotency_key, accepted_at, created_at)
+      `INSERT INTO events (id, organization_id, event_type, payload, idempotency_key, accepted_at, created_at,
+                           trace_parent)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::timestamptz[],
-                            $7::timestamptz[])
+                            $7::timestamptz[], $8::text[])
        ON CONFLICT (id) DO NOTHING
        RETURNING id`,
       [
@@ -92,6 +95,7 @@ export class EventRepository {
         unique.map((e) => e.idempotencyKey ?? null),
         unique.map((e) => e.acceptedAt),
         unique.map(() => now),
+        unique.map((e) => traceParents.get(e.id) ?? null),
       ],
     );
     const insertedIds = new Set(inserted.map((row) => row.id));

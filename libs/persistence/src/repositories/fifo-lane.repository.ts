@@ -17,6 +17,8 @@ export interface QueuedMessage {
   nextAttemptAt: Date | null;
   /** The organization's plan, for its retention. */
   plan: Plan;
+  /** The event's stored trace context (W3C `traceparent`), or null. */
+  traceParent?: string | null;
 }
 
 /** What `fifo-state` shows of a lane, read in one go. */
@@ -48,6 +50,7 @@ interface QueuedRow {
   attempts: number;
   next_attempt_at: Date | null;
   plan: Plan;
+  trace_parent: string | null;
 }
 
 /**
@@ -154,7 +157,8 @@ export class FifoLaneRepository {
   async queue(endpointId: string, limit: number): Promise<QueuedMessage[]> {
     const rows: QueuedRow[] = await this.dataSource.query(
       `SELECT m.id, m.event_id, m.organization_id, m.endpoint_id, m.event_type, m.status,
-              m.attempts, m.next_attempt_at, e.payload, e.accepted_at, o.plan
+              m.attempts, m.next_attempt_at, e.payload, e.accepted_at, o.plan,
+              e.trace_parent
          FROM messages m
          JOIN events e ON e.id = m.event_id
          JOIN organizations o ON o.id = m.organization_id
@@ -175,6 +179,7 @@ export class FifoLaneRepository {
       attempts: row.attempts,
       nextAttemptAt: row.next_attempt_at,
       plan: row.plan,
+      traceParent: row.trace_parent,
     }));
   }
 

@@ -47,6 +47,8 @@ export interface ClaimedMessage {
   payload: Record<string, unknown>;
   acceptedAt: Date;
   attempts: number;
+  /** The event's stored trace context (W3C `traceparent`), or null. */
+  traceParent?: string | null;
 }
 
 /** What one attempt changed: the attempt row and the message's new state. */
@@ -214,6 +216,7 @@ export class MessageRepository {
         attempts: number;
         payload: Record<string, unknown>;
         accepted_at: Date;
+        trace_parent: string | null;
       }[],
       number,
     ] = await this.dataSource.query(
@@ -229,7 +232,7 @@ export class MessageRepository {
          FROM due, events e, ${transitionTable(['claimed_for_retry'])}
         WHERE m.id = due.id AND e.id = m.event_id AND ${inFromState('m')}
        RETURNING m.id, COALESCE(m.replay_of, m.id) AS webhook_id, m.event_id, m.organization_id,
-                 m.endpoint_id, m.event_type, m.attempts, e.payload,
+                 m.endpoint_id, m.event_type, m.attempts, e.payload, e.trace_parent,
                  -- A copy's age (for maxAgeMs) counts from when it was made.
                  CASE WHEN m.replay_of IS NULL THEN e.accepted_at ELSE m.created_at END AS accepted_at`,
       [limit, leaseMs],
@@ -244,6 +247,7 @@ export class MessageRepository {
       payload: row.payload,
       acceptedAt: row.accepted_at,
       attempts: row.attempts,
+      traceParent: row.trace_parent,
     }));
   }
 
