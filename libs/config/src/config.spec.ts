@@ -37,6 +37,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HOOKBASE_GRPC_PORT: '-2' })).toThrow(/HOOKBASE_GRPC_PORT/);
   });
 
+  it("serves a worker's health and metrics only when given a port or 0 (any free one)", () => {
+    expect(loadConfig({}).ops).toEqual({ port: undefined });
+    expect(loadConfig({ HOOKBASE_OPS_PORT: '9464' }).ops).toEqual({ port: 9464 });
+    expect(loadConfig({ HOOKBASE_OPS_PORT: '0' }).ops).toEqual({ port: 0 });
+    expect(loadConfig({ HOOKBASE_OPS_PORT: '-1' }).ops).toEqual({ port: undefined });
+    expect(() => loadConfig({ HOOKBASE_OPS_PORT: '-2' })).toThrow(/HOOKBASE_OPS_PORT/);
+  });
+
   it('gives each organization a share of the dispatch pool, in percent, refusing nonsense', () => {
     expect(loadConfig({}).delivery.organizationShare).toBe(64); // 25 % of 256
     expect(

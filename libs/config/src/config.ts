@@ -30,6 +30,9 @@ const envSchema = z.object({
   // gRPC ingest (hookbase.v1.Ingest) in the processes that serve ingest; 0 picks a free port,
   // -1 turns it off.
   HOOKBASE_GRPC_PORT: int(-1, 65535).default(50051),
+  // Health and metrics of a worker without HTTP (fan-out, dispatcher, DLQ handler) on a small
+  // HTTP server of its own; 0 picks a free port, -1 (the default) turns it off.
+  HOOKBASE_OPS_PORT: int(-1, 65535).default(-1),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
@@ -123,6 +126,8 @@ export interface HookbaseConfig {
   };
   /** gRPC ingest on http.host; port undefined when turned off. */
   grpc: { port: number | undefined };
+  /** A worker's own health and metrics server on http.host; port undefined when turned off. */
+  ops: { port: number | undefined };
   database: { url: string; poolSize: number; runMigrations: boolean };
   kafka: { brokers: string[]; clientId: string; topicPrefix: string; sessionTimeoutMs: number };
   auth: {
@@ -229,6 +234,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       ackTimeoutMs: e.HOOKBASE_INGEST_ACK_TIMEOUT_MS,
     },
     grpc: { port: e.HOOKBASE_GRPC_PORT === -1 ? undefined : e.HOOKBASE_GRPC_PORT },
+    ops: { port: e.HOOKBASE_OPS_PORT === -1 ? undefined : e.HOOKBASE_OPS_PORT },
     database: {
       url: e.DATABASE_URL,
       poolSize: e.DATABASE_POOL_SIZE,

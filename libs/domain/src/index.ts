@@ -25,3 +25,4 @@ export * from './storable-text';
 export * from './target-policy';
 export * from './host-identity';
 export * from './grouped-work';
+export * from './readiness';

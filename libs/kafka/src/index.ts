@@ -3,3 +3,4 @@ export * from './kafka-producer';
 export * from './kafka.module';
 export * from './topics';
 export * from './topic-worker';
+export * from './kafka-readiness';

@@ -2,6 +2,7 @@ import { DynamicModule, Global, Logger, Module } from '@nestjs/common';
 import { Kafka, logLevel } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { KafkaProducer } from './kafka-producer';
+import { KafkaReadiness } from './kafka-readiness';
 import { KAFKA, TOPICS } from './kafka.tokens';
 import { topicNames, TopicNames, topicSpecs } from './topics';
 
@@ -78,6 +79,7 @@ export class KafkaModule {
           inject: [HOOKBASE_CONFIG],
         },
         KafkaProducer,
+        KafkaReadiness,
       ],
       exports: [KAFKA, TOPICS, KafkaProducer],
     };

@@ -2,6 +2,7 @@ import { DynamicModule, INestApplicationContext, Logger, Module } from '@nestjs/
 import { NestFactory } from '@nestjs/core';
 import { ConfigError, ConfigModule, HookbaseConfig, loadConfig } from '@hookbase/config';
 import { nestLogLevels } from './log-levels';
+import { OpsModule } from './ops.module';
 
 /**
  * Serves a service's root module over HTTP and answers where it listens. Given by the services
@@ -48,7 +49,12 @@ export async function bootstrapService(
   }
   const root: DynamicModule = {
     module: ServiceRoot,
-    imports: [ConfigModule.forRoot(config), ...(definition.imports(config) ?? [])],
+    imports: [
+      ConfigModule.forRoot(config),
+      // Workers answer health on a port of their own; HTTP services on their main port.
+      OpsModule.forService({ ownServer: !definition.http }),
+      ...(definition.imports(config) ?? []),
+    ],
   };
   if (definition.http) {
     const { app, url } = await definition.http(root, config);
