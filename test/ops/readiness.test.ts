@@ -45,7 +45,7 @@ describe('health: live and ready through PostgreSQL and Kafka outages', () => {
       HOOKBASE_OPS_PORT: '0',
     });
     worker = dispatcher.process;
-    const [, opsUrl] = await worker.waitForLine(/health on (http:\/\/\S+)/, 10_000);
+    const [, opsUrl] = await worker.waitForLine(/health and metrics on (http:\/\/\S+)/, 10_000);
     services = [
       { name: 'standalone', client: new ApiClient(stack.url) },
       { name: 'dispatcher', client: new ApiClient(opsUrl) },
@@ -107,6 +107,11 @@ describe('health: live and ready through PostgreSQL and Kafka outages', () => {
       { name: 'postgresql', ready: true },
     ]);
     await expectLive();
+    // The worker's ops port serves its metrics too, in the Prometheus text format.
+    const metrics = await fetch(`${services[1].client.baseUrl}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(await metrics.text()).toMatch(/^hookbase_consumer_lag\{group="[^"]+\.dispatcher"/m);
   });
 
   it('is not ready while PostgreSQL is gone, says so, and is ready again after', async () => {

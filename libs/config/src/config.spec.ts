@@ -45,6 +45,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HOOKBASE_OPS_PORT: '-2' })).toThrow(/HOOKBASE_OPS_PORT/);
   });
 
+  it('labels metrics by endpoint only when asked to', () => {
+    expect(loadConfig({}).metrics).toEqual({ endpointLabels: false });
+    expect(loadConfig({ HOOKBASE_METRICS_ENDPOINT_LABELS: 'true' }).metrics).toEqual({
+      endpointLabels: true,
+    });
+  });
+
   it('gives each organization a share of the dispatch pool, in percent, refusing nonsense', () => {
     expect(loadConfig({}).delivery.organizationShare).toBe(64); // 25 % of 256
     expect(

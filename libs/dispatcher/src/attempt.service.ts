@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import {
   decideAfterAttempt,
   DEFAULT_RETRY_POLICY,
@@ -13,6 +13,7 @@ import {
 } from '@hookbase/destinations';
 import { KafkaProducer, TOPICS, TopicNames } from '@hookbase/kafka';
 import { AttemptRecord, EndpointEntity, OrganizationRepository } from '@hookbase/persistence';
+import { DeliveryMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import { AttemptRecorder } from './attempt-recorder';
 import { dlqMessage } from './dead-letter.service';
 import { DESTINATION_REGISTRY, DispatcherDestinations } from './destination-registry.provider';
@@ -53,6 +54,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
     private readonly recorder: AttemptRecorder,
     private readonly organizations: OrganizationRepository,
     @Inject(DESTINATION_REGISTRY) private readonly destinations: DispatcherDestinations,
+    @Optional() @Inject(METRICS) private readonly metrics: DeliveryMetrics = NO_METRICS,
   ) {}
 
   async attempt(
@@ -82,6 +84,13 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
       now: new Date(),
     });
     const outcome = report.outcome;
+    this.metrics.attemptFinished({
+      kind: endpoint.kind,
+      outcome: outcome.kind,
+      responseStatus: outcome.status ?? null,
+      endpointId: endpoint.id,
+      seconds: report.durationMs / 1000,
+    });
     const record: AttemptRecord = {
       messageId: delivery.messageId,
       attemptNumber,
@@ -107,6 +116,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
           record.responseStatus,
         ),
       );
+      this.metrics.deadLettered(decision.dlqReason, 1);
     }
     const recorded = this.recorder.record(record);
     if (options.deferSuccessRecord && decision.status === 'succeeded') {

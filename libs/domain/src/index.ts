@@ -26,3 +26,5 @@ export * from './target-policy';
 export * from './host-identity';
 export * from './grouped-work';
 export * from './readiness';
+export * from './status-class';
+export * from './consumer-lag';

@@ -1,6 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Kafka } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import { FanoutMetrics, IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import {
   DeliveryRecord,
   EventEnvelope,
@@ -59,6 +60,9 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     private readonly producer: KafkaProducer,
     private readonly organizations: OrganizationRepository,
     private readonly invalid: InvalidEventRepository,
+    @Optional()
+    @Inject(METRICS)
+    private readonly metrics: FanoutMetrics & IngestMetrics = NO_METRICS,
   ) {
     super(kafka, config, {
       role: 'fanout',
@@ -92,6 +96,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       .filter((_, i) => !known.has(all[i].organizationId))
       .map((record) => ({ record, reason: 'unknown organization' }));
     if (unknown.length > 0) await this.quarantine(unknown);
+    this.metrics.eventsRefused('kafka', 'unknown_organization', unknown.length);
     const envelopes = all.filter((envelope) => known.has(envelope.organizationId));
     // Recipients are resolved here, once per event; the repository only stores the messages (and
     // keeps the ones an event already had when it was recorded before).
@@ -120,6 +125,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       this.topics.deliveries,
       unique.map((delivery) => ({ key: delivery.endpointId, value: JSON.stringify(delivery) })),
     );
+    this.metrics.eventsFannedOut(envelopes.length, unique.length);
   }
 
   private async existingOrganizations(ids: readonly string[]): Promise<Set<string>> {
@@ -136,8 +142,9 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     return known;
   }
 
-  protected override passOver(rejected: RejectedRecord[]): Promise<void> {
-    return this.quarantine(rejected);
+  protected override async passOver(rejected: RejectedRecord[]): Promise<void> {
+    await this.quarantine(rejected);
+    this.metrics.eventsRefused('kafka', 'invalid_record', rejected.length);
   }
 
   /**

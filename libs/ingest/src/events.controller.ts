@@ -1,9 +1,11 @@
-import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Optional, Post, UseGuards } from '@nestjs/common';
 import { z } from 'zod';
 import { anyObject, dataOf, DescribeRoute } from '@hookbase/web';
 import { parseInput, publishEventSchema } from '@hookbase/domain';
 import { ApiKeyPrincipal, RequestLimits } from '@hookbase/auth';
+import { IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import { ApiKeyGuard, AuthenticatedKey, CountsEvents, toHttpError } from '@hookbase/web';
+import { countedBatch, countedPublish } from './ingest-counting';
 import { PublishBatch } from './publish-batch.use-case';
 import { PublishEvent } from './publish-event.use-case';
 
@@ -20,6 +22,7 @@ export class EventsController {
     private readonly publishEvent: PublishEvent,
     private readonly batch: PublishBatch,
     private readonly limits: RequestLimits,
+    @Optional() @Inject(METRICS) private readonly metrics: IngestMetrics = NO_METRICS,
   ) {}
 
   @DescribeRoute({
@@ -36,9 +39,11 @@ export class EventsController {
   @Post()
   @HttpCode(202)
   async publish(@AuthenticatedKey() key: ApiKeyPrincipal, @Body() body: unknown) {
-    await this.limits.takeIngest(key, 1);
-    const input = parseInput(publishEventSchema, body);
-    return { data: await this.publishEvent.execute(key.organizationId, input) };
+    return countedPublish(this.metrics, 'rest', async () => {
+      await this.limits.takeIngest(key, 1);
+      const input = parseInput(publishEventSchema, body);
+      return { data: await this.publishEvent.execute(key.organizationId, input) };
+    });
   }
 
   /** Each event is accepted or refused on its own; results come back in the order sent. */
@@ -71,12 +76,15 @@ export class EventsController {
   @Post('batch')
   @HttpCode(207)
   async publishBatch(@AuthenticatedKey() key: ApiKeyPrincipal, @Body() body: unknown) {
-    const outcomes = await this.batch.execute({
-      key,
-      events: (body as { events?: unknown } | null)?.events,
-      toInput: (event: unknown) => parseInput(publishEventSchema, event),
-      sizeHint: (max) => `Send { "events": [...] } with 1 to ${max} events`,
-    });
+    const events = (body as { events?: unknown } | null)?.events;
+    const outcomes = await countedBatch(this.metrics, 'batch', events, () =>
+      this.batch.execute({
+        key,
+        events,
+        toInput: (event: unknown) => parseInput(publishEventSchema, event),
+        sizeHint: (max) => `Send { "events": [...] } with 1 to ${max} events`,
+      }),
+    );
     const results = outcomes.map((outcome) => {
       if (outcome.kind === 'published') return { status: 202, data: outcome.event };
       const mapped = toHttpError(outcome.error);

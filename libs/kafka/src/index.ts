@@ -4,3 +4,4 @@ export * from './kafka.module';
 export * from './topics';
 export * from './topic-worker';
 export * from './kafka-readiness';
+export * from './consumer-lag.source';

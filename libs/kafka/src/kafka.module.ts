@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Logger, Module } from '@nestjs/common';
 import { Kafka, logLevel } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import { ConsumerLagSource } from './consumer-lag.source';
 import { KafkaProducer } from './kafka-producer';
 import { KafkaReadiness } from './kafka-readiness';
 import { KAFKA, TOPICS } from './kafka.tokens';
@@ -80,6 +81,7 @@ export class KafkaModule {
         },
         KafkaProducer,
         KafkaReadiness,
+        ConsumerLagSource,
       ],
       exports: [KAFKA, TOPICS, KafkaProducer],
     };

@@ -1,4 +1,5 @@
 export * from './data-source';
+export * from './database-pool.source';
 export * from './database-readiness';
 export * from './endpoint-secret-sealer';
 export * from './entities';

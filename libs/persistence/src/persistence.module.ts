@@ -10,6 +10,7 @@ import { DataSource } from 'typeorm';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { Backoff, backoffDelay } from '@hookbase/domain';
 import { createDataSource, runMigrations } from './data-source';
+import { DatabasePoolSource } from './database-pool.source';
 import { DatabaseReadiness } from './database-readiness';
 import { EndpointSecretSealer, SECRET_SEALER, type SecretSealer } from './endpoint-secret-sealer';
 import { ApiKeyRepository } from './repositories/api-key.repository';
@@ -98,6 +99,7 @@ export class PersistenceModule implements OnApplicationShutdown {
         },
         ...REPOSITORIES,
         DatabaseReadiness,
+        DatabasePoolSource,
       ],
       exports: [DataSource, SECRET_SEALER, ...REPOSITORIES],
     };

@@ -9,11 +9,12 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import type { AddressInfo } from 'node:net';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { notReadyMessage, reportedChecks } from './health-answers';
+import { HookbaseMetrics } from './metrics/hookbase-metrics';
 import { ReadinessService } from './readiness.service';
 
 /**
  * A worker's own small HTTP server (HOOKBASE_OPS_PORT) for what an orchestrator and Prometheus
- * ask of it: `/health`, `/health/live`, `/health/ready`. Plain node:http, so workers still never
+ * ask of it: `/health`, `/health/live`, `/health/ready` and `/metrics`. Plain node:http, so workers still never
  * load the web stack. Answers in the same JSON shapes as the HTTP services.
  */
 @Injectable()
@@ -24,6 +25,7 @@ export class OpsServer implements OnApplicationBootstrap, OnApplicationShutdown 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly readiness: ReadinessService,
+    private readonly metrics: HookbaseMetrics,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -36,7 +38,7 @@ export class OpsServer implements OnApplicationBootstrap, OnApplicationShutdown 
     });
     this.server = server;
     const address = server.address() as AddressInfo;
-    this.logger.log(`health on http://${this.config.http.host}:${address.port}`);
+    this.logger.log(`health and metrics on http://${this.config.http.host}:${address.port}`);
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -69,6 +71,12 @@ export class OpsServer implements OnApplicationBootstrap, OnApplicationShutdown 
             details: { checks },
           },
         });
+      }
+      case '/metrics': {
+        const { contentType, text } = await this.metrics.scrape();
+        response.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' });
+        response.end(text);
+        return;
       }
       default:
         return send(response, 404, {
