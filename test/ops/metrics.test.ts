@@ -190,4 +190,53 @@ describe('metrics: scraped counters equal what happened', () => {
     expect(lag.length).toBeGreaterThan(0);
     expect(lag.every((s) => s.labels.topic === `${stack.topicPrefix}.deliveries`)).toBe(true);
   });
+
+  it('reports FIFO lanes by state and the retry schedule from the store', async () => {
+    receiver.respondWith(() => ({ status: 200 }));
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken, 'pro');
+    const org = `/api/organizations/${organizationId}`;
+    const created = await client.post(`${org}/webhook-endpoints`, {
+      url: `${receiverUrl}/fifo`,
+      fifoEnabled: true,
+    });
+    expect(created.status).toBe(201);
+    const endpointId: string = created.body.data.id;
+    await client.patch(`${org}/webhook-endpoints/${endpointId}`, { status: 'paused' });
+    for (const n of [1, 2]) {
+      const published = await client.post('/v1/events', {
+        eventType: 'laned',
+        payload: { n },
+        endpointIds: [endpointId],
+      });
+      expect(published.status).toBe(202);
+    }
+    const samples = await pollUntil(
+      async () => {
+        const scraped = await scrape();
+        const blocked = sum(scraped, 'hookbase_fifo_lanes', {
+          state: 'blocked',
+          reason: 'endpoint_paused',
+        });
+        return blocked === 1 ? scraped : undefined;
+      },
+      { timeoutMs: 30_000, description: 'one FIFO lane blocked by its paused endpoint' },
+    );
+    expect(sum(samples, 'hookbase_fifo_lanes', { state: 'running' })).toBe(0);
+    expect(sum(samples, 'hookbase_fifo_oldest_queued_age_seconds')).toBeGreaterThan(0);
+    // Everything of the first test was delivered or dead-lettered: nothing is due for a retry.
+    expect(sum(samples, 'hookbase_retries_scheduled', { state: 'due' })).toBe(0);
+    expect(sum(samples, 'hookbase_retries_scheduled', { state: 'overdue' })).toBe(0);
+
+    await client.patch(`${org}/webhook-endpoints/${endpointId}`, { status: 'active' });
+    await pollUntil(
+      async () => {
+        const scraped = await scrape();
+        return sum(scraped, 'hookbase_fifo_lanes') === 0 &&
+          sum(scraped, 'hookbase_fifo_oldest_queued_age_seconds') === 0
+          ? scraped
+          : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the lane drained once its endpoint is active' },
+    );
+  });
 });

@@ -28,3 +28,4 @@ export * from './grouped-work';
 export * from './readiness';
 export * from './status-class';
 export * from './consumer-lag';
+export * from './lane-activity';

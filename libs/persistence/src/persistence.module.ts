@@ -11,6 +11,7 @@ import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { Backoff, backoffDelay } from '@hookbase/domain';
 import { createDataSource, runMigrations } from './data-source';
 import { DatabasePoolSource } from './database-pool.source';
+import { DeliveryBacklogSource } from './delivery-backlog.source';
 import { DatabaseReadiness } from './database-readiness';
 import { EndpointSecretSealer, SECRET_SEALER, type SecretSealer } from './endpoint-secret-sealer';
 import { ApiKeyRepository } from './repositories/api-key.repository';
@@ -100,6 +101,7 @@ export class PersistenceModule implements OnApplicationShutdown {
         ...REPOSITORIES,
         DatabaseReadiness,
         DatabasePoolSource,
+        DeliveryBacklogSource,
       ],
       exports: [DataSource, SECRET_SEALER, ...REPOSITORIES],
     };

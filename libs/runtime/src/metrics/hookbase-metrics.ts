@@ -67,6 +67,23 @@ export class HookbaseMetrics implements MetricRecorders {
     labelNames: ['group', 'topic', 'partition'] as const,
     registers: [this.registry],
   });
+  readonly retriesScheduled = new Gauge({
+    name: 'hookbase_retries_scheduled',
+    help: 'Messages in the retry schedule (installation-wide, the same from every process): due (their time has come) and overdue (due for over a minute, not yet picked up).',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+  readonly fifoLanes = new Gauge({
+    name: 'hookbase_fifo_lanes',
+    help: 'FIFO lanes holding messages (installation-wide), by state (running, retrying, queued, blocked) and, when blocked, the reason.',
+    labelNames: ['state', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly fifoOldestQueuedAgeSeconds = new Gauge({
+    name: 'hookbase_fifo_oldest_queued_age_seconds',
+    help: 'Age of the oldest message queued in any FIFO lane (0 when none is).',
+    registers: [this.registry],
+  });
   readonly dbPoolConnections = new Gauge({
     name: 'hookbase_db_pool_connections',
     help: "This process's PostgreSQL connections, by state (in_use, idle).",
@@ -104,6 +121,7 @@ export class HookbaseMetrics implements MetricRecorders {
   /** The Prometheus text exposition, with the scrape-time gauges measured now. */
   async scrape(): Promise<{ contentType: string; text: string }> {
     this.consumerLag.reset();
+    this.fifoLanes.reset();
     await Promise.all(this.sources.map((source) => source.collect(this).catch(() => undefined)));
     return { contentType: this.registry.contentType, text: await this.registry.metrics() };
   }
