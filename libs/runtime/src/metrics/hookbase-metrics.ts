@@ -61,6 +61,18 @@ export class HookbaseMetrics implements MetricRecorders {
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
+  readonly rateLimitedWaitsTotal = new Counter({
+    name: 'hookbase_rate_limited_waits_total',
+    help: "Attempts an endpoint's rate limit made wait: in line (short waits), or held for later.",
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly circuits = new Gauge({
+    name: 'hookbase_circuits',
+    help: 'Endpoints whose circuit breaker this dispatcher holds open or half-open, by state.',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
   readonly consumerLag = new Gauge({
     name: 'hookbase_consumer_lag',
     help: "Records not yet committed by a consumer group: a partition's log-end offset minus the group's committed offset.",
@@ -115,7 +127,8 @@ export class HookbaseMetrics implements MetricRecorders {
 
   /** Adds a source of gauges measured at each scrape. */
   addScrapeSource(source: ScrapeSource): void {
-    this.sources.push(source);
+    // A provider reached through an alias may be initialised twice: it still counts once.
+    if (!this.sources.includes(source)) this.sources.push(source);
   }
 
   /** The Prometheus text exposition, with the scrape-time gauges measured now. */
@@ -158,6 +171,10 @@ export class HookbaseMetrics implements MetricRecorders {
     if (this.options.endpointLabels) labels.endpoint_id = attempt.endpointId;
     this.attemptsTotal.inc(labels);
     this.attemptDurationSeconds.observe({ kind: attempt.kind }, attempt.seconds);
+  }
+
+  rateLimitedWait(outcome: 'in_line' | 'held'): void {
+    this.rateLimitedWaitsTotal.inc({ outcome });
   }
 
   deadLettered(reason: string, count: number): void {

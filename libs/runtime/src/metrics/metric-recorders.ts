@@ -29,6 +29,8 @@ export interface DeliveryMetrics {
     seconds: number;
   }): void;
   deadLettered(reason: string, count: number): void;
+  /** An endpoint's rate limit made an attempt wait: in line (short), or held for later. */
+  rateLimitedWait(outcome: 'in_line' | 'held'): void;
 }
 
 /** Everything the catalog records; what the services are given is one of the parts. */
@@ -42,4 +44,5 @@ export const NO_METRICS: MetricRecorders = Object.freeze({
   eventsFannedOut: () => undefined,
   attemptFinished: () => undefined,
   deadLettered: () => undefined,
+  rateLimitedWait: () => undefined,
 });
