@@ -47,6 +47,21 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HOOKBASE_GRPC_PORT: '-2' })).toThrow(/HOOKBASE_GRPC_PORT/);
   });
 
+  it("serves a worker's health and metrics only when given a port or 0 (any free one)", () => {
+    expect(loadConfig({}).ops).toEqual({ port: undefined });
+    expect(loadConfig({ HOOKBASE_OPS_PORT: '9464' }).ops).toEqual({ port: 9464 });
+    expect(loadConfig({ HOOKBASE_OPS_PORT: '0' }).ops).toEqual({ port: 0 });
+    expect(loadConfig({ HOOKBASE_OPS_PORT: '-1' }).ops).toEqual({ port: undefined });
+    expect(() => loadConfig({ HOOKBASE_OPS_PORT: '-2' })).toThrow(/HOOKBASE_OPS_PORT/);
+  });
+
+  it('labels metrics by endpoint only when asked to', () => {
+    expect(loadConfig({}).metrics).toEqual({ endpointLabels: false });
+    expect(loadConfig({ HOOKBASE_METRICS_ENDPOINT_LABELS: 'true' }).metrics).toEqual({
+      endpointLabels: true,
+    });
+  });
+
   it('gives each organization a share of the dispatch pool, in percent, refusing nonsense', () => {
     expect(loadConfig({}).delivery.organizationShare).toBe(64); // 25 % of 256
     expect(

@@ -30,6 +30,11 @@ const envSchema = z.object({
   // gRPC ingest (hookbase.v1.Ingest) in the processes that serve ingest; 0 picks a free port,
   // -1 turns it off.
   HOOKBASE_GRPC_PORT: int(-1, 65535).default(50051),
+  // Health and metrics of a worker without HTTP (fan-out, dispatcher, DLQ handler) on a small
+  // HTTP server of its own; 0 picks a free port, -1 (the default) turns it off.
+  HOOKBASE_OPS_PORT: int(-1, 65535).default(-1),
+  // An endpoint id label on per-attempt metrics: off, since a tenant may have thousands.
+  HOOKBASE_METRICS_ENDPOINT_LABELS: bool.default(false),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
@@ -125,6 +130,10 @@ export interface HookbaseConfig {
   };
   /** gRPC ingest on http.host; port undefined when turned off. */
   grpc: { port: number | undefined };
+  /** A worker's own health and metrics server on http.host; port undefined when turned off. */
+  ops: { port: number | undefined };
+  /** Prometheus metrics: whether per-attempt series carry the endpoint id. */
+  metrics: { endpointLabels: boolean };
   database: { url: string; poolSize: number; runMigrations: boolean };
   kafka: { brokers: string[]; clientId: string; topicPrefix: string; sessionTimeoutMs: number };
   auth: {
@@ -233,6 +242,8 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       ackTimeoutMs: e.HOOKBASE_INGEST_ACK_TIMEOUT_MS,
     },
     grpc: { port: e.HOOKBASE_GRPC_PORT === -1 ? undefined : e.HOOKBASE_GRPC_PORT },
+    ops: { port: e.HOOKBASE_OPS_PORT === -1 ? undefined : e.HOOKBASE_OPS_PORT },
+    metrics: { endpointLabels: e.HOOKBASE_METRICS_ENDPOINT_LABELS },
     database: {
       url: e.DATABASE_URL,
       poolSize: e.DATABASE_POOL_SIZE,

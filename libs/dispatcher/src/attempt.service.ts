@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { context, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   decideAfterAttempt,
@@ -14,6 +14,7 @@ import {
 } from '@hookbase/destinations';
 import { KafkaProducer, TOPICS, TopicNames, traceContextOfParent } from '@hookbase/kafka';
 import { AttemptRecord, EndpointEntity, OrganizationRepository } from '@hookbase/persistence';
+import { DeliveryMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import { AttemptRecorder } from './attempt-recorder';
 import { dlqMessage } from './dead-letter.service';
 import { DESTINATION_REGISTRY, DispatcherDestinations } from './destination-registry.provider';
@@ -56,6 +57,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
     private readonly recorder: AttemptRecorder,
     private readonly organizations: OrganizationRepository,
     @Inject(DESTINATION_REGISTRY) private readonly destinations: DispatcherDestinations,
+    @Optional() @Inject(METRICS) private readonly metrics: DeliveryMetrics = NO_METRICS,
   ) {}
 
   /**
@@ -131,6 +133,13 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
     });
     const outcome = report.outcome;
     if (outcome.status !== undefined) span.setAttribute('hookbase.response.status', outcome.status);
+    this.metrics.attemptFinished({
+      kind: endpoint.kind,
+      outcome: outcome.kind,
+      responseStatus: outcome.status ?? null,
+      endpointId: endpoint.id,
+      seconds: report.durationMs / 1000,
+    });
     const record: AttemptRecord = {
       messageId: delivery.messageId,
       attemptNumber,
@@ -156,6 +165,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
           record.responseStatus,
         ),
       );
+      this.metrics.deadLettered(decision.dlqReason, 1);
     }
     const recorded = this.recorder.record(record);
     if (options.deferSuccessRecord && decision.status === 'succeeded') {

@@ -1,7 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DlqReason, DlqRecord } from '@hookbase/domain';
 import { KafkaProducer, TOPICS, TopicNames } from '@hookbase/kafka';
 import { MessageRepository } from '@hookbase/persistence';
+import { DeliveryMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import { PendingDelivery } from './pending-delivery';
 
 /** Ends messages without an attempt: each goes to the DLQ, then takes its final status. */
@@ -20,6 +21,7 @@ export class DeadLetterService implements DeadLetters {
     @Inject(TOPICS) private readonly topics: TopicNames,
     private readonly producer: KafkaProducer,
     private readonly messages: MessageRepository,
+    @Optional() @Inject(METRICS) private readonly metrics: DeliveryMetrics = NO_METRICS,
   ) {}
 
   async deadLetter(
@@ -34,6 +36,7 @@ export class DeadLetterService implements DeadLetters {
       this.topics.dlq,
       deliveries.map((d) => dlqMessage(d, reason, d.attemptsMade, null, null)),
     );
+    this.metrics.deadLettered(reason, deliveries.length);
     const ids = deliveries.map((d) => d.messageId);
     if (status === 'cancelled') await this.messages.cancel(ids);
     else if (status === 'expired') await this.messages.expire(ids);

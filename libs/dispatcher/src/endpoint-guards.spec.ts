@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { loadConfig } from '@hookbase/config';
+import { HookbaseMetrics, NO_METRICS } from '@hookbase/runtime';
 import { DispatchSlots, SlotOutcome } from './dispatch-pool';
 import { EndpointGuards } from './endpoint-guards';
 
@@ -111,6 +112,34 @@ describe('EndpointGuards', () => {
     expect(admitted).toBeUndefined();
     await jest.advanceTimersByTimeAsync(1);
     expect(admitted).toBe(true);
+  });
+
+  it('counts rate-limited waits (in line, held) and reports its open circuits at a scrape', async () => {
+    const config = loadConfig({});
+    Object.assign(config.delivery, { circuit: { failureThreshold: 3, cooldownMs: COOLDOWN_MS } });
+    const waits: string[] = [];
+    const metrics = { ...NO_METRICS, rateLimitedWait: (outcome: string) => waits.push(outcome) };
+    const pool = { run: async () => undefined, runWithinShare: async () => undefined };
+    const g = new EndpointGuards(config, pool as unknown as DispatchSlots, metrics);
+    const fast = { id: 'ep_fast', rateLimitPerSecond: 2 };
+    expect(await g.admit(fast)).toBe(true);
+    expect(await g.admit(fast)).toBe(true);
+    const inLine = g.admit(fast);
+    await jest.advanceTimersByTimeAsync(500);
+    expect(await inLine).toBe(true);
+    const slow = { id: 'ep_slow', rateLimitPerSecond: 0.1 };
+    expect(await g.admit(slow)).toBe(true);
+    expect(await g.admit(slow)).toMatchObject({ reason: 'rate_limited' });
+    expect(waits).toEqual(['in_line', 'held']);
+
+    failThrice(g, 'ep_a');
+    failThrice(g, 'ep_b');
+    g.afterAttempt('ep_c', 'retry'); // one failure: closed, still tracked
+    const catalog = new HookbaseMetrics({ endpointLabels: false, processMetrics: false });
+    await g.collect(catalog);
+    const { text } = await catalog.scrape();
+    expect(text).toContain('hookbase_circuits{state="open"} 2');
+    expect(text).toContain('hookbase_circuits{state="half_open"} 0');
   });
 
   it('runs a FIFO attempt in a slot of its organization, however long that takes', async () => {

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import {
   admitAttempt,
@@ -8,6 +8,13 @@ import {
   CLOSED,
   TokenBucket,
 } from '@hookbase/domain';
+import {
+  DeliveryMetrics,
+  HookbaseMetrics,
+  METRICS,
+  NO_METRICS,
+  ScrapeSource,
+} from '@hookbase/runtime';
 import { ConcurrencyLimit } from './concurrency-limit';
 import { DISPATCH_SLOTS, DispatchSlots } from './dispatch-pool';
 
@@ -84,7 +91,7 @@ export interface DeliveryGuards extends EndpointAdmission {
  * holds neither a token nor a probe), then `admit`: circuit, then rate limit.
  */
 @Injectable()
-export class EndpointGuards implements LaneGuards, DeliveryGuards {
+export class EndpointGuards implements LaneGuards, DeliveryGuards, ScrapeSource, OnModuleInit {
   private readonly logger = new Logger(EndpointGuards.name);
   private readonly circuits = new Map<string, CircuitState>();
   private readonly buckets = new Map<string, TokenBucket>();
@@ -95,9 +102,27 @@ export class EndpointGuards implements LaneGuards, DeliveryGuards {
   constructor(
     @Inject(HOOKBASE_CONFIG) config: HookbaseConfig,
     @Inject(DISPATCH_SLOTS) private readonly slots: DispatchSlots,
+    @Optional() @Inject(METRICS) private readonly metrics: DeliveryMetrics = NO_METRICS,
+    @Optional() private readonly catalog?: HookbaseMetrics,
   ) {
     this.circuitPolicy = config.delivery.circuit;
     this.endpointConcurrency = config.delivery.endpointConcurrency;
+  }
+
+  onModuleInit(): void {
+    this.catalog?.addScrapeSource(this);
+  }
+
+  /** The circuits this process holds open or half-open, at each scrape. */
+  async collect(metrics: HookbaseMetrics): Promise<void> {
+    let open = 0;
+    let halfOpen = 0;
+    for (const circuit of this.circuits.values()) {
+      if (circuit.state === 'open') open++;
+      else if (circuit.state === 'half_open') halfOpen++;
+    }
+    metrics.circuits.set({ state: 'open' }, open);
+    metrics.circuits.set({ state: 'half_open' }, halfOpen);
   }
 
   async admit(endpoint: GuardedEndpoint): Promise<true | Refusal> {
@@ -120,8 +145,10 @@ export class EndpointGuards implements LaneGuards, DeliveryGuards {
         case 'rate_limited':
           this.buckets.set(endpoint.id, admission.bucket);
           if (admission.waitMs > MAX_INLINE_RATE_WAIT_MS) {
+            this.metrics.rateLimitedWait('held');
             return { reason: 'rate_limited', until: new Date(now + admission.waitMs) };
           }
+          this.metrics.rateLimitedWait('in_line');
           await new Promise((resolve) => setTimeout(resolve, admission.waitMs));
           break;
         default: {

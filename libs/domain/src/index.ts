@@ -25,3 +25,7 @@ export * from './storable-text';
 export * from './target-policy';
 export * from './host-identity';
 export * from './grouped-work';
+export * from './readiness';
+export * from './status-class';
+export * from './consumer-lag';
+export * from './lane-activity';

@@ -1,7 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Context, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Kafka } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import { FanoutMetrics, IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import {
   DeliveryRecord,
   EventEnvelope,
@@ -71,6 +72,9 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     private readonly producer: KafkaProducer,
     private readonly organizations: OrganizationRepository,
     private readonly invalid: InvalidEventRepository,
+    @Optional()
+    @Inject(METRICS)
+    private readonly metrics: FanoutMetrics & IngestMetrics = NO_METRICS,
   ) {
     super(kafka, config, {
       role: 'fanout',
@@ -104,6 +108,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       .filter((_, i) => !known.has(all[i].organizationId))
       .map((record) => ({ record, reason: 'unknown organization' }));
     if (unknown.length > 0) await this.quarantine(unknown);
+    this.metrics.eventsRefused('kafka', 'unknown_organization', unknown.length);
     const envelopes = all.filter((envelope) => known.has(envelope.organizationId));
     const traces = startEventTraces(
       all.map((envelope, i) => ({ envelope, source: sources[i] })),
@@ -170,6 +175,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
         };
       }),
     );
+    this.metrics.eventsFannedOut(envelopes.length, unique.length);
   }
 
   private async existingOrganizations(ids: readonly string[]): Promise<Set<string>> {
@@ -186,8 +192,9 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     return known;
   }
 
-  protected override passOver(rejected: RejectedRecord[]): Promise<void> {
-    return this.quarantine(rejected);
+  protected override async passOver(rejected: RejectedRecord[]): Promise<void> {
+    await this.quarantine(rejected);
+    this.metrics.eventsRefused('kafka', 'invalid_record', rejected.length);
   }
 
   /**

@@ -1,10 +1,21 @@
-import { Body, Controller, Headers, HttpCode, Post, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Headers,
+  HttpCode,
+  Inject,
+  Optional,
+  Post,
+  UseGuards,
+} from '@nestjs/common';
 import { context } from '@opentelemetry/api';
 import { z } from 'zod';
 import { anyObject, dataOf, DescribeRoute } from '@hookbase/web';
 import { parseInput, publishEventSchema } from '@hookbase/domain';
 import { ApiKeyPrincipal, RequestLimits } from '@hookbase/auth';
+import { IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import { ApiKeyGuard, AuthenticatedKey, CountsEvents, toHttpError } from '@hookbase/web';
+import { countedBatch, countedPublish } from './ingest-counting';
 import { PublishBatch } from './publish-batch.use-case';
 import { PublishEvent } from './publish-event.use-case';
 import { callerTraceContext } from './caller-trace';
@@ -24,6 +35,7 @@ export class EventsController {
     private readonly publishEvent: PublishEvent,
     private readonly batch: PublishBatch,
     private readonly limits: RequestLimits,
+    @Optional() @Inject(METRICS) private readonly metrics: IngestMetrics = NO_METRICS,
   ) {}
 
   @DescribeRoute({
@@ -44,13 +56,15 @@ export class EventsController {
     @Body() body: unknown,
     @Headers() headers: RequestHeaders,
   ) {
-    await this.limits.takeIngest(key, 1);
-    const input = parseInput(publishEventSchema, body);
-    // The publish continues the caller's trace when the request carries a `traceparent`.
-    const published = await context.with(callerTraceContext(headers), () =>
-      this.publishEvent.execute(key.organizationId, input),
-    );
-    return { data: published };
+    return countedPublish(this.metrics, 'rest', async () => {
+      await this.limits.takeIngest(key, 1);
+      const input = parseInput(publishEventSchema, body);
+      // The publish continues the caller's trace when the request carries a `traceparent`.
+      const published = await context.with(callerTraceContext(headers), () =>
+        this.publishEvent.execute(key.organizationId, input),
+      );
+      return { data: published };
+    });
   }
 
   /** Each event is accepted or refused on its own; results come back in the order sent. */
@@ -87,13 +101,16 @@ export class EventsController {
     @Body() body: unknown,
     @Headers() headers: RequestHeaders,
   ) {
-    const outcomes = await context.with(callerTraceContext(headers), () =>
-      this.batch.execute({
-        key,
-        events: (body as { events?: unknown } | null)?.events,
-        toInput: (event: unknown) => parseInput(publishEventSchema, event),
-        sizeHint: (max) => `Send { "events": [...] } with 1 to ${max} events`,
-      }),
+    const events = (body as { events?: unknown } | null)?.events;
+    const outcomes = await countedBatch(this.metrics, 'batch', events, () =>
+      context.with(callerTraceContext(headers), () =>
+        this.batch.execute({
+          key,
+          events,
+          toInput: (event: unknown) => parseInput(publishEventSchema, event),
+          sizeHint: (max) => `Send { "events": [...] } with 1 to ${max} events`,
+        }),
+      ),
     );
     const results = outcomes.map((outcome) => {
       if (outcome.kind === 'published') return { status: 202, data: outcome.event };

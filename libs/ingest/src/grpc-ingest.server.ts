@@ -6,6 +6,7 @@ import {
   Logger,
   OnApplicationBootstrap,
   OnApplicationShutdown,
+  Optional,
 } from '@nestjs/common';
 import {
   Metadata,
@@ -29,6 +30,8 @@ import {
   ValidationIssue,
 } from '@hookbase/domain';
 import { ApiKeyPrincipal, AuthService, RequestLimits } from '@hookbase/auth';
+import { IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
+import { countedBatch, countedPublish } from './ingest-counting';
 import { toGrpcError } from './grpc-errors';
 import { PublishBatch } from './publish-batch.use-case';
 import { callerTraceContext } from './caller-trace';
@@ -103,6 +106,7 @@ export class GrpcIngestServer
     private readonly batch: PublishBatch,
     private readonly auth: AuthService,
     private readonly limits: RequestLimits,
+    @Optional() @Inject(METRICS) private readonly metrics: IngestMetrics = NO_METRICS,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -120,10 +124,12 @@ export class GrpcIngestServer
         call: ServerUnaryCall<GrpcPublishRequest, GrpcPublishResponse>,
         callback: sendUnaryData<GrpcPublishResponse>,
       ) =>
-        void this.serve(call, callback, async (key) => {
-          await this.limits.takeIngest(key, 1);
-          return this.publishOne(key.organizationId, call.request);
-        }),
+        void this.serve(call, callback, (key) =>
+          countedPublish(this.metrics, 'grpc', async () => {
+            await this.limits.takeIngest(key, 1);
+            return this.publishOne(key.organizationId, call.request);
+          }),
+        ),
       PublishBatch: (
         call: ServerUnaryCall<{ events?: GrpcPublishRequest[] }, unknown>,
         callback: sendUnaryData<{ results: GrpcBatchResult[] }>,
@@ -194,12 +200,10 @@ export class GrpcIngestServer
     key: ApiKeyPrincipal,
     request: { events?: GrpcPublishRequest[] },
   ): Promise<{ results: GrpcBatchResult[] }> {
-    const outcomes = await this.batch.execute({
-      key,
-      events: request.events ?? [],
-      toInput,
-      sizeHint: (max) => `Send 1 to ${max} events`,
-    });
+    const events = request.events ?? [];
+    const outcomes = await countedBatch(this.metrics, 'grpc', events, () =>
+      this.batch.execute({ key, events, toInput, sizeHint: (max) => `Send 1 to ${max} events` }),
+    );
     const results = outcomes.map((outcome): GrpcBatchResult => {
       if (outcome.kind === 'published') return { event: toResponse(outcome.event) };
       const { code, message } = this.failure(outcome.error);

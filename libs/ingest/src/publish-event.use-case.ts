@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   DomainError,
@@ -16,6 +16,7 @@ import {
 } from '@hookbase/kafka';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { IdempotencyRepository, IdempotencyRecord } from '@hookbase/persistence';
+import { IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 
 /** Details of a 503 whose event Kafka may still store (the acknowledgement timed out). */
 const UNCONFIRMED = Object.freeze({ retryAfterSeconds: 1, stored: 'unknown' });
@@ -42,6 +43,7 @@ export class PublishEvent {
     private readonly idempotency: IdempotencyRepository,
     @Inject(TOPICS) private readonly topics: TopicNames,
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
+    @Optional() @Inject(METRICS) private readonly metrics: IngestMetrics = NO_METRICS,
   ) {}
 
   /**
@@ -159,6 +161,7 @@ export class PublishEvent {
   }
 
   private async produce(envelope: EventEnvelope): Promise<void> {
+    const started = performance.now();
     try {
       await this.producer.publish(
         this.topics.events,
@@ -169,7 +172,12 @@ export class PublishEvent {
         },
         this.config.http.ackTimeoutMs,
       );
+      this.metrics.publishFinished('acked', (performance.now() - started) / 1000);
     } catch (error) {
+      this.metrics.publishFinished(
+        error instanceof PublishTimeoutError ? 'timeout' : 'error',
+        (performance.now() - started) / 1000,
+      );
       this.logger.error(`event not accepted: ${(error as Error).message}`);
       if (error instanceof PublishTimeoutError) {
         throw new DomainError(

@@ -121,6 +121,8 @@ export class BatchConsumer {
   private readonly inFlight = new Set<Promise<void>>();
   private restartTimer: NodeJS.Timeout | undefined;
   private restarts = 0;
+  /** Why this consumer is not reading now (see membershipProblem); undefined once in its group. */
+  private problem: string | undefined = 'not yet in its consumer group';
 
   constructor(
     private readonly kafka: Kafka,
@@ -128,6 +130,11 @@ export class BatchConsumer {
     private readonly handler: BatchHandler,
   ) {
     this.logger = new Logger(`BatchConsumer:${options.groupId}`);
+  }
+
+  /** Why this consumer is not reading its topic now, or undefined while it is in its group. */
+  membershipProblem(): string | undefined {
+    return this.stopping ? 'stopping' : this.problem;
   }
 
   async start(): Promise<void> {
@@ -144,12 +151,19 @@ export class BatchConsumer {
     // from before is dropped, so late completions never commit for a partition read anew.
     consumer.on(consumer.events.GROUP_JOIN, () => {
       this.restarts = 0;
+      this.problem = undefined;
       this.forgetPartitions();
+    });
+    consumer.on(consumer.events.DISCONNECT, () => {
+      if (consumer === this.consumer) this.problem = 'disconnected from Kafka';
     });
     // kafkajs gives a consumer up for good on an error it does not take for transient (it has
     // disconnected it and will not restart it): this worker would read nothing more until the
     // process restarted. A fresh consumer takes its place instead, after a backoff.
     consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (consumer === this.consumer && !this.stopping) {
+        this.problem = `stopped by ${payload.error.name}: ${payload.error.message}`;
+      }
       if (payload.restart || this.stopping || consumer !== this.consumer) return;
       const delay = this.nextRestartDelay();
       this.logger.error(

@@ -4,3 +4,5 @@ export * from './kafka.module';
 export * from './topics';
 export * from './topic-worker';
 export * from './trace-context';
+export * from './kafka-readiness';
+export * from './consumer-lag.source';

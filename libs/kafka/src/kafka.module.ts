@@ -1,7 +1,9 @@
 import { DynamicModule, Global, Logger, Module } from '@nestjs/common';
 import { Kafka, logLevel } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import { ConsumerLagSource } from './consumer-lag.source';
 import { KafkaProducer } from './kafka-producer';
+import { KafkaReadiness } from './kafka-readiness';
 import { KAFKA, TOPICS } from './kafka.tokens';
 import { topicNames, TopicNames, topicSpecs } from './topics';
 
@@ -80,6 +82,8 @@ export class KafkaModule {
           inject: [HOOKBASE_CONFIG],
         },
         KafkaProducer,
+        KafkaReadiness,
+        ConsumerLagSource,
       ],
       exports: [KAFKA, TOPICS, KafkaProducer],
     };

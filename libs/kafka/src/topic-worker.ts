@@ -3,6 +3,7 @@ import { Kafka } from 'kafkajs';
 import type { ZodType } from 'zod';
 import { HookbaseConfig } from '@hookbase/config';
 import { parseRecord } from '@hookbase/domain';
+import { ProbesReadiness, ReadinessProbe } from '@hookbase/runtime';
 import { BatchConsumer, BatchContext, ConsumedRecord, InFlightRecord } from './batch-consumer';
 import { consumerGroup } from './topics';
 
@@ -28,11 +29,16 @@ export interface TopicWorkerOptions<T> {
  * commits only after `handle` finished (see BatchConsumer). A malformed record never stalls its
  * partition.
  */
-export abstract class TopicWorker<T> implements OnApplicationBootstrap, OnApplicationShutdown {
+@ProbesReadiness()
+export abstract class TopicWorker<T>
+  implements OnApplicationBootstrap, OnApplicationShutdown, ReadinessProbe
+{
   protected readonly logger = new Logger(this.constructor.name);
   private readonly consumer: BatchConsumer;
+  readonly readinessName: string;
 
   protected constructor(kafka: Kafka, config: HookbaseConfig, options: TopicWorkerOptions<T>) {
+    this.readinessName = `kafka-consumer:${options.role}`;
     this.consumer = new BatchConsumer(
       kafka,
       {
@@ -64,6 +70,11 @@ export abstract class TopicWorker<T> implements OnApplicationBootstrap, OnApplic
         `passing over a malformed record at partition ${record.partition} offset ${record.offset}: ${reason}`,
       );
     }
+  }
+
+  /** Ready while its consumer is in its group (it reads nothing otherwise). */
+  async checkReadiness(): Promise<string | undefined> {
+    return this.consumer.membershipProblem();
   }
 
   onApplicationBootstrap(): void {

@@ -1,4 +1,7 @@
 export * from './data-source';
+export * from './database-pool.source';
+export * from './database-readiness';
+export * from './delivery-backlog.source';
 export * from './endpoint-secret-sealer';
 export * from './entities';
 export * from './persistence.module';

@@ -10,6 +10,9 @@ import { DataSource } from 'typeorm';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { Backoff, backoffDelay } from '@hookbase/domain';
 import { createDataSource, runMigrations } from './data-source';
+import { DatabasePoolSource } from './database-pool.source';
+import { DeliveryBacklogSource } from './delivery-backlog.source';
+import { DatabaseReadiness } from './database-readiness';
 import { EndpointSecretSealer, SECRET_SEALER, type SecretSealer } from './endpoint-secret-sealer';
 import { ApiKeyRepository } from './repositories/api-key.repository';
 import { DlqRepository } from './repositories/dlq.repository';
@@ -96,6 +99,9 @@ export class PersistenceModule implements OnApplicationShutdown {
           inject: [HOOKBASE_CONFIG, SECRET_SEALER],
         },
         ...REPOSITORIES,
+        DatabaseReadiness,
+        DatabasePoolSource,
+        DeliveryBacklogSource,
       ],
       exports: [DataSource, SECRET_SEALER, ...REPOSITORIES],
     };

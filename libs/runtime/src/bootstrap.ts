@@ -11,6 +11,7 @@ import { activeTraceId } from './active-trace-id';
 import { NestLoggerAdapter } from './nest-logger.adapter';
 import { createServiceLogger } from './service-logger';
 import { startTracing, Tracing } from './tracing';
+import { OpsModule } from './ops.module';
 
 /**
  * Serves a service's root module over HTTP and answers where it listens. Given by the services
@@ -105,7 +106,12 @@ export async function bootstrapService(
   const root: DynamicModule = {
     module: ServiceRoot,
     providers: [{ provide: TracingShutdown, useValue: new TracingShutdown(tracing) }],
-    imports: [ConfigModule.forRoot(config), ...(definition.imports(config) ?? [])],
+    imports: [
+      ConfigModule.forRoot(config),
+      // Workers answer health on a port of their own; HTTP services on their main port.
+      OpsModule.forService({ ownServer: !definition.http }),
+      ...(definition.imports(config) ?? []),
+    ],
   };
   if (definition.http) {
     const { app, url } = await definition.http(root, config);

@@ -3,3 +3,7 @@ export * from './bootstrap';
 export * from './nest-logger.adapter';
 export * from './service-logger';
 export * from './tracing';
+export * from './health-answers';
+export * from './ops.module';
+export * from './readiness.service';
+export * from './metrics';

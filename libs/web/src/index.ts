@@ -4,5 +4,6 @@ export * from './http-app';
 export * from './http-exception.filter';
 export * from './web.module';
 export * from './health.controller';
+export * from './metrics.controller';
 export * from './serve-http';
 export * from './openapi';

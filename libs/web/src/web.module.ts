@@ -2,12 +2,13 @@ import { Global, Module } from '@nestjs/common';
 import { AuthModule } from '@hookbase/auth';
 import { AdminGuard, ApiKeyGuard } from './auth.guards';
 import { HealthController } from './health.controller';
+import { MetricsController } from './metrics.controller';
 import { OpenApiController } from './openapi/openapi.controller';
 
 @Global()
 @Module({
   imports: [AuthModule],
-  controllers: [HealthController, OpenApiController],
+  controllers: [HealthController, MetricsController, OpenApiController],
   providers: [ApiKeyGuard, AdminGuard],
   exports: [AuthModule, ApiKeyGuard, AdminGuard],
 })

@@ -1,0 +1,2 @@
+export * from './hookbase-metrics';
+export * from './metric-recorders';

@@ -1,0 +1,48 @@
+/**
+ * The narrow interfaces through which the services count what they do. Each is implemented by the
+ * metrics catalog (HookbaseMetrics) and injected under METRICS, so a unit test replaces it with
+ * a plain object, and code that is not given one counts nothing (NO_METRICS).
+ */
+
+export const METRICS = Symbol('METRICS');
+
+/** Where an event came in. */
+export type IngestSurface = 'rest' | 'batch' | 'grpc' | 'kafka';
+
+export interface IngestMetrics {
+  /** Kafka acknowledged the event (`acked`), did not in time (`timeout`), or refused (`error`). */
+  publishFinished(outcome: 'acked' | 'timeout' | 'error', seconds: number): void;
+  eventsAccepted(surface: IngestSurface, count: number): void;
+  eventsRefused(surface: IngestSurface, reason: string, count: number): void;
+}
+
+export interface FanoutMetrics {
+  eventsFannedOut(events: number, messages: number): void;
+}
+
+export interface DeliveryMetrics {
+  attemptFinished(attempt: {
+    kind: string;
+    outcome: 'succeeded' | 'retry' | 'failed';
+    responseStatus: number | null;
+    endpointId: string;
+    seconds: number;
+  }): void;
+  deadLettered(reason: string, count: number): void;
+  /** An endpoint's rate limit made an attempt wait: in line (short), or held for later. */
+  rateLimitedWait(outcome: 'in_line' | 'held'): void;
+}
+
+/** Everything the catalog records; what the services are given is one of the parts. */
+export type MetricRecorders = IngestMetrics & FanoutMetrics & DeliveryMetrics;
+
+/** Counts nothing: for code built without the catalog (unit tests, tools). */
+export const NO_METRICS: MetricRecorders = Object.freeze({
+  publishFinished: () => undefined,
+  eventsAccepted: () => undefined,
+  eventsRefused: () => undefined,
+  eventsFannedOut: () => undefined,
+  attemptFinished: () => undefined,
+  deadLettered: () => undefined,
+  rateLimitedWait: () => undefined,
+});

@@ -1,0 +1,38 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import { HookbaseMetrics } from './metrics/hookbase-metrics';
+import { METRICS } from './metrics/metric-recorders';
+import { OpsServer } from './ops-server';
+import { ReadinessService } from './readiness.service';
+
+/**
+ * What every service offers its operators: the readiness of its dependencies, its metrics (one
+ * catalog per process, injected under METRICS where things are counted), and, for a worker
+ * without HTTP, a small server of its own that answers health and metrics (see OpsServer).
+ */
+@Global()
+@Module({})
+export class OpsModule {
+  static forService(options: { ownServer: boolean }): DynamicModule {
+    return {
+      module: OpsModule,
+      imports: [DiscoveryModule],
+      providers: [
+        ReadinessService,
+        {
+          provide: HookbaseMetrics,
+          useFactory: (config: HookbaseConfig) =>
+            new HookbaseMetrics({
+              endpointLabels: config.metrics.endpointLabels,
+              processMetrics: true,
+            }),
+          inject: [HOOKBASE_CONFIG],
+        },
+        { provide: METRICS, useExisting: HookbaseMetrics },
+        ...(options.ownServer ? [OpsServer] : []),
+      ],
+      exports: [ReadinessService, HookbaseMetrics, METRICS],
+    };
+  }
+}
