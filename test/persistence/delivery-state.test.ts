@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { newId } from '@hookbase/domain';
 import { createDataSource, MessageRepository, FifoLaneRepository } from '@hookbase/persistence';
-import { createTestDatabase, testEnvironment } from '@hookbase/testing';
+import { createTestDatabase, pollUntil, testEnvironment } from '@hookbase/testing';
 
 // The delivery state machine as PostgreSQL keeps it (ADR 19): each write moves only messages in a
 // state its event leaves, sets status and route together, and the table refuses a status that
@@ -15,7 +15,7 @@ describe('delivery state in PostgreSQL', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase(testEnvironment().databaseUrl);
-    dataSource = createDataSource({ url: database.url, poolSize: 2 });
+    dataSource = createDataSource({ url: database.url, poolSize: 3 });
     await dataSource.initialize();
     messages = new MessageRepository(dataSource);
     lanes = new FifoLaneRepository(dataSource);
@@ -72,6 +72,7 @@ describe('delivery state in PostgreSQL', () => {
     return found;
   }
 
+  const STREAM_IN_FLIGHT = { status: 'in_flight', route: 'stream' };
   const past = () => new Date(Date.now() - 60_000);
   const future = () => new Date(Date.now() + 3_600_000);
 
@@ -213,6 +214,60 @@ describe('delivery state in PostgreSQL', () => {
     expect(await row(single)).toMatchObject({ status: 'succeeded', route: 'final' });
     await messages.recordAttempts([{ ...attempt(single, 'awaiting_retry'), attemptNumber: 2 }]);
     expect(await row(single)).toMatchObject({ status: 'succeeded', route: 'final' });
+  });
+
+  it('records an attempt whose lane head was shown in flight while the record waited for the row', async () => {
+    const id = await message({ status: 'fifo_waiting', route: 'lane' }, { fifoSeq: 4 });
+    const record = (messageId: string) => ({
+      messageId,
+      attemptNumber: 1,
+      startedAt: new Date(),
+      durationMs: 50,
+      outcome: 'retry' as const,
+      responseStatus: 503,
+      responseExcerpt: null,
+      error: 'HTTP 503',
+      messageStatus: 'awaiting_retry' as const,
+      nextAttemptAt: future(),
+    });
+    for (const records of [[record(id)], [record(id), record(await message(STREAM_IN_FLIGHT))]]) {
+      await dataSource.query(
+        `UPDATE messages SET status = 'fifo_waiting', attempts = 0 WHERE id = $1`,
+        [id],
+      );
+      // The lane's in-flight mark (attempt_started), its transaction still open while the record
+      // of the same attempt starts: the record waits for the row, then must see its new state.
+      const mark = dataSource.createQueryRunner();
+      await mark.connect();
+      try {
+        await mark.startTransaction();
+        await mark.query(`UPDATE messages SET status = 'in_flight' WHERE id = $1`, [id]);
+        const recording = messages.recordAttempts(records);
+        await pollUntil(
+          async () => {
+            const [{ n }]: { n: number }[] = await dataSource.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+            );
+            return n > 0;
+          },
+          { timeoutMs: 10_000, intervalMs: 20, description: 'the record waiting for the mark' },
+        );
+        await mark.commitTransaction();
+        await recording;
+      } finally {
+        await mark.release();
+      }
+      const [counted]: { attempts: number }[] = await dataSource.query(
+        'SELECT attempts FROM messages WHERE id = $1',
+        [id],
+      );
+      expect({ ...(await row(id)), ...counted }).toMatchObject({
+        status: 'awaiting_retry',
+        route: 'lane',
+        attempts: 1,
+      });
+    }
   });
 
   it('hands a lane back to the schedule when FIFO is turned off', async () => {

@@ -8,6 +8,7 @@ import {
   stateLiterals,
   statusIn,
   toState,
+  transitionCase,
   transitionTable,
 } from './delivery-transitions';
 
@@ -37,6 +38,30 @@ describe('delivery transitions in SQL', () => {
       status: "'pending'",
       route: "'poll'",
     });
+  });
+
+  it("choose the transition by the message row's own columns, one CASE branch per table row", () => {
+    expect(transitionCase(['parked_in_lane'], 'm')).toEqual({
+      status: "CASE WHEN m.status = 'pending' AND m.route = 'stream' THEN 'fifo_waiting' END",
+      route: "CASE WHEN m.status = 'pending' AND m.route = 'stream' THEN 'lane' END",
+    });
+    const events = ['attempt_succeeded', 'retry_scheduled', 'dead_lettered'] as const;
+    const { status, route } = transitionCase(events, 'm', 'u.event');
+    const rows = DELIVERY_TRANSITIONS.filter((t) =>
+      (events as readonly string[]).includes(t.event),
+    );
+    for (const [column, pick] of [
+      [status, (t: (typeof rows)[number]) => t.to.status],
+      [route, (t: (typeof rows)[number]) => t.to.route],
+    ] as const) {
+      expect(column.match(/ WHEN /g)).toHaveLength(rows.length);
+      for (const t of rows) {
+        expect(column).toContain(
+          `WHEN u.event = '${t.event}' AND m.status = '${t.from.status}' AND m.route = '${t.from.route}' THEN '${pick(t)}'`,
+        );
+      }
+    }
+    expect(() => transitionCase(events, 'm')).toThrow(/several events/);
   });
 
   it("agree with the migration's CHECK and backfill", () => {

@@ -28,6 +28,35 @@ export function transitionTable(events: readonly DeliveryEvent[], alias = 't'): 
   return `(VALUES (${values.join('), (')})) AS ${alias}(event, from_status, from_route, to_status, to_route)`;
 }
 
+/**
+ * The state `events` lead to from the state of message row `message`, as CASE expressions over
+ * that row's own columns (both NULL when the table does not allow it): for a write that may wait
+ * for another write of the same row. PostgreSQL re-checks such a row's new version against the
+ * rows it was first joined to, so a join to `transitionTable` would keep the transition row of the
+ * state it first saw and change nothing if the row had moved on to another state the event also
+ * leaves (a FIFO head shown as in flight while its attempt was being recorded). `eventSql` is the
+ * event of each row when there are several.
+ */
+export function transitionCase(
+  events: readonly DeliveryEvent[],
+  message: string,
+  eventSql?: string,
+): { status: string; route: string } {
+  if (events.length > 1 && !eventSql) {
+    throw new Error('transitionCase: several events need the SQL that picks each row its event');
+  }
+  const rows = events.flatMap(transitionsOf);
+  const when = (t: (typeof rows)[number]) =>
+    [
+      ...(events.length > 1 ? [`${eventSql} = ${literal(t.event)}`] : []),
+      `${message}.status = ${literal(t.from.status)}`,
+      `${message}.route = ${literal(t.from.route)}`,
+    ].join(' AND ');
+  const column = (pick: (state: DeliveryState) => string) =>
+    `CASE ${rows.map((t) => `WHEN ${when(t)} THEN ${literal(pick(t.to))}`).join(' ')} END`;
+  return { status: column((state) => state.status), route: column((state) => state.route) };
+}
+
 /** The join of message row `message` to transition row `alias`: its state is one the row moves on. */
 export function inFromState(message: string, alias = 't'): string {
   return `${message}.status = ${alias}.from_status AND ${message}.route = ${alias}.from_route`;

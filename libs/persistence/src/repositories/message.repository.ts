@@ -16,14 +16,17 @@ import {
   inFromState,
   stateLiterals,
   toState,
+  transitionCase,
   transitionTable,
 } from './delivery-transitions';
 
-const ATTEMPT_TRANSITIONS = transitionTable([
-  'attempt_succeeded',
-  'retry_scheduled',
-  'dead_lettered',
-]);
+const ATTEMPT_EVENTS = ['attempt_succeeded', 'retry_scheduled', 'dead_lettered'] as const;
+/**
+ * An attempt's transition, chosen by the message's state when the write applies: a lane may show
+ * its head in flight while the attempt is being recorded, and the record must still apply.
+ */
+const ATTEMPT_BATCH_TO = transitionCase(ATTEMPT_EVENTS, 'm', 'u.event');
+const ATTEMPT_ONE_TO = transitionCase(ATTEMPT_EVENTS, 'm', '$10::text');
 const COPIED = stateLiterals(DELIVERY_ORIGINS.copied);
 const COPIED_FOR_POLLING = stateLiterals(DELIVERY_ORIGINS.copied_for_polling);
 
@@ -139,13 +142,13 @@ export class MessageRepository {
          SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[],
                               $6::text[], $7::int[], $8::text[], $9::text[]))
        UPDATE messages AS m
-          SET ${toState()}, attempts = u.attempts, next_attempt_at = u.next_attempt_at,
-              claim_until = NULL, last_response_status = u.response_status, last_error = u.error,
-              updated_at = now(), ${finishedAt('t', 'NULL')}
+          SET status = ${ATTEMPT_BATCH_TO.status}, route = ${ATTEMPT_BATCH_TO.route},
+              attempts = u.attempts, next_attempt_at = u.next_attempt_at, claim_until = NULL,
+              last_response_status = u.response_status, last_error = u.error, updated_at = now(),
+              finished_at = CASE WHEN ${ATTEMPT_BATCH_TO.route} = 'final' THEN now() END
          FROM unnest($2::text[], $10::text[], $3::int[], $11::timestamptz[], $7::int[], $9::text[])
-              AS u(id, event, attempts, next_attempt_at, response_status, error),
-              ${ATTEMPT_TRANSITIONS}
-        WHERE m.id = u.id AND t.event = u.event AND ${inFromState('m')}`,
+              AS u(id, event, attempts, next_attempt_at, response_status, error)
+        WHERE m.id = u.id AND ${ATTEMPT_BATCH_TO.status} IS NOT NULL`,
       [
         records.map(() => newId('att')),
         records.map((r) => r.messageId),
@@ -176,11 +179,11 @@ export class MessageRepository {
                                      outcome, response_status, response_excerpt, error)
                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9))
              UPDATE messages m
-                SET ${toState()}, attempts = $3, next_attempt_at = $11, claim_until = NULL,
+                SET status = ${ATTEMPT_ONE_TO.status}, route = ${ATTEMPT_ONE_TO.route},
+                    attempts = $3, next_attempt_at = $11, claim_until = NULL,
                     last_response_status = $7, last_error = $9, updated_at = now(),
-                    ${finishedAt('t', 'NULL')}
-               FROM ${ATTEMPT_TRANSITIONS}
-              WHERE m.id = $2 AND t.event = $10 AND ${inFromState('m')}`,
+                    finished_at = CASE WHEN ${ATTEMPT_ONE_TO.route} = 'final' THEN now() END
+              WHERE m.id = $2 AND ${ATTEMPT_ONE_TO.status} IS NOT NULL`,
       values: [
         newId('att'),
         r.messageId,
