@@ -53,12 +53,6 @@ describe('OpenTelemetry traces', () => {
     await collector.stop();
   });
 
-  const sentTo = (path: string) => receiver.requests.filter((request) => request.path === path);
-
-  /** The receiver answered a success at `path` (its second request) and every request has its span. */
-  const everyRequestTraced = (traceId: string, endpointId: string, path: string): boolean =>
-    sentTo(path).length >= 2 && attemptsAt(traceId, endpointId).length === sentTo(path).length;
-
   /** A caller's own span: the trace the publish must continue. */
   function callerSpan() {
     const traceId = randomBytes(16).toString('hex');
@@ -121,8 +115,8 @@ describe('OpenTelemetry traces', () => {
     await pollUntil(
       () =>
         attemptsAt(caller.traceId, steady).length === 1 &&
-        everyRequestTraced(caller.traceId, retried, '/retried-flaky') &&
-        everyRequestTraced(caller.traceId, ordered, '/ordered-flaky') &&
+        attemptsAt(caller.traceId, retried).length === 2 &&
+        attemptsAt(caller.traceId, ordered).length === 2 &&
         attemptsAt(caller.traceId, unreachable).length === 1,
       {
         timeoutMs: 60_000,
@@ -173,51 +167,20 @@ describe('OpenTelemetry traces', () => {
       [retried, '/retried-flaky'],
       [ordered, '/ordered-flaky'],
     ]) {
-      // One span per request the receiver got, numbered as the request was: attempt 1 answered
-      // 503, then the retry succeeded (normally attempt 2; delivery is at least once, so a repeated
-      // send shows as a span of its own, with the number it carried).
-      const sent = sentTo(path);
-      const spans = attemptsAt(caller.traceId, endpointId);
-      expect(spans).toEqual(expect.arrayContaining([attempt(endpointId, 1, 503, 'retry')]));
-      const shape = (number: unknown, status: unknown) => `${String(number)}:${String(status)}`;
-      expect(
-        spans
-          .map((span) =>
-            shape(
-              span.attributes['hookbase.attempt.number'],
-              span.attributes['hookbase.response.status'],
-            ),
-          )
-          .sort(),
-      ).toEqual(
-        sent
-          .map((request, index) =>
-            shape(request.headers['hookbase-attempt'], index === 0 ? 503 : 200),
-          )
-          .sort(),
-      );
-      for (const span of spans) {
-        const status = span.attributes['hookbase.response.status'];
-        expect(span).toEqual(
-          attempt(
-            endpointId,
-            Number(span.attributes['hookbase.attempt.number']),
-            Number(status),
-            status === 503 ? 'retry' : 'succeeded',
-          ),
-        );
+      // The spans tell what was sent: the receiver saw attempt 1 (answered 503), then attempt 2.
+      const sent = receiver.requests
+        .filter((request) => request.path === path)
+        .map((request) => request.headers['hookbase-attempt']);
+      if (sent.join() !== '1,2') {
+        throw new Error(`${path} received attempts ${sent.join()}:\n${stack.process.logs(200)}`);
       }
-      expect(spans.map((span) => span.attributes['hookbase.message.status'])).toContain(
-        'succeeded',
-      );
-      // A later attempt starts only after an earlier one ended: the wait is the gap between them.
-      for (const earlier of spans)
-        for (const later of spans)
-          if (
-            Number(later.attributes['hookbase.attempt.number']) >
-            Number(earlier.attributes['hookbase.attempt.number'])
-          )
-            expect(later.startNanos).toBeGreaterThanOrEqual(earlier.endNanos);
+      const [first, second] = attemptsAt(caller.traceId, endpointId);
+      expect([first, second]).toEqual([
+        attempt(endpointId, 1, 503, 'retry'),
+        attempt(endpointId, 2, 200, 'succeeded'),
+      ]);
+      expect(second.attributes['hookbase.message.status']).toBe('succeeded');
+      expect(second.startNanos).toBeGreaterThanOrEqual(first.endNanos);
     }
     expect(attemptsAt(caller.traceId, unreachable)).toEqual([
       expect.objectContaining({
