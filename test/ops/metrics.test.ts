@@ -1,4 +1,12 @@
-import { createTenant, pollUntil, RunningStack, startStack, TestReceiver } from '@hookbase/testing';
+import {
+  ApiClient,
+  createTenant,
+  pollUntil,
+  RunningStack,
+  spawnHookbase,
+  startStack,
+  TestReceiver,
+} from '@hookbase/testing';
 
 /** One sample of the Prometheus text format: name, labels and value. */
 interface Sample {
@@ -238,5 +246,46 @@ describe('metrics: scraped counters equal what happened', () => {
       },
       { timeoutMs: 30_000, description: 'the lane drained once its endpoint is active' },
     );
+  });
+  it('serves no metrics with HOOKBASE_METRICS=false, on HTTP and on a worker, and still works', async () => {
+    receiver.respondWith(() => ({ status: 200 }));
+    const off = await stack.startAnother({ HOOKBASE_METRICS: 'false' });
+    const worker = await spawnHookbase('dispatcher', {
+      ...stack.process.env,
+      HOOKBASE_METRICS: 'false',
+      HOOKBASE_OPS_PORT: '0',
+    });
+    try {
+      const [, opsUrl] = await worker.process.waitForLine(
+        /health and metrics on (http:\/\/\S+)/,
+        10_000,
+      );
+      for (const url of [off.url, opsUrl]) {
+        const scraped = await new ApiClient(url).get('/metrics');
+        expect(scraped.status).toBe(404);
+        expect(scraped.body.error.code).toBe('ROUTE_NOT_FOUND');
+        expect(scraped.body.error.message).toContain('HOOKBASE_METRICS=false');
+        expect((await new ApiClient(url).get('/health/live')).status).toBe(200);
+      }
+      // Counting nothing does not stop the work: an event published through it is delivered.
+      const { organizationId, client } = await createTenant(off.url, stack.adminToken);
+      const created = await client.post(`/api/organizations/${organizationId}/webhook-endpoints`, {
+        url: `${receiverUrl}/unmetered`,
+      });
+      expect(created.status).toBe(201);
+      const published = await client.post('/v1/events', {
+        eventType: 'unmetered',
+        payload: { n: 1 },
+        endpointIds: [created.body.data.id],
+      });
+      expect(published.status).toBe(202);
+      await pollUntil(async () => receiver.requests.find((r) => r.path === '/unmetered'), {
+        timeoutMs: 30_000,
+        description: 'the event published with metrics off delivered',
+      });
+    } finally {
+      await worker.process.stop();
+      await off.process.stop();
+    }
   });
 });

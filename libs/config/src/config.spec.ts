@@ -56,10 +56,18 @@ describe('loadConfig', () => {
   });
 
   it('labels metrics by endpoint only when asked to', () => {
-    expect(loadConfig({}).metrics).toEqual({ endpointLabels: false });
+    expect(loadConfig({}).metrics).toEqual({ enabled: true, endpointLabels: false });
     expect(loadConfig({ HOOKBASE_METRICS_ENDPOINT_LABELS: 'true' }).metrics).toEqual({
+      enabled: true,
       endpointLabels: true,
     });
+  });
+
+  it('collects metrics unless HOOKBASE_METRICS turns them off, refusing other values', () => {
+    expect(loadConfig({ HOOKBASE_METRICS: 'false' }).metrics.enabled).toBe(false);
+    expect(loadConfig({ HOOKBASE_METRICS: '0' }).metrics.enabled).toBe(false);
+    expect(loadConfig({ HOOKBASE_METRICS: 'true' }).metrics.enabled).toBe(true);
+    expect(() => loadConfig({ HOOKBASE_METRICS: 'off' })).toThrow(/HOOKBASE_METRICS/);
   });
 
   it('gives each organization a share of the dispatch pool, in percent, refusing nonsense', () => {

@@ -33,6 +33,8 @@ const envSchema = z.object({
   // Health and metrics of a worker without HTTP (fan-out, dispatcher, DLQ handler) on a small
   // HTTP server of its own; 0 picks a free port, -1 (the default) turns it off.
   HOOKBASE_OPS_PORT: int(-1, 65535).default(-1),
+  // Prometheus metrics: false collects and registers nothing, and `/metrics` answers 404.
+  HOOKBASE_METRICS: bool.default(true),
   // An endpoint id label on per-attempt metrics: off, since a tenant may have thousands.
   HOOKBASE_METRICS_ENDPOINT_LABELS: bool.default(false),
   DATABASE_URL: z
@@ -132,8 +134,8 @@ export interface HookbaseConfig {
   grpc: { port: number | undefined };
   /** A worker's own health and metrics server on http.host; port undefined when turned off. */
   ops: { port: number | undefined };
-  /** Prometheus metrics: whether per-attempt series carry the endpoint id. */
-  metrics: { endpointLabels: boolean };
+  /** Prometheus metrics: collected at all, and whether per-attempt series carry the endpoint id. */
+  metrics: { enabled: boolean; endpointLabels: boolean };
   database: { url: string; poolSize: number; runMigrations: boolean };
   kafka: { brokers: string[]; clientId: string; topicPrefix: string; sessionTimeoutMs: number };
   auth: {
@@ -243,7 +245,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
     },
     grpc: { port: e.HOOKBASE_GRPC_PORT === -1 ? undefined : e.HOOKBASE_GRPC_PORT },
     ops: { port: e.HOOKBASE_OPS_PORT === -1 ? undefined : e.HOOKBASE_OPS_PORT },
-    metrics: { endpointLabels: e.HOOKBASE_METRICS_ENDPOINT_LABELS },
+    metrics: { enabled: e.HOOKBASE_METRICS, endpointLabels: e.HOOKBASE_METRICS_ENDPOINT_LABELS },
     database: {
       url: e.DATABASE_URL,
       poolSize: e.DATABASE_POOL_SIZE,

@@ -3,13 +3,14 @@ import {
   Injectable,
   Logger,
   OnApplicationBootstrap,
+  Optional,
   OnApplicationShutdown,
 } from '@nestjs/common';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { notReadyMessage, reportedChecks } from './health-answers';
-import { HookbaseMetrics } from './metrics/hookbase-metrics';
+import { HookbaseMetrics, METRICS_OFF_MESSAGE } from './metrics/hookbase-metrics';
 import { ReadinessService } from './readiness.service';
 
 /**
@@ -25,7 +26,8 @@ export class OpsServer implements OnApplicationBootstrap, OnApplicationShutdown 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly readiness: ReadinessService,
-    private readonly metrics: HookbaseMetrics,
+    // Null when HOOKBASE_METRICS=false.
+    @Optional() @Inject(HookbaseMetrics) private readonly metrics: HookbaseMetrics | null,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -73,6 +75,11 @@ export class OpsServer implements OnApplicationBootstrap, OnApplicationShutdown 
         });
       }
       case '/metrics': {
+        if (!this.metrics) {
+          return send(response, 404, {
+            error: { code: 'ROUTE_NOT_FOUND', message: METRICS_OFF_MESSAGE },
+          });
+        }
         const { contentType, text } = await this.metrics.scrape();
         response.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' });
         response.end(text);

@@ -1,12 +1,19 @@
-import { Controller, Get, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Optional, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { HookbaseMetrics } from '@hookbase/runtime';
+import { DomainError } from '@hookbase/domain';
+import { HookbaseMetrics, METRICS_OFF_MESSAGE } from '@hookbase/runtime';
 import { DescribeRoute } from './openapi/route-description';
 
-/** Prometheus scrapes this process's metrics here (workers without HTTP: on HOOKBASE_OPS_PORT). */
+/**
+ * Prometheus scrapes this process's metrics here (workers without HTTP: on HOOKBASE_OPS_PORT);
+ * 404 when HOOKBASE_METRICS=false.
+ */
 @Controller('metrics')
 export class MetricsController {
-  constructor(private readonly metrics: HookbaseMetrics) {}
+  constructor(
+    // Null when HOOKBASE_METRICS=false.
+    @Optional() @Inject(HookbaseMetrics) private readonly metrics: HookbaseMetrics | null,
+  ) {}
 
   @DescribeRoute({
     operationId: 'metrics',
@@ -20,11 +27,12 @@ export class MetricsController {
       schema: { type: 'string' },
       contentType: 'text/plain',
     },
-    errors: [],
+    errors: ['ROUTE_NOT_FOUND'],
     usesStore: false,
   })
   @Get()
   async scrape(@Res() reply: FastifyReply): Promise<void> {
+    if (!this.metrics) throw new DomainError('ROUTE_NOT_FOUND', METRICS_OFF_MESSAGE);
     const { contentType, text } = await this.metrics.scrape();
     await reply.header('content-type', contentType).send(text);
   }

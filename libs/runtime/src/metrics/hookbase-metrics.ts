@@ -2,6 +2,10 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { statusClass } from '@hookbase/domain';
 import { IngestSurface, MetricRecorders } from './metric-recorders';
 
+/** What `/metrics` answers (404 ROUTE_NOT_FOUND) when HOOKBASE_METRICS=false. */
+export const METRICS_OFF_MESSAGE =
+  'Metrics are turned off in this process (HOOKBASE_METRICS=false)';
+
 /** A source of gauges measured when Prometheus scrapes (consumer lag, the PostgreSQL pool). */
 export interface ScrapeSource {
   /** Sets this source's gauges on `metrics`; a failing source leaves them out, never the scrape. */
