@@ -200,6 +200,23 @@ describe('parseCommandLine', () => {
     refuses(['isolation', '--tenants', '--neighbours', '0'], /neighbours/);
   });
 
+  it('turns the services metrics off and traces on for a measure of their cost', () => {
+    const of = (...args: string[]) => parseCommandLine(args, env).optionsFor(args[0] as 'e2e');
+    expect(of('e2e')).toMatchObject({ tracing: false, stackEnv: {} });
+    expect(of('e2e', '--metrics', 'off')).toMatchObject({
+      tracing: false,
+      stackEnv: { HOOKBASE_METRICS: 'false' },
+    });
+    expect(of('ingest-rest', '--metrics', 'on', '--tracing', 'on')).toMatchObject({
+      tracing: true,
+      stackEnv: { HOOKBASE_METRICS: 'true' },
+    });
+    expect(() => of('e2e', '--tracing', 'yes')).toThrow(/--tracing must be on or off/);
+    expect(() =>
+      of('e2e', '--url', 'http://127.0.0.1:3000', '--admin-token', 't', '--metrics', 'off'),
+    ).toThrow(/started stack/);
+  });
+
   it('needs infrastructure only when a scenario runs', () => {
     const line = parseCommandLine(['e2e'], {});
     expect(() => line.optionsFor('e2e')).toThrow(/Kafka brokers/);

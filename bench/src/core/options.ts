@@ -33,6 +33,11 @@ export interface BenchOptions extends Tunable {
   attach:
     { url: string; adminToken: string; topicPrefix: string; pid: number | undefined } | undefined;
   stackEnv: Record<string, string>;
+  /**
+   * Traces on in the started services (`--tracing on`): exported over OTLP/HTTP to a sink on
+   * loopback that discards them. Off by default, as in an installation without a collector.
+   */
+  tracing: boolean;
   resultsDir: string;
 }
 
@@ -303,6 +308,9 @@ const STACK_USAGE = `options of every scenario
   --url URL --admin-token T     drive a running Hookbase instead of starting one
   --topic-prefix P              its topic prefix (hookbase)   --pid N   its process, for RSS
   --stack-env KEY=VALUE         extra environment for started services (repeatable)
+  --metrics on|off              Prometheus metrics in the started services (on; off: HOOKBASE_METRICS=false)
+  --tracing on|off              OpenTelemetry traces from the started services to a discarding
+                                OTLP sink on loopback (off)
   --brokers B --database-url U  infrastructure (default: what scripts/bench.mjs ensured)
   --results-dir DIR             where the JSON results go (bench/results)`;
 
@@ -369,6 +377,13 @@ function parseAttach(values: Record<string, string | boolean | string[] | undefi
   };
 }
 
+function onOff(flag: string, value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value !== 'on' && value !== 'off')
+    throw new UsageError(`--${flag} must be on or off, got "${value}"`);
+  return value === 'on';
+}
+
 function parseStackEnv(pairs: readonly string[]): Record<string, string> {
   const env: Record<string, string> = {};
   for (const pair of pairs) {
@@ -408,6 +423,8 @@ export function parseCommandLine(
         'topic-prefix': { type: 'string' },
         pid: { type: 'string' },
         'stack-env': { type: 'string', multiple: true },
+        metrics: { type: 'string' },
+        tracing: { type: 'string' },
         brokers: { type: 'string' },
         'database-url': { type: 'string' },
         'results-dir': { type: 'string' },
@@ -451,6 +468,13 @@ export function parseCommandLine(
   }
   const attach = parseAttach(values);
   const stackEnv = parseStackEnv(values['stack-env'] ?? []);
+  const metrics = onOff('metrics', values.metrics);
+  const tracing = onOff('tracing', values.tracing) ?? false;
+  if (attach && (metrics !== undefined || tracing))
+    throw new UsageError(
+      '--metrics and --tracing set up a started stack, not a running one (--url)',
+    );
+  if (metrics !== undefined) stackEnv.HOOKBASE_METRICS = String(metrics);
   const brokers = values.brokers ?? env.HOOKBASE_BENCH_KAFKA_BROKERS ?? env.KAFKA_BROKERS ?? '';
   const databaseUrl =
     values['database-url'] ?? env.HOOKBASE_BENCH_DATABASE_URL ?? env.DATABASE_URL ?? '';
@@ -468,6 +492,7 @@ export function parseCommandLine(
       databaseUrl,
       attach,
       stackEnv: { ...refined.stackEnv, ...stackEnv },
+      tracing,
       resultsDir: values['results-dir'] ?? 'bench/results',
     };
   };

@@ -304,11 +304,13 @@ export class BenchSession {
       serviceLogs: this.stack.logs.summary(),
       harness: this.sampler.harness(),
       problems,
-      notes: parts.notes ?? [],
+      notes: [...(parts.notes ?? []), ...this.observabilityNotes()],
       extra: {
         receiver: this.receiver.stats,
         kafkaClientErrors: this.kafka.errors,
         deadLetterReasons: this.reasonsFor(),
+        // With --tracing on: the exports the OTLP sink took (null: tracing off).
+        traceExports: this.stack.traceExports(),
         // The memory, CPU and lag samples, in seconds since the scenario began (see the README to plot).
         resources: this.sampler.points.map(({ at, ...point }) => ({
           t: this.offset(at),
@@ -318,6 +320,20 @@ export class BenchSession {
       },
       files: null,
     };
+  }
+
+  /** Whether the services measured themselves (metrics, traces): what an A/B of their cost varies. */
+  private observabilityNotes(): string[] {
+    if (!this.stack.owned) return [];
+    const metricsOff = /^(false|0|no)$/.test(this.ctx.options.stackEnv.HOOKBASE_METRICS ?? '');
+    const traces = this.stack.traceExports();
+    return [
+      `services: metrics ${metricsOff ? 'off (HOOKBASE_METRICS=false)' : 'on'}, traces ${
+        traces
+          ? `on, to a discarding OTLP sink on loopback (${fmtInt(traces.requests)} exports, ${fmtInt(traces.bytes)} bytes, when the results were taken; the SDK sends in batches every 5 s)`
+          : 'off'
+      }`,
+    ];
   }
 
   offset(ms: number): number {

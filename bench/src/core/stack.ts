@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import { dropDatabase, HookbaseProcess } from '@hookbase/testing';
 import { now } from './clock';
 import { BenchOptions } from './options';
+import { OtlpSink } from './otlp-sink';
 import { serviceEntry } from './paths';
 import { freeLoopbackPort } from './ports';
 import { ServiceLogWatch } from './service-logs';
@@ -27,6 +28,8 @@ export interface BenchStack {
   /** Whether a started service has exited (a crash during the run). */
   exited(): string[];
   recentLogs(lines?: number): string;
+  /** With --tracing on: what the services exported to the OTLP sink so far; null when off. */
+  traceExports(): { requests: number; bytes: number } | null;
   stop(): Promise<void>;
 }
 
@@ -166,12 +169,19 @@ export async function startBenchStack(
   const logs = new ServiceLogWatch();
   const started: { name: string; process: HookbaseProcess; child: ChildProcess }[] = [];
   const kafka = benchKafka(options.brokers);
+  const traces = options.tracing ? new OtlpSink() : undefined;
   let stopped = false;
 
   const stop = async () => {
     if (stopped) return;
     stopped = true;
     await Promise.all(started.map((s) => s.process.stop(15_000)));
+    if (traces) {
+      await traces.stop();
+      log(
+        `traces: the OTLP sink took ${traces.stats.requests} exports (${traces.stats.bytes} bytes)`,
+      );
+    }
     await onPostgres(options.databaseUrl, (client) => dropDatabase(client, database)).catch(
       (error: Error) => log(`could not drop ${database}: ${error.message}`),
     );
@@ -180,6 +190,9 @@ export async function startBenchStack(
     );
   };
 
+  const tracingEnv: Record<string, string> = traces
+    ? { OTEL_EXPORTER_OTLP_ENDPOINT: await traces.start() }
+    : {};
   const baseEnv: Record<string, string> = {
     DATABASE_URL: withDatabase(options.databaseUrl, database),
     KAFKA_BROKERS: options.brokers,
@@ -191,6 +204,7 @@ export async function startBenchStack(
     // A free port: a running `npm start` or another bench stack may hold the default one.
     HOOKBASE_GRPC_PORT: '0',
     ...BENCH_LIMITS,
+    ...tracingEnv,
     ...options.stackEnv,
   };
   const launch = (name: string, app: string, env: Record<string, string>) => {
@@ -243,6 +257,7 @@ export async function startBenchStack(
           .map((s) => `${s.name} (${s.child.exitCode ?? s.child.signalCode})`),
       recentLogs: (lines = 30) =>
         started.map((s) => `--- ${s.name}\n${s.process.logs(lines)}`).join('\n'),
+      traceExports: () => (traces ? { ...traces.stats } : null),
       stop,
     };
   } catch (error) {
@@ -264,6 +279,7 @@ export function attachedStack(attach: NonNullable<BenchOptions['attach']>): Benc
     logs: new ServiceLogWatch(),
     exited: () => [],
     recentLogs: () => '(attached: the running process’s logs are where it was started)',
+    traceExports: () => null,
     stop: async () => undefined,
   };
 }
