@@ -1,3 +1,5 @@
+import { Kafka, logLevel } from 'kafkajs';
+import { newId } from '@hookbase/domain';
 import {
   ApiClient,
   createTenant,
@@ -6,6 +8,7 @@ import {
   spawnHookbase,
   startStack,
   TestReceiver,
+  testEnvironment,
 } from '@hookbase/testing';
 
 /** One sample of the Prometheus text format: name, labels and value. */
@@ -197,6 +200,107 @@ describe('metrics: scraped counters equal what happened', () => {
     );
     expect(lag.length).toBeGreaterThan(0);
     expect(lag.every((s) => s.labels.topic === `${stack.topicPrefix}.deliveries`)).toBe(true);
+  });
+
+  it('counts events that direct Kafka producers write: accepted as surface kafka, refused by reason', async () => {
+    receiver.respondWith(() => ({ status: 200 }));
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken);
+    const org = `/api/organizations/${organizationId}`;
+    const created = await client.post(`${org}/webhook-endpoints`, {
+      url: `${receiverUrl}/direct`,
+    });
+    expect(created.status).toBe(201);
+    const before = await scrape();
+    const counted = (samples: Sample[], name: string, labels: Record<string, string>) =>
+      sum(samples, name, labels) - sum(before, name, labels);
+
+    const envelope = (organization: string, n: number) =>
+      JSON.stringify({
+        id: newId('evt'),
+        organizationId: organization,
+        eventType: 'direct',
+        payload: { n },
+        acceptedAt: new Date().toISOString(),
+      });
+    const kafka = new Kafka({
+      clientId: 'metrics-direct-producer',
+      brokers: testEnvironment().kafkaBrokers.split(','),
+      logLevel: logLevel.NOTHING,
+    });
+    const producer = kafka.producer();
+    await producer.connect();
+    try {
+      await producer.send({
+        topic: `${stack.topicPrefix}.events`,
+        acks: -1,
+        messages: [
+          { key: organizationId, value: envelope(organizationId, 1) },
+          { key: organizationId, value: envelope(organizationId, 2) },
+          { key: organizationId, value: 'not json{' },
+          { key: organizationId, value: envelope(newId('org'), 3) },
+        ],
+      });
+    } finally {
+      await producer.disconnect();
+    }
+    // One REST event beside them: counted by ingest (rest), not a second time by the fan-out.
+    expect(
+      (
+        await client.post('/v1/events', {
+          eventType: 'direct',
+          payload: { n: 4 },
+          endpointIds: [created.body.data.id],
+        })
+      ).status,
+    ).toBe(202);
+
+    // The ledger: the two valid direct events and the REST one, each delivered.
+    const messages = await pollUntil(
+      async () => {
+        const page = await client.get(`${org}/messages?limit=250`);
+        const done = page.body.data.filter((m: { status: string }) => m.status === 'succeeded');
+        return done.length === 3 ? page.body.data : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the 3 messages of the organization delivered' },
+    );
+    expect(messages).toHaveLength(3);
+    const admin = new ApiClient(stack.url, stack.adminToken);
+    const invalid = await pollUntil(
+      async () => {
+        const page = await admin.get('/api/invalid-events');
+        const ours = page.body.data.filter((e: { topic: string }) =>
+          e.topic.startsWith(stack.topicPrefix),
+        );
+        return ours.length === 2 ? ours : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the 2 refused direct records set aside' },
+    );
+    expect(invalid).toHaveLength(2);
+
+    const samples = await pollUntil(
+      async () => {
+        const scraped = await scrape();
+        return counted(scraped, 'hookbase_events_accepted_total', { surface: 'kafka' }) >= 2
+          ? scraped
+          : undefined;
+      },
+      { timeoutMs: 10_000, description: 'the direct events counted' },
+    );
+    expect(counted(samples, 'hookbase_events_accepted_total', { surface: 'kafka' })).toBe(2);
+    expect(counted(samples, 'hookbase_events_accepted_total', { surface: 'rest' })).toBe(1);
+    expect(
+      counted(samples, 'hookbase_events_refused_total', {
+        surface: 'kafka',
+        reason: 'invalid_record',
+      }),
+    ).toBe(1);
+    expect(
+      counted(samples, 'hookbase_events_refused_total', {
+        surface: 'kafka',
+        reason: 'unknown_organization',
+      }),
+    ).toBe(1);
+    expect(counted(samples, 'hookbase_fanout_events_total', {})).toBe(3);
   });
 
   it('reports FIFO lanes by state and the retry schedule from the store', async () => {

@@ -22,6 +22,7 @@ import {
   traceContextOfHeaders,
   traceHeaders,
   traceParentOf,
+  writtenByIngest,
 } from '@hookbase/kafka';
 import {
   EndpointRepository,
@@ -116,6 +117,15 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     );
     try {
       await this.recordAndSend(envelopes, traces);
+      // Ingest counted its own events when Kafka acknowledged them; those of direct producers
+      // are accepted here, once recorded.
+      this.metrics.eventsAccepted(
+        'kafka',
+        all.filter(
+          (envelope, i) =>
+            known.has(envelope.organizationId) && !writtenByIngest(sources[i].headers),
+        ).length,
+      );
     } catch (error) {
       for (const { span } of traces.values()) span.setStatus({ code: SpanStatusCode.ERROR });
       throw error;

@@ -8,6 +8,7 @@ import {
   PublishEventInput,
 } from '@hookbase/domain';
 import {
+  ingestRecordHeaders,
   KafkaProducer,
   PublishTimeoutError,
   TOPICS,
@@ -168,7 +169,7 @@ export class PublishEvent {
         {
           key: envelope.organizationId,
           value: JSON.stringify(envelope),
-          headers: traceHeaders(),
+          headers: ingestRecordHeaders(traceHeaders()),
         },
         this.config.http.ackTimeoutMs,
       );

@@ -6,3 +6,4 @@ export * from './topic-worker';
 export * from './trace-context';
 export * from './kafka-readiness';
 export * from './consumer-lag.source';
+export * from './ingest-origin';

@@ -1,0 +1,20 @@
+import { ingestRecordHeaders, INGEST_ORIGIN_HEADER, writtenByIngest } from './ingest-origin';
+
+describe('ingest origin header', () => {
+  it("marks ingest's records beside their trace context", () => {
+    expect(ingestRecordHeaders(undefined)).toEqual({ [INGEST_ORIGIN_HEADER]: 'ingest' });
+    expect(ingestRecordHeaders({ traceparent: '00-a-b-01' })).toEqual({
+      traceparent: '00-a-b-01',
+      [INGEST_ORIGIN_HEADER]: 'ingest',
+    });
+  });
+
+  it('tells records written by ingest from those of direct producers, as read back', () => {
+    expect(writtenByIngest({ [INGEST_ORIGIN_HEADER]: Buffer.from('ingest') })).toBe(true);
+    expect(writtenByIngest({ [INGEST_ORIGIN_HEADER]: [Buffer.from('ingest')] })).toBe(true);
+    expect(writtenByIngest(undefined)).toBe(false);
+    expect(writtenByIngest({})).toBe(false);
+    expect(writtenByIngest({ traceparent: Buffer.from('00-a-b-01') })).toBe(false);
+    expect(writtenByIngest({ [INGEST_ORIGIN_HEADER]: Buffer.from('someone') })).toBe(false);
+  });
+});

@@ -1,0 +1,22 @@
+import { IHeaders } from 'kafkajs';
+
+/**
+ * Ingest marks the event records it writes with this header, so the fan-out can tell them from
+ * records that direct producers wrote to the events topic themselves: ingest counts its events as
+ * accepted when Kafka acknowledges them, the fan-out counts the others (surface `kafka`) when it
+ * records them. A direct producer that sets it is simply not counted.
+ */
+export const INGEST_ORIGIN_HEADER = 'hookbase-origin';
+const INGEST_ORIGIN = 'ingest';
+
+/** The headers of an event record that ingest writes: its trace context, and where it came from. */
+export function ingestRecordHeaders(trace: Record<string, string> | undefined): IHeaders {
+  return { ...trace, [INGEST_ORIGIN_HEADER]: INGEST_ORIGIN };
+}
+
+/** Whether a consumed event record was written by ingest (not by a direct producer). */
+export function writtenByIngest(headers: IHeaders | undefined): boolean {
+  const value = headers?.[INGEST_ORIGIN_HEADER];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first !== undefined && first.toString() === INGEST_ORIGIN;
+}
