@@ -23,10 +23,23 @@ async function dispatcherLag(url: string, topicPrefix: string): Promise<number |
   return lines.reduce((total, line) => total + Number(line.split(' ').at(-1)), 0);
 }
 
+/** A gauge's samples by their labels' text, as `/metrics` at `url` reports them. */
+async function gauge(url: string, name: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const match = new RegExp(`^${name}\\{(.*)\\} (\\S+)$`).exec(line);
+    if (match) samples.set(match[1], Number(match[2]));
+  }
+  return samples;
+}
+
 /**
  * `hookbase_consumer_lag` follows the dispatcher's group: with no dispatcher running, messages the
  * fan-out writes pile up as lag (seen from another process's /metrics); once a dispatcher runs
- * and delivers them, the lag is back to 0.
+ * and delivers them, the lag is back to 0. Beside it, each process reports the partitions its
+ * consumers hold (`hookbase_consumer_assigned_partitions`) and each topic's partition count, which
+ * the "partition without a consumer" alert compares.
  */
 describe('metrics: consumer lag while the dispatcher is stopped', () => {
   let stack: RunningStack;
@@ -50,12 +63,50 @@ describe('metrics: consumer lag while the dispatcher is stopped', () => {
     await client.post(`/api/organizations/${organizationId}/webhook-endpoints`, {
       url: `${receiverUrl}/lag`,
     });
+    const deliveries = `topic="${stack.topicPrefix}.deliveries"`;
+    const partitions = await pollUntil(
+      async () => (await gauge(stack.url, 'hookbase_topic_partitions')).get(deliveries),
+      { timeoutMs: 10_000, description: 'the deliveries topic partition count reported' },
+    );
+    expect(partitions).toBeGreaterThan(0);
+    // The standalone process runs every consumer: it holds every partition of each topic.
+    const held = await pollUntil(
+      async () => {
+        const now = await gauge(stack.url, 'hookbase_consumer_assigned_partitions');
+        return now.get(`group="${stack.topicPrefix}.dispatcher",${deliveries}`) === partitions
+          ? now
+          : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the standalone dispatcher holding every partition' },
+    );
+    expect(held.size).toBe(3);
+
     // From here on: ingest and fan-out, no dispatcher (the standalone process ran one).
     await stack.process.stop();
     const env = { ...stack.process.env, PORT: '0', HOOKBASE_GRPC_PORT: '-1' };
     const ingest = await spawnHookbase('ingest', env);
     started.push(ingest.process);
-    started.push((await spawnHookbase('fanout', env)).process);
+    const fanout = await spawnHookbase('fanout', { ...env, HOOKBASE_OPS_PORT: '0' });
+    started.push(fanout.process);
+    const [, fanoutUrl] = await fanout.process.waitForLine(
+      /health and metrics on (http:\/\/\S+)/,
+      10_000,
+    );
+    // No process holds a partition of the deliveries topic now: the fan-out holds its own only.
+    const fanoutHeld = await pollUntil(
+      async () => {
+        const now = await gauge(fanoutUrl, 'hookbase_consumer_assigned_partitions');
+        return [...now.values()].some((n) => n > 0) ? now : undefined;
+      },
+      { timeoutMs: 30_000, description: 'the fan-out holding its partitions' },
+    );
+    expect([...fanoutHeld.keys()]).toEqual([
+      `group="${stack.topicPrefix}.fanout",topic="${stack.topicPrefix}.events"`,
+    ]);
+    expect((await gauge(ingest.url!, 'hookbase_consumer_assigned_partitions')).size).toBe(0);
+    expect((await gauge(ingest.url!, 'hookbase_topic_partitions')).get(deliveries)).toBe(
+      partitions,
+    );
     const ingestUrl = ingest.url!;
     const ingestClient = new ApiClient(ingestUrl, apiKey);
     for (let n = 0; n < 5; n++) {
@@ -69,7 +120,12 @@ describe('metrics: consumer lag while the dispatcher is stopped', () => {
     });
     expect(receiver.requests).toHaveLength(0);
 
-    started.push((await spawnHookbase('dispatcher', env)).process);
+    const dispatcher = await spawnHookbase('dispatcher', { ...env, HOOKBASE_OPS_PORT: '0' });
+    started.push(dispatcher.process);
+    const [, dispatcherUrl] = await dispatcher.process.waitForLine(
+      /health and metrics on (http:\/\/\S+)/,
+      10_000,
+    );
     await pollUntil(() => receiver.requests.length === 5, {
       timeoutMs: 60_000,
       description: 'the 5 messages delivered once a dispatcher runs',
@@ -78,5 +134,11 @@ describe('metrics: consumer lag while the dispatcher is stopped', () => {
       timeoutMs: 30_000,
       description: 'the dispatcher group caught up (lag 0)',
     });
+    // The dispatcher that joined holds every partition of the deliveries topic again.
+    expect(
+      (await gauge(dispatcherUrl, 'hookbase_consumer_assigned_partitions')).get(
+        `group="${stack.topicPrefix}.dispatcher",${deliveries}`,
+      ),
+    ).toBe(partitions);
   });
 });

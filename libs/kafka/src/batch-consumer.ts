@@ -123,6 +123,8 @@ export class BatchConsumer {
   private restarts = 0;
   /** Why this consumer is not reading now (see membershipProblem); undefined once in its group. */
   private problem: string | undefined = 'not yet in its consumer group';
+  /** Partitions of its topic the group gave this consumer at its last join; 0 while out of it. */
+  private assigned = 0;
 
   constructor(
     private readonly kafka: Kafka,
@@ -137,6 +139,11 @@ export class BatchConsumer {
     return this.stopping ? 'stopping' : this.problem;
   }
 
+  /** The partitions of its topic this consumer holds now (0 while out of its group). */
+  assignment(): { group: string; topic: string; partitions: number } {
+    return { group: this.options.groupId, topic: this.options.topic, partitions: this.assigned };
+  }
+
   async start(): Promise<void> {
     const consumer = this.kafka.consumer({
       groupId: this.options.groupId,
@@ -149,18 +156,27 @@ export class BatchConsumer {
     this.consumer = consumer;
     // After a rebalance the partitions are read again from their committed offsets: progress kept
     // from before is dropped, so late completions never commit for a partition read anew.
-    consumer.on(consumer.events.GROUP_JOIN, () => {
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       this.restarts = 0;
       this.problem = undefined;
+      this.assigned = payload.memberAssignment[this.options.topic]?.length ?? 0;
       this.forgetPartitions();
     });
+    // While the group rebalances, and once out of it, this consumer holds no partition.
+    consumer.on(consumer.events.REBALANCING, () => {
+      if (consumer === this.consumer) this.assigned = 0;
+    });
     consumer.on(consumer.events.DISCONNECT, () => {
-      if (consumer === this.consumer) this.problem = 'disconnected from Kafka';
+      if (consumer === this.consumer) {
+        this.problem = 'disconnected from Kafka';
+        this.assigned = 0;
+      }
     });
     // kafkajs gives a consumer up for good on an error it does not take for transient (it has
     // disconnected it and will not restart it): this worker would read nothing more until the
     // process restarted. A fresh consumer takes its place instead, after a backoff.
     consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (consumer === this.consumer) this.assigned = 0;
       if (consumer === this.consumer && !this.stopping) {
         this.problem = `stopped by ${payload.error.name}: ${payload.error.message}`;
       }
@@ -341,6 +357,7 @@ export class BatchConsumer {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.assigned = 0;
     clearTimeout(this.restartTimer);
     if (this.inFlight.size > 0) {
       // Work under way finishes (bounded), and what finished is committed before leaving.

@@ -8,8 +8,9 @@ import { consumerGroup, TopicNames } from './topics';
 
 /**
  * Measures, at each scrape, the lag of every consumer group of the installation on its topic
- * (`hookbase_consumer_lag`). Every process reports all groups, so lag is seen even while no
- * member of a group runs (a stopped dispatcher); aggregate with `max` across processes.
+ * (`hookbase_consumer_lag`), and each topic's partition count (`hookbase_topic_partitions`). Every
+ * process reports all groups, so lag is seen even while no member of a group runs (a stopped
+ * dispatcher); aggregate with `max` across processes.
  */
 @Injectable()
 export class ConsumerLagSource implements ScrapeSource, OnModuleInit, OnApplicationShutdown {
@@ -47,6 +48,7 @@ export class ConsumerLagSource implements ScrapeSource, OnModuleInit, OnApplicat
             admin.fetchTopicOffsets(topic),
             admin.fetchOffsets({ groupId: group, topics: [topic] }),
           ]);
+          metrics.topicPartitions.set({ topic }, ends.length);
           const byPartition = new Map(committed.partitions.map((p) => [p.partition, p.offset]));
           for (const end of ends) {
             metrics.consumerLag.set(

@@ -7,3 +7,4 @@ export * from './trace-context';
 export * from './kafka-readiness';
 export * from './consumer-lag.source';
 export * from './ingest-origin';
+export * from './consumer-assignment.source';

@@ -1,6 +1,8 @@
 import { DynamicModule, Global, Logger, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { Kafka, logLevel } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import { ConsumerAssignmentSource } from './consumer-assignment.source';
 import { ConsumerLagSource } from './consumer-lag.source';
 import { KafkaProducer } from './kafka-producer';
 import { KafkaReadiness } from './kafka-readiness';
@@ -66,6 +68,7 @@ export class KafkaModule {
   static forRoot(clientSuffix: string): DynamicModule {
     return {
       module: KafkaModule,
+      imports: [DiscoveryModule],
       providers: [
         {
           provide: KAFKA,
@@ -84,6 +87,7 @@ export class KafkaModule {
         KafkaProducer,
         KafkaReadiness,
         ConsumerLagSource,
+        ConsumerAssignmentSource,
       ],
       exports: [KAFKA, TOPICS, KafkaProducer],
     };

@@ -72,6 +72,11 @@ export abstract class TopicWorker<T>
     }
   }
 
+  /** The partitions of its topic this worker's consumer holds now, in its group. */
+  assignment(): { group: string; topic: string; partitions: number } {
+    return this.consumer.assignment();
+  }
+
   /** Ready while its consumer is in its group (it reads nothing otherwise). */
   async checkReadiness(): Promise<string | undefined> {
     return this.consumer.membershipProblem();

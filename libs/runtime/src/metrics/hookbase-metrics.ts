@@ -83,6 +83,18 @@ export class HookbaseMetrics implements MetricRecorders {
     labelNames: ['group', 'topic', 'partition'] as const,
     registers: [this.registry],
   });
+  readonly consumerAssignedPartitions = new Gauge({
+    name: 'hookbase_consumer_assigned_partitions',
+    help: "Partitions of a topic this process's consumer holds in its group (0 while rebalancing or out of it); summed over processes, it equals the topic's partition count when every partition has a consumer.",
+    labelNames: ['group', 'topic'] as const,
+    registers: [this.registry],
+  });
+  readonly topicPartitions = new Gauge({
+    name: 'hookbase_topic_partitions',
+    help: 'Partitions of each topic a Hookbase consumer group reads (every process reports them all).',
+    labelNames: ['topic'] as const,
+    registers: [this.registry],
+  });
   readonly retriesScheduled = new Gauge({
     name: 'hookbase_retries_scheduled',
     help: 'Messages in the retry schedule (installation-wide, the same from every process): due (their time has come) and overdue (due for over a minute, not yet picked up).',
