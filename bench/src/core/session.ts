@@ -311,6 +311,7 @@ export class BenchSession {
         deadLetterReasons: this.reasonsFor(),
         // With --tracing on: the exports the OTLP sink took (null: tracing off).
         traceExports: this.stack.traceExports(),
+        metricsStatus: this.stack.metricsStatus,
         // The memory, CPU and lag samples, in seconds since the scenario began (see the README to plot).
         resources: this.sampler.points.map(({ at, ...point }) => ({
           t: this.offset(at),
@@ -325,10 +326,12 @@ export class BenchSession {
   /** Whether the services measured themselves (metrics, traces): what an A/B of their cost varies. */
   private observabilityNotes(): string[] {
     if (!this.stack.owned) return [];
-    const metricsOff = /^(false|0|no)$/.test(this.ctx.options.stackEnv.HOOKBASE_METRICS ?? '');
+    const status = this.stack.metricsStatus;
+    const metrics =
+      status === 200 ? 'on' : status === 404 ? 'off (/metrics answered 404)' : `/metrics ${status}`;
     const traces = this.stack.traceExports();
     return [
-      `services: metrics ${metricsOff ? 'off (HOOKBASE_METRICS=false)' : 'on'}, traces ${
+      `services: metrics ${metrics}, traces ${
         traces
           ? `on, to a discarding OTLP sink on loopback (${fmtInt(traces.requests)} exports, ${fmtInt(traces.bytes)} bytes, when the results were taken; the SDK sends in batches every 5 s)`
           : 'off'

@@ -28,6 +28,8 @@ export interface BenchStack {
   /** Whether a started service has exited (a crash during the run). */
   exited(): string[];
   recentLogs(lines?: number): string;
+  /** What `GET /metrics` answered on the ingest URL once the stack was up (404: metrics off). */
+  metricsStatus: number | null;
   /** With --tracing on: what the services exported to the OTLP sink so far; null when off. */
   traceExports(): { requests: number; bytes: number } | null;
   stop(): Promise<void>;
@@ -242,6 +244,10 @@ export async function startBenchStack(
       await waitForHealth(apiUrl, api.service, api.child, deadline);
     }
     await waitForConsumerGroups(kafka, topicPrefix, deadline);
+    const metricsStatus = await fetch(`${ingestUrl}/metrics`).then(
+      (response) => response.status,
+      () => null,
+    );
     return {
       ingestUrl,
       apiUrl,
@@ -257,6 +263,7 @@ export async function startBenchStack(
           .map((s) => `${s.name} (${s.child.exitCode ?? s.child.signalCode})`),
       recentLogs: (lines = 30) =>
         started.map((s) => `--- ${s.name}\n${s.process.logs(lines)}`).join('\n'),
+      metricsStatus,
       traceExports: () => (traces ? { ...traces.stats } : null),
       stop,
     };
@@ -279,6 +286,7 @@ export function attachedStack(attach: NonNullable<BenchOptions['attach']>): Benc
     logs: new ServiceLogWatch(),
     exited: () => [],
     recentLogs: () => '(attached: the running process’s logs are where it was started)',
+    metricsStatus: null,
     traceExports: () => null,
     stop: async () => undefined,
   };
