@@ -51,11 +51,7 @@ export function main(env: NodeJS.ProcessEnv = process.env): OutboxRelay | null {
     ...(config.HOOKBASE_OUTBOX_TEST_HOLD_AFTER_ACCEPT === 'true'
       ? {
           afterAccepted: (event) => {
-            log({
-              level: 'info',
-              message: 'accepted, holding before marking sent',
-              outboxId: event.id,
-            });
+            log({ level: 'info', message: `accepted ${event.id}, holding before marking sent` });
             return new Promise<void>(() => undefined);
           },
         }

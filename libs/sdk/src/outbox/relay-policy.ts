@@ -21,6 +21,7 @@ export function retryAfterMs(header: string | null, now: number = Date.now()): n
   if (header === null || header.trim() === '') return undefined;
   const seconds = Number(header);
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  if (!/[a-z]/i.test(header)) return undefined;
   const date = Date.parse(header);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
