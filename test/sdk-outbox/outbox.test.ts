@@ -368,6 +368,7 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
   });
 
   it('fills the outbox while Hookbase is unreachable and drains it in order when it is back', async () => {
+    await relay?.stop();
     const proxy = new TcpProxy('127.0.0.1', Number(new URL(stack.url).port));
     const port = await proxy.start();
     const warnings: RelayLogEntry[] = [];
