@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { build } from './build.mjs';
 import { ensureInfra, stopStartedInfra } from './infra.mjs';
 
