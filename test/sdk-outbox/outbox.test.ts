@@ -51,6 +51,7 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
       database: producer.url,
       sender: new FetchEventSender({ baseUrl, apiKey }),
       idleMs: 200,
+      standbyMs: 200,
       backoff: { baseMs: 100, maxMs: 1000, growth: 'doubling' },
       ...(log ? { log } : {}),
     });
@@ -312,6 +313,41 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
     const expected = commitOrder.flatMap((n) => [`tx${n}-a`, `tx${n}-b`]);
     await waitForLabels(expected);
     expect(receivedLabels().filter((label) => /^tx\d-/.test(label))).toEqual(expected);
+  });
+
+  it('keeps one relay active per outbox; a standby takes over when it stops', async () => {
+    const standby = startRelay();
+    // Both ask for the lock; one session holds it, and it is the first relay's.
+    const holders = async () =>
+      (
+        await pool.query(
+          `SELECT count(*)::int AS n FROM pg_locks
+            WHERE locktype = 'advisory' AND classid = 1215262571 AND objid = 2 AND granted`,
+        )
+      ).rows[0].n;
+    await pollUntil(() => relay!.active, { description: 'the first relay active' });
+    expect(await holders()).toBe(1);
+    await inTransaction((tx) =>
+      publish(
+        { eventType: 'outbox.standby', payload: { label: 'before-takeover' } },
+        { transaction: tx },
+      ),
+    );
+    await waitForLabels(['before-takeover']);
+    expect(standby.active).toBe(false);
+
+    await relay!.stop();
+    relay = standby;
+    await pollUntil(() => standby.active, { description: 'the standby taking over' });
+    expect(await holders()).toBe(1);
+    await inTransaction((tx) =>
+      publish(
+        { eventType: 'outbox.standby', payload: { label: 'after-takeover' } },
+        { transaction: tx },
+      ),
+    );
+    await waitForLabels(['after-takeover']);
+    expect(await eventsAtHookbase('outbox.standby')).toBe(2);
   });
 
   it('loses nothing and sends nothing twice when the relay is killed between sending and marking', async () => {
