@@ -167,9 +167,15 @@ export class OutboxRelay {
           this.locked = false;
           this.wake?.();
         }
+        void client.end().catch(() => undefined);
       });
       client.on('notification', () => this.onCommit());
-      await client.connect();
+      try {
+        await client.connect();
+      } catch (error) {
+        void client.end().catch(() => undefined);
+        throw error;
+      }
       this.client = client;
       await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
     }
@@ -185,7 +191,8 @@ export class OutboxRelay {
   }
 
   private async pass(): Promise<RelayPass> {
-    const client = this.client!;
+    const client = this.client;
+    if (!client) throw new Error('the outbox connection was lost');
     const { rows } = await client.query<OutboxRow>(
       `SELECT o.id::text AS id, o.event_type, o.payload, o.endpoint_ids, o.idempotency_key,
               c.commit_seq::text AS commit_seq
@@ -200,64 +207,66 @@ export class OutboxRelay {
     let sent = 0;
     let rejected = 0;
     let lastSeq: string | null = null;
-    try {
-      for (const row of rows) {
-        if (this.stopping) break;
-        const event: OutboxEvent = {
-          id: row.id,
-          eventType: row.event_type,
-          payload: row.payload,
-          endpointIds: row.endpoint_ids,
-          idempotencyKey: row.idempotency_key,
-        };
-        const outcome = await this.options.sender.send(event);
-        if (outcome.kind === 'retry') {
-          this.failures++;
-          const delayMs = relayRetryDelay(this.backoff, this.failures, outcome.retryAfterMs);
-          this.log({
-            level: 'warn',
-            message: 'Hookbase did not take the event; retrying',
-            outboxId: row.id,
-            reason: outcome.reason,
-            failures: this.failures,
-            retryInMs: delayMs,
-          });
-          return { kind: 'retry', sent, delayMs, reason: outcome.reason };
-        }
-        this.failures = 0;
-        if (outcome.kind === 'accepted') {
-          await this.options.afterAccepted?.(event);
-          await client.query(
-            `UPDATE hookbase_outbox SET sent_at = clock_timestamp(), event_id = $2 WHERE id = $1`,
-            [row.id, outcome.eventId],
-          );
-          sent++;
-        } else {
-          await client.query(
-            `UPDATE hookbase_outbox SET failed_at = clock_timestamp(), last_error = $2 WHERE id = $1`,
-            [row.id, `${outcome.status} ${outcome.code}: ${outcome.message}`],
-          );
-          rejected++;
-          this.log({
-            level: 'error',
-            message: 'Hookbase refused the event for good; marked failed',
-            outboxId: row.id,
-            status: outcome.status,
-            code: outcome.code,
-            reason: outcome.message,
-          });
-        }
-        lastSeq = row.commit_seq;
+    let retry: { delayMs: number; reason: string } | null = null;
+    for (const row of rows) {
+      if (this.stopping) break;
+      const event: OutboxEvent = {
+        id: row.id,
+        eventType: row.event_type,
+        payload: row.payload,
+        endpointIds: row.endpoint_ids,
+        idempotencyKey: row.idempotency_key,
+      };
+      const outcome = await this.options.sender.send(event);
+      if (outcome.kind === 'retry') {
+        this.failures++;
+        const delayMs = relayRetryDelay(this.backoff, this.failures, outcome.retryAfterMs);
+        this.log({
+          level: 'warn',
+          message: 'Hookbase did not take the event; retrying',
+          outboxId: row.id,
+          reason: outcome.reason,
+          failures: this.failures,
+          retryInMs: delayMs,
+        });
+        retry = { delayMs, reason: outcome.reason };
+        break;
       }
-    } finally {
-      if (lastSeq !== null) await this.forgetFinishedCommits(lastSeq);
+      this.failures = 0;
+      if (outcome.kind === 'accepted') {
+        await this.options.afterAccepted?.(event);
+        // Marked before the next send: a relay whose session (and so its lock) is gone fails
+        // here, so it never sends past the event in hand while a successor sends the same
+        // rows; that event is the successor's first too, and its key makes it one event.
+        await client.query(
+          `UPDATE hookbase_outbox SET sent_at = clock_timestamp(), event_id = $2 WHERE id = $1`,
+          [row.id, outcome.eventId],
+        );
+        sent++;
+      } else {
+        await client.query(
+          `UPDATE hookbase_outbox SET failed_at = clock_timestamp(), last_error = $2 WHERE id = $1`,
+          [row.id, `${outcome.status} ${outcome.code}: ${outcome.message}`],
+        );
+        rejected++;
+        this.log({
+          level: 'error',
+          message: 'Hookbase refused the event for good; marked failed',
+          outboxId: row.id,
+          status: outcome.status,
+          code: outcome.code,
+          reason: outcome.message,
+        });
+      }
+      lastSeq = row.commit_seq;
     }
-    return { kind: 'progress', sent, rejected };
+    if (lastSeq !== null) await this.forgetFinishedCommits(client, lastSeq);
+    return retry ? { kind: 'retry', sent, ...retry } : { kind: 'progress', sent, rejected };
   }
 
   /** Commit numbers whose rows are all sent or failed are needed no more. */
-  private async forgetFinishedCommits(upToSeq: string): Promise<void> {
-    await this.client!.query(
+  private async forgetFinishedCommits(client: Client, upToSeq: string): Promise<void> {
+    await client.query(
       `DELETE FROM hookbase_outbox_commits c
         WHERE c.commit_seq <= $1
           AND NOT EXISTS (SELECT 1 FROM hookbase_outbox o
@@ -269,9 +278,10 @@ export class OutboxRelay {
   private async maybePrune(): Promise<void> {
     const after =
       this.options.pruneSentAfterMs === undefined ? 86_400_000 : this.options.pruneSentAfterMs;
-    if (after === null || Date.now() - this.lastPrune < PRUNE_EVERY_MS) return;
+    const client = this.client;
+    if (after === null || !client || Date.now() - this.lastPrune < PRUNE_EVERY_MS) return;
     this.lastPrune = Date.now();
-    await this.client!.query(
+    await client.query(
       `DELETE FROM hookbase_outbox
         WHERE sent_at < clock_timestamp() - $1 * interval '1 millisecond'`,
       [after],
