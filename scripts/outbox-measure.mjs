@@ -1,6 +1,7 @@
 // `node scripts/outbox-measure.mjs [--events N]`: measures the outbox relay (libs/sdk/src/outbox)
 // against a real Hookbase stack (the standalone process, as the integration tests start it) and a
-// producer database of its own. Prints two figures:
+// producer database of its own. Prints three figures:
+// - producer: transactions per second from 4 connections with and without a publish each;
 // - throughput: a backlog of N events (in transactions of 10) written while no relay runs, then
 //   drained by one relay: events accepted by Hookbase per second;
 // - delay: events committed one per transaction every 20 ms while the relay runs; for each, the
@@ -88,7 +89,7 @@ async function main() {
     producer = { admin, name };
     const url = new URL(base);
     url.pathname = `/${name}`;
-    pool = new Pool({ connectionString: url.toString(), max: 4 });
+    pool = new Pool({ connectionString: url.toString(), max: 5 });
     await pool.query(
       readFileSync(join(root, 'libs/sdk/src/outbox/migrations/0001_hookbase_outbox.sql'), 'utf8'),
     );
@@ -115,6 +116,42 @@ async function main() {
         (await pool.query('SELECT count(*) FROM hookbase_outbox WHERE sent_at IS NULL')).rows[0]
           .count,
       );
+
+    // The producer's cost: transactions committed per second from 4 connections, each writing
+    // one row to a table of its own, with and without a publish (publishing ones commit one
+    // after another under the numbering lock).
+    await pool.query('CREATE TABLE plain (n int)');
+    const producerRate = async (withPublish) => {
+      const perWorker = 150;
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: 4 }, async (_, worker) => {
+          for (let n = 0; n < perWorker; n++) {
+            const tx = await pool.connect();
+            try {
+              await tx.query('BEGIN');
+              await tx.query('INSERT INTO plain VALUES ($1)', [n]);
+              if (withPublish) {
+                await outbox.publish(
+                  { eventType: 'measure', payload: { label: `rate-${worker}-${n}` } },
+                  { transaction: tx },
+                );
+              }
+              await tx.query('COMMIT');
+            } finally {
+              tx.release();
+            }
+          }
+        }),
+      );
+      return Math.round((4 * perWorker) / ((performance.now() - started) / 1000));
+    };
+    const plainRate = await producerRate(false);
+    const publishRate = await producerRate(true);
+    console.log(
+      `producer: ${plainRate} transactions/s without publish, ${publishRate} with one publish each (4 connections)`,
+    );
+    await pool.query('TRUNCATE hookbase_outbox, hookbase_outbox_commits');
 
     // Throughput: drain a backlog.
     for (let n = 0; n < EVENTS; n += 10) {
