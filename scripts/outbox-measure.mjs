@@ -90,6 +90,7 @@ async function main() {
     const url = new URL(base);
     url.pathname = `/${name}`;
     pool = new Pool({ connectionString: url.toString(), max: 5 });
+    pool.on('error', () => undefined); // idle connections ended by the final DROP DATABASE
     await pool.query(
       readFileSync(join(root, 'libs/sdk/src/outbox/migrations/0001_hookbase_outbox.sql'), 'utf8'),
     );
