@@ -61,9 +61,19 @@ export class FetchEventSender implements EventSender {
         parsed = null;
       }
     } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code;
-      return { kind: 'retry', reason: `network: ${cause ?? (error as Error).message}` };
+      return { kind: 'retry', reason: `network: ${networkReason(error)}` };
     }
     return classifyResponse(response.status, parsed, response.headers.get('retry-after'));
   }
+}
+
+/** The most telling part of a fetch failure: the socket's code (ECONNREFUSED…) when there is one. */
+function networkReason(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown; errors?: unknown } })
+    .cause;
+  const inner = Array.isArray(cause?.errors) ? (cause.errors[0] as { code?: unknown }) : undefined;
+  const code = cause?.code ?? inner?.code;
+  if (typeof code === 'string') return code;
+  if (typeof cause?.message === 'string' && cause.message) return cause.message;
+  return error instanceof Error ? error.message : String(error);
 }
