@@ -6,6 +6,7 @@ export * from './circuit-breaker';
 export * from './endpoint-admission';
 export * from './delivery-decision';
 export * from './delivery-state';
+export * from './transition-report';
 export * from './delivery-step';
 export * from './dispatch-share';
 export * from './errors';
