@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { newId } from '@hookbase/domain';
 import { createDataSource, MessageRepository, FifoLaneRepository } from '@hookbase/persistence';
+import { HookbaseMetrics } from '@hookbase/runtime';
 import { createTestDatabase, pollUntil, testEnvironment } from '@hookbase/testing';
 
 // The delivery state machine as PostgreSQL keeps it (ADR 19): each write moves only messages in a
@@ -367,11 +368,13 @@ describe('delivery state in PostgreSQL', () => {
       const id = await message({ status: 'in_flight', route: 'stream' });
       const other = await message({ status: 'pending', route: 'stream' });
       const gone = newId('msg');
+      const metrics = new HookbaseMetrics({ endpointLabels: false, processMetrics: false });
+      const counting = new MessageRepository(dataSource, metrics);
       const report = await whileChanging(
         `UPDATE messages SET status = 'succeeded', route = 'final', finished_at = now()
           WHERE id = $1`,
         [id],
-        () => messages.expire([id, other, gone]),
+        () => counting.expire([id, other, gone]),
       );
       expect(report).toEqual({
         transitioned: [other],
@@ -387,6 +390,12 @@ describe('delivery state in PostgreSQL', () => {
       });
       expect(await row(id)).toMatchObject({ status: 'succeeded', route: 'final' });
       expect(await row(other)).toMatchObject({ status: 'expired', route: 'final' });
+      const { text } = await metrics.scrape();
+      for (const reason of ['state_not_allowed', 'not_found']) {
+        expect(text).toContain(
+          `hookbase_delivery_transitions_skipped_total{transition="expired",reason="${reason}"} 1`,
+        );
+      }
     });
 
     it("reports a lane head's late in-flight mark, after its attempt was recorded, as skipped", async () => {

@@ -68,7 +68,9 @@ describe('delivery transitions in SQL', () => {
       messageId,
       event: 'held' as const,
     }));
-    expect(await settleTransitions(query, asked, ['msg_a'])).toEqual({
+    const counted: unknown[][] = [];
+    const metrics = { transitionsSkipped: (...args: unknown[]) => void counted.push(args) };
+    expect(await settleTransitions(query, asked, ['msg_a'], metrics)).toEqual({
       transitioned: ['msg_a'],
       skipped: [
         {
@@ -83,11 +85,17 @@ describe('delivery transitions in SQL', () => {
     expect(queries).toEqual([
       ['SELECT id, status, route FROM messages WHERE id = ANY($1)', [['msg_b', 'msg_c']]],
     ]);
+    expect(counted).toEqual([
+      ['held', 'state_not_allowed', 1],
+      ['held', 'not_found', 1],
+    ]);
     queries.length = 0;
-    expect(await settleTransitions(query, asked, ['msg_c', 'msg_b', 'msg_a'])).toEqual({
+    counted.length = 0;
+    expect(await settleTransitions(query, asked, ['msg_c', 'msg_b', 'msg_a'], metrics)).toEqual({
       transitioned: ['msg_a', 'msg_b', 'msg_c'],
       skipped: [],
     });
     expect(queries).toEqual([]);
+    expect(counted).toEqual([]);
   });
 });

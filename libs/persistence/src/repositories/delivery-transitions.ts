@@ -1,4 +1,6 @@
+import { NO_METRICS, TransitionMetrics } from '@hookbase/runtime';
 import {
+  countSkipped,
   DELIVERY_ROUTES,
   DeliveryEvent,
   DeliveryRoute,
@@ -78,12 +80,14 @@ export type RunQuery = (sql: string, parameters: unknown[]) => Promise<unknown>;
 
 /**
  * The report of a write that was asked to move `asked` and moved `moved`: the state of each
- * message it left alone is read afterwards (one query, only when there is one) to say why.
+ * message it left alone is read afterwards (one query, only when there is one) to say why, and
+ * the skipped ones are counted on `metrics`.
  */
 export async function settleTransitions(
   query: RunQuery,
   asked: readonly { messageId: string; event: DeliveryEvent }[],
   moved: Iterable<string>,
+  metrics: TransitionMetrics = NO_METRICS,
 ): Promise<TransitionReport> {
   const movedIds = new Set(moved);
   const left = [...new Set(asked.map((a) => a.messageId).filter((id) => !movedIds.has(id)))];
@@ -94,7 +98,11 @@ export async function settleTransitions(
     ])) as { id: string; status: MessageStatus; route: DeliveryRoute }[];
     for (const row of rows) found.set(row.id, { status: row.status, route: row.route });
   }
-  return reportTransitions(asked, movedIds, found);
+  const report = reportTransitions(asked, movedIds, found);
+  for (const { event, reason, count } of countSkipped(report.skipped)) {
+    metrics.transitionsSkipped(event, reason, count);
+  }
+  return report;
 }
 
 /** `(column IN (…))` for statuses, e.g. the final ones. */

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { METRICS, NO_METRICS, TransitionMetrics } from '@hookbase/runtime';
 import { DataSource } from 'typeorm';
 import { LaneLease, MessageStatus, Plan, TransitionReport } from '@hookbase/domain';
 import { settleTransitions, transitionCase } from './delivery-transitions';
@@ -68,7 +69,10 @@ interface QueuedRow {
  */
 @Injectable()
 export class FifoLaneRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Optional() @Inject(METRICS) private readonly metrics: TransitionMetrics = NO_METRICS,
+  ) {}
 
   /**
    * `parked_in_lane`: queues new messages of FIFO endpoints in their lanes, each at `seq` (its
@@ -266,6 +270,7 @@ export class FifoLaneRepository {
       (sql, parameters) => this.dataSource.query(sql, parameters),
       messageIds.map((messageId) => ({ messageId, event })),
       moved,
+      this.metrics,
     );
   }
 

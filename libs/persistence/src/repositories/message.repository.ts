@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { METRICS, NO_METRICS, TransitionMetrics } from '@hookbase/runtime';
 import { DataSource, In } from 'typeorm';
 import {
   DELIVERY_ORIGINS,
@@ -98,7 +99,10 @@ export interface MessageFilter {
 
 @Injectable()
 export class MessageRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Optional() @Inject(METRICS) private readonly metrics: TransitionMetrics = NO_METRICS,
+  ) {}
 
   async deliveryStates(messageIds: readonly string[]): Promise<Map<string, DeliveryState>> {
     const states = new Map<string, DeliveryState>();
@@ -417,6 +421,7 @@ export class MessageRepository {
       (sql, parameters) => this.dataSource.query(sql, parameters),
       asked,
       moved.map((row) => row.id),
+      this.metrics,
     );
   }
 
