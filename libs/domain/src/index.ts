@@ -10,6 +10,7 @@ export * from './transition-report';
 export * from './delivery-step';
 export * from './dispatch-share';
 export * from './errors';
+export * from './error-statuses';
 export * from './fifo-gating';
 export * from './fifo-lane';
 export * from './ids';
