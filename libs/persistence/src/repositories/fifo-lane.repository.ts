@@ -3,6 +3,7 @@ import { METRICS, NO_METRICS, TransitionMetrics } from '@hookbase/runtime';
 import { DataSource } from 'typeorm';
 import { LaneLease, MessageStatus, Plan, TransitionReport } from '@hookbase/domain';
 import { settleTransitions, transitionCase } from './delivery-transitions';
+import { SendableRow, sendableOf } from './message.repository';
 
 const PARKED_IN_LANE = transitionCase(['parked_in_lane'], 'm');
 const ATTEMPT_STARTED = transitionCase(['attempt_started'], 'm');
@@ -48,19 +49,10 @@ export interface LaneSnapshot {
   lease: LaneLease | null;
 }
 
-interface QueuedRow {
-  id: string;
-  event_id: string;
-  organization_id: string;
-  endpoint_id: string;
-  event_type: string;
-  payload: Record<string, unknown>;
-  accepted_at: Date;
+interface QueuedRow extends SendableRow {
   status: MessageStatus;
-  attempts: number;
   next_attempt_at: Date | null;
   plan: Plan;
-  trace_parent: string | null;
 }
 
 /**
@@ -195,18 +187,10 @@ export class FifoLaneRepository {
       [endpointId, limit],
     );
     return rows.map((row) => ({
-      messageId: row.id,
-      eventId: row.event_id,
-      organizationId: row.organization_id,
-      endpointId: row.endpoint_id,
-      eventType: row.event_type,
-      payload: row.payload,
-      acceptedAt: row.accepted_at,
+      ...sendableOf(row),
       status: row.status,
-      attempts: row.attempts,
       nextAttemptAt: row.next_attempt_at,
       plan: row.plan,
-      traceParent: row.trace_parent,
     }));
   }
 

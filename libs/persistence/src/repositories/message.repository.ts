@@ -58,6 +58,34 @@ export interface ClaimedMessage {
   traceParent?: string | null;
 }
 
+/** The columns of a message to send, as the retry claim and a lane's queue read them. */
+export interface SendableRow {
+  id: string;
+  event_id: string;
+  organization_id: string;
+  endpoint_id: string;
+  event_type: string;
+  payload: Record<string, unknown>;
+  accepted_at: Date;
+  attempts: number;
+  trace_parent: string | null;
+}
+
+/** What a claim and a lane's queue tell of each message to send. */
+export function sendableOf(row: SendableRow) {
+  return {
+    messageId: row.id,
+    eventId: row.event_id,
+    organizationId: row.organization_id,
+    endpointId: row.endpoint_id,
+    eventType: row.event_type,
+    payload: row.payload,
+    acceptedAt: row.accepted_at,
+    attempts: row.attempts,
+    traceParent: row.trace_parent,
+  };
+}
+
 /** The retry claim: the messages claimed (`transitioned`), with what is needed to send each. */
 export interface RetryClaims extends TransitionReport {
   messages: ClaimedMessage[];
@@ -237,20 +265,9 @@ export class MessageRepository {
    */
   async claimForRetry(limit: number, leaseMs: number): Promise<RetryClaims> {
     // Every row `due` locked, with the claim's columns when the claim moved it (NULL when not).
-    const rows: {
-      due_id: string;
-      id: string | null;
-      webhook_id: string;
-      event_id: string;
-      organization_id: string;
-      endpoint_id: string;
-      event_type: string;
-      attempts: number;
-      payload: Record<string, unknown>;
-      accepted_at: Date;
-      trace_parent: string | null;
-    }[] = await this.dataSource.query(
-      `WITH due AS MATERIALIZED (
+    const rows: ({ due_id: string; webhook_id: string } & (SendableRow | { id: null }))[] =
+      await this.dataSource.query(
+        `WITH due AS MATERIALIZED (
          SELECT id FROM messages
           WHERE route = 'schedule' AND COALESCE(claim_until, next_attempt_at) <= now()
           ORDER BY COALESCE(claim_until, next_attempt_at)
@@ -267,22 +284,11 @@ export class MessageRepository {
                    -- A copy's age (for maxAgeMs) counts from when it was made.
                    CASE WHEN m.replay_of IS NULL THEN e.accepted_at ELSE m.created_at END AS accepted_at)
        SELECT due.id AS due_id, c.* FROM due LEFT JOIN claimed c ON c.id = due.id`,
-      [limit, leaseMs],
-    );
+        [limit, leaseMs],
+      );
     const messages: ClaimedMessage[] = rows
-      .filter((row) => row.id !== null)
-      .map((row) => ({
-        messageId: row.due_id,
-        webhookId: row.webhook_id,
-        eventId: row.event_id,
-        organizationId: row.organization_id,
-        endpointId: row.endpoint_id,
-        eventType: row.event_type,
-        payload: row.payload,
-        acceptedAt: row.accepted_at,
-        attempts: row.attempts,
-        traceParent: row.trace_parent,
-      }));
+      .filter((row): row is typeof row & SendableRow => row.id !== null)
+      .map((row) => ({ ...sendableOf(row), webhookId: row.webhook_id }));
     const report = await this.settle(
       asking(
         rows.map((row) => row.due_id),
