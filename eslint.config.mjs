@@ -85,6 +85,23 @@ export default tseslint.config(
     },
   },
   {
+    // The gRPC edge codes its errors from the domain's table of statuses, not through HTTP's.
+    files: ['libs/ingest/src/grpc-*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@hookbase/web',
+              message: 'The gRPC edge must not depend on HTTP: see ERROR_STATUSES in the domain.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

@@ -1,26 +1,8 @@
-import {
-  ApiClient,
-  createTenant,
-  pollUntil,
-  RunningStack,
-  startStack,
-  TestReceiver,
-} from '@hookbase/testing';
+import { ApiClient, createTenant, pollUntil, TestReceiver } from '@hookbase/testing';
+import { laneSuite, seeded } from './lane-suite';
 
 const EVENTS = 2_000;
 const FAILURE_RATE = 0.2;
-
-/** A small seeded generator, so a failing run can be told apart from bad luck and repeated. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * The FIFO promise end to end: events sent one after another reach a FIFO endpoint in the order
@@ -28,23 +10,11 @@ function seeded(seed: number): () => number {
  * are messages that used up their attempts and are in the DLQ.
  */
 describe('FIFO ordering', () => {
-  let stack: RunningStack;
-  const receiver = new TestReceiver();
-  let receiverUrl: string;
   const random = seeded(20261130);
-
-  beforeAll(async () => {
-    receiverUrl = await receiver.start();
-    receiver.respondWith(() => (random() < FAILURE_RATE ? { status: 503 } : { status: 200 }));
-    stack = await startStack({ HOOKBASE_RETRY_POLL_MS: '100' });
-  });
-
-  afterAll(async () => {
-    await stack?.stop();
-    await receiver.stop();
-  });
+  const suite = laneSuite(() => (random() < FAILURE_RATE ? { status: 503 } : { status: 200 }));
 
   it(`delivers ${EVENTS} events sent one after another in send order, with gaps only for the DLQ`, async () => {
+    const { stack, receiver, receiverUrl } = suite;
     const { organizationId, client } = await createTenant(stack.url, stack.adminToken, 'pro');
     const org = `/api/organizations/${organizationId}`;
     const created = await client.post(`${org}/webhook-endpoints`, {

@@ -1,26 +1,8 @@
-import {
-  createTenant,
-  pollUntil,
-  ReceivedRequest,
-  RunningStack,
-  startStack,
-  TestReceiver,
-} from '@hookbase/testing';
+import { createTenant, pollUntil, ReceivedRequest } from '@hookbase/testing';
+import { laneSuite, seeded } from './lane-suite';
 
 const ENDPOINTS = 20;
 const EVENTS = 8;
-
-/** A small seeded generator, so a failing run can be told apart from bad luck and repeated. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A failed attempt is counted before the lane retries: each message of several FIFO endpoints
@@ -28,9 +10,6 @@ function seeded(seed: number): () => number {
  * 1 then attempt 2, never attempt 1 twice, and each lane keeps its order.
  */
 describe('FIFO retry numbering', () => {
-  let stack: RunningStack;
-  const receiver = new TestReceiver();
-  let receiverUrl: string;
   /** `path webhook-id` of the messages that have had their 503. */
   const failedOnce = new Set<string>();
   /** `path webhook-id` of the messages answered 200. */
@@ -42,27 +21,19 @@ describe('FIFO retry numbering', () => {
    */
   const answerDelayMs = () => 40 + Math.floor(random() * 12);
 
-  beforeAll(async () => {
-    receiverUrl = await receiver.start();
-    receiver.respondWith((request) => {
-      const key = messageKey(request);
-      const delayMs = answerDelayMs();
-      if (failedOnce.has(key)) {
-        delivered.add(key);
-        return { status: 200, delayMs };
-      }
-      failedOnce.add(key);
-      return { status: 503, delayMs };
-    });
-    stack = await startStack({ HOOKBASE_RETRY_POLL_MS: '100' });
-  });
-
-  afterAll(async () => {
-    await stack?.stop();
-    await receiver.stop();
+  const suite = laneSuite((request) => {
+    const key = messageKey(request);
+    const delayMs = answerDelayMs();
+    if (failedOnce.has(key)) {
+      delivered.add(key);
+      return { status: 200, delayMs };
+    }
+    failedOnce.add(key);
+    return { status: 503, delayMs };
   });
 
   it(`sends each message of ${ENDPOINTS} lanes as attempt 1 (503) then attempt 2 (200), in order`, async () => {
+    const { stack, receiver, receiverUrl } = suite;
     const { organizationId, client } = await createTenant(stack.url, stack.adminToken, 'pro');
     const org = `/api/organizations/${organizationId}`;
     const endpointIds: string[] = [];

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { newId } from '@hookbase/domain';
 import { createDataSource, MessageRepository, FifoLaneRepository } from '@hookbase/persistence';
+import { HookbaseMetrics } from '@hookbase/runtime';
 import { createTestDatabase, pollUntil, testEnvironment } from '@hookbase/testing';
 
 // The delivery state machine as PostgreSQL keeps it (ADR 19): each write moves only messages in a
@@ -72,6 +73,38 @@ describe('delivery state in PostgreSQL', () => {
     return found;
   }
 
+  /**
+   * Runs `write` while another transaction has changed a row (`change`) and not yet committed:
+   * the write waits for the row, the change commits, and the write goes on with its new version.
+   */
+  async function whileChanging<T>(
+    change: string,
+    parameters: unknown[],
+    write: () => Promise<T>,
+  ): Promise<T> {
+    const other = dataSource.createQueryRunner();
+    await other.connect();
+    try {
+      await other.startTransaction();
+      await other.query(change, parameters);
+      const writing = write();
+      await pollUntil(
+        async () => {
+          const [{ n }]: { n: number }[] = await dataSource.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          );
+          return n > 0;
+        },
+        { timeoutMs: 10_000, intervalMs: 20, description: 'the write waiting for the change' },
+      );
+      await other.commitTransaction();
+      return await writing;
+    } finally {
+      await other.release();
+    }
+  }
+
   const STREAM_IN_FLIGHT = { status: 'in_flight', route: 'stream' };
   const past = () => new Date(Date.now() - 60_000);
   const future = () => new Date(Date.now() + 3_600_000);
@@ -120,7 +153,7 @@ describe('delivery state in PostgreSQL', () => {
       { status: 'awaiting_retry', route: 'lane' },
       { nextAttemptAt: past(), fifoSeq: 1 },
     );
-    const claimed = await messages.claimForRetry(100, 60_000);
+    const { messages: claimed } = await messages.claimForRetry(100, 60_000);
     expect(claimed.map((c) => c.messageId).sort()).toEqual([due, lapsed].sort());
     for (const id of [due, lapsed]) {
       const claimedRow = await row(id);
@@ -144,14 +177,14 @@ describe('delivery state in PostgreSQL', () => {
       { nextAttemptAt: past() },
     );
     const leaseMs = 300;
-    expect((await messages.claimForRetry(100, leaseMs)).map((c) => c.messageId)).toContain(id);
+    expect((await messages.claimForRetry(100, leaseMs)).transitioned).toContain(id);
     await messages.claimForAttempt([id]);
     // The attempt never gets recorded; once the lease has passed, the schedule takes it again.
     const deadline = Date.now() + 10_000;
     let again: string[] = [];
     while (!again.includes(id) && Date.now() < deadline) {
       await new Promise((resolve) => setImmediate(resolve));
-      again = (await messages.claimForRetry(100, 60_000)).map((c) => c.messageId);
+      again = (await messages.claimForRetry(100, 60_000)).transitioned;
     }
     expect(again).toContain(id);
     // A message that came off the stream keeps no lease: Kafka delivers it again instead.
@@ -237,27 +270,9 @@ describe('delivery state in PostgreSQL', () => {
       );
       // The lane's in-flight mark (attempt_started), its transaction still open while the record
       // of the same attempt starts: the record waits for the row, then must see its new state.
-      const mark = dataSource.createQueryRunner();
-      await mark.connect();
-      try {
-        await mark.startTransaction();
-        await mark.query(`UPDATE messages SET status = 'in_flight' WHERE id = $1`, [id]);
-        const recording = messages.recordAttempts(records);
-        await pollUntil(
-          async () => {
-            const [{ n }]: { n: number }[] = await dataSource.query(
-              `SELECT count(*)::int AS n FROM pg_stat_activity
-                WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-            );
-            return n > 0;
-          },
-          { timeoutMs: 10_000, intervalMs: 20, description: 'the record waiting for the mark' },
-        );
-        await mark.commitTransaction();
-        await recording;
-      } finally {
-        await mark.release();
-      }
+      await whileChanging(`UPDATE messages SET status = 'in_flight' WHERE id = $1`, [id], () =>
+        messages.recordAttempts(records),
+      );
       const [counted]: { attempts: number }[] = await dataSource.query(
         'SELECT attempts FROM messages WHERE id = $1',
         [id],
@@ -287,12 +302,122 @@ describe('delivery state in PostgreSQL', () => {
         [id, newId('evt'), endpointId, status, seq],
       );
     }
-    expect(await lanes.handBack(endpointId)).toBe(2);
+    const handed = await lanes.handBack(endpointId);
+    expect([...handed.transitioned].sort()).toEqual([...ids].sort());
+    expect(handed.skipped).toEqual([]);
+    expect((await lanes.handBack(endpointId)).transitioned).toEqual([]);
     for (const id of ids) {
       const handed = await row(id);
       expect(handed).toMatchObject({ status: 'awaiting_retry', route: 'schedule' });
       expect(handed.next_attempt_at).not.toBeNull();
     }
     expect(await lanes.queue(endpointId, 10)).toEqual([]);
+  });
+
+  describe('a write that waits for a row another transaction moves on', () => {
+    // Each write below waits for a row whose state another transaction changes to another state
+    // the write's event also leaves: it must apply to the new state, not vanish.
+    it('holds a message that went in flight meanwhile', async () => {
+      const id = await message({ status: 'pending', route: 'stream' });
+      const until = future();
+      const report = await whileChanging(
+        `UPDATE messages SET status = 'in_flight' WHERE id = $1`,
+        [id],
+        () => messages.hold([id], until),
+      );
+      expect(report).toEqual({ transitioned: [id], skipped: [] });
+      expect(await row(id)).toMatchObject({
+        status: 'awaiting_retry',
+        route: 'schedule',
+        next_attempt_at: until,
+      });
+    });
+
+    it("cancels a lane's head that went in flight meanwhile", async () => {
+      const id = await message({ status: 'fifo_waiting', route: 'lane' }, { fifoSeq: 7 });
+      const report = await whileChanging(
+        `UPDATE messages SET status = 'in_flight' WHERE id = $1`,
+        [id],
+        () => messages.cancel([id]),
+      );
+      expect(report).toEqual({ transitioned: [id], skipped: [] });
+      const cancelled = await row(id);
+      expect(cancelled).toMatchObject({ status: 'cancelled', route: 'final' });
+      expect(cancelled.finished_at).not.toBeNull();
+    });
+
+    it('hands back a lane whose head went in flight meanwhile', async () => {
+      const endpointId = newId('ep');
+      const id = newId('msg');
+      await dataSource.query(
+        `INSERT INTO messages (id, organization_id, event_id, endpoint_id, event_type, status, route,
+                               attempts, max_attempts, fifo_seq, created_at, updated_at)
+         VALUES ($1, 'org_state', $2, $3, 't', 'fifo_waiting', 'lane', 0, 5, 1, now(), now())`,
+        [id, newId('evt'), endpointId],
+      );
+      const report = await whileChanging(
+        `UPDATE messages SET status = 'in_flight' WHERE id = $1`,
+        [id],
+        () => lanes.handBack(endpointId),
+      );
+      expect(report).toEqual({ transitioned: [id], skipped: [] });
+      expect(await row(id)).toMatchObject({ status: 'awaiting_retry', route: 'schedule' });
+    });
+
+    it('reports a message whose new state the event does not leave as skipped, and why', async () => {
+      const id = await message({ status: 'in_flight', route: 'stream' });
+      const other = await message({ status: 'pending', route: 'stream' });
+      const gone = newId('msg');
+      const metrics = new HookbaseMetrics({ endpointLabels: false, processMetrics: false });
+      const counting = new MessageRepository(dataSource, metrics);
+      const report = await whileChanging(
+        `UPDATE messages SET status = 'succeeded', route = 'final', finished_at = now()
+          WHERE id = $1`,
+        [id],
+        () => counting.expire([id, other, gone]),
+      );
+      expect(report).toEqual({
+        transitioned: [other],
+        skipped: [
+          {
+            messageId: id,
+            event: 'expired',
+            reason: 'state_not_allowed',
+            found: { status: 'succeeded', route: 'final' },
+          },
+          { messageId: gone, event: 'expired', reason: 'not_found', found: null },
+        ],
+      });
+      expect(await row(id)).toMatchObject({ status: 'succeeded', route: 'final' });
+      expect(await row(other)).toMatchObject({ status: 'expired', route: 'final' });
+      const { text } = await metrics.scrape();
+      for (const reason of ['state_not_allowed', 'not_found']) {
+        expect(text).toContain(
+          `hookbase_delivery_transitions_skipped_total{transition="expired",reason="${reason}"} 1`,
+        );
+      }
+    });
+
+    it("reports a lane head's late in-flight mark, after its attempt was recorded, as skipped", async () => {
+      const id = await message({ status: 'fifo_waiting', route: 'lane' }, { fifoSeq: 9 });
+      const report = await whileChanging(
+        `UPDATE messages SET status = 'awaiting_retry', attempts = 1, next_attempt_at = now()
+          WHERE id = $1`,
+        [id],
+        () => lanes.startHeadAttempt(id, 0),
+      );
+      expect(report).toEqual({
+        transitioned: [],
+        skipped: [
+          {
+            messageId: id,
+            event: 'attempt_started',
+            reason: 'condition_unmet',
+            found: { status: 'awaiting_retry', route: 'lane' },
+          },
+        ],
+      });
+      expect(await row(id)).toMatchObject({ status: 'awaiting_retry', route: 'lane' });
+    });
   });
 });

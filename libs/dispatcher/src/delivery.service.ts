@@ -135,7 +135,8 @@ export class DeliveryService {
       if (step.action === 'dead-letter') {
         return this.deadLetters.deadLetter([delivery], step.reason, step.status);
       }
-      return this.messages.hold([delivery.messageId], admission.until);
+      await this.messages.hold([delivery.messageId], admission.until);
+      return;
     }
     const { outcome } = await this.attempts.attempt(delivery, endpoint, secrets);
     this.guards.afterAttempt(endpoint.id, outcome);

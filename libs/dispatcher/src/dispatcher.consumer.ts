@@ -121,7 +121,7 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
       candidates.push({ arrival, attemptsMade: state.attempts });
     }
     // New messages of FIFO endpoints join their lanes, in offset order, before anything else.
-    const queued = await this.lanes.parkInLane(
+    const { queued } = await this.lanes.parkInLane(
       candidates.map(({ arrival }) => ({
         messageId: arrival.record.messageId,
         seq: arrival.offset,

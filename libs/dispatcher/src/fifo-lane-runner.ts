@@ -221,8 +221,10 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
         state.window = [];
         break;
       case 'hand-back': {
-        const count = await this.store.handBack(endpointId);
-        this.logger.log(`FIFO off for ${endpointId}: ${count} queued messages handed back`);
+        const { transitioned } = await this.store.handBack(endpointId);
+        this.logger.log(
+          `FIFO off for ${endpointId}: ${transitioned.length} queued messages handed back`,
+        );
         state.window = [];
         break;
       }

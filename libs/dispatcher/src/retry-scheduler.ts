@@ -49,7 +49,7 @@ export class RetryScheduler implements OnApplicationBootstrap, OnApplicationShut
     while (this.running) {
       let claimed = 0;
       try {
-        const due = await this.messages.claimForRetry(CLAIM_BATCH, this.leaseMs);
+        const { messages: due } = await this.messages.claimForRetry(CLAIM_BATCH, this.leaseMs);
         claimed = due.length;
         await this.delivery.deliver(
           due.map((message) => ({

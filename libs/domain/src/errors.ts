@@ -1,6 +1,6 @@
 /**
  * Every error Hookbase reports carries a code. Domain code throws these; the edge (HTTP, gRPC)
- * maps codes to statuses once (see libs/web).
+ * maps codes to statuses once, from the table in error-statuses.ts.
  */
 export type ErrorCode =
   | 'VALIDATION_FAILED'

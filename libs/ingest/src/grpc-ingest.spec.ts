@@ -64,6 +64,10 @@ describe('gRPC ingest', () => {
       n: 'é',
     });
 
+    const unavailable = toGrpcError({ name: 'QueryFailedError', driverError: { code: '57P01' } });
+    expect(unavailable).toMatchObject({ unexpected: false, code: 'SERVICE_UNAVAILABLE' });
+    expect(unavailable.status.code).toBe(GrpcStatus.UNAVAILABLE);
+
     const unexpected = toGrpcError(new Error('secret detail'));
     expect(unexpected).toMatchObject({ unexpected: true, code: 'INTERNAL' });
     expect(unexpected.status.code).toBe(GrpcStatus.INTERNAL);

@@ -7,3 +7,4 @@ export * from './health-answers';
 export * from './ops.module';
 export * from './readiness.service';
 export * from './metrics';
+export * from './coded-error';

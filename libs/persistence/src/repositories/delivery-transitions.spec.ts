@@ -2,37 +2,20 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DELIVERY_TRANSITIONS, FINAL_STATUSES } from '@hookbase/domain';
 import {
-  finishedAt,
-  inFromState,
   routeCheck,
+  settleTransitions,
   stateLiterals,
   statusIn,
-  toState,
   transitionCase,
-  transitionTable,
 } from './delivery-transitions';
 
 describe('delivery transitions in SQL', () => {
-  it('list the rows of the events asked for, as the domain table has them', () => {
-    expect(transitionTable(['parked_in_lane'])).toBe(
-      `(VALUES ('parked_in_lane', 'pending', 'stream', 'fifo_waiting', 'lane')) AS t(event, from_status, from_route, to_status, to_route)`,
-    );
-    const table = transitionTable(['held', 'polled'], 'x');
-    const rows = DELIVERY_TRANSITIONS.filter((t) => t.event === 'held' || t.event === 'polled');
-    expect(table.match(/\('[a-z_]+', /g)).toHaveLength(rows.length);
-    for (const t of rows) {
-      expect(table).toContain(
-        `('${t.event}', '${t.from.status}', '${t.from.route}', '${t.to.status}', '${t.to.route}')`,
-      );
-    }
-    expect(table.endsWith(' AS x(event, from_status, from_route, to_status, to_route)')).toBe(true);
-  });
-
-  it('join, set and finish by the transition row', () => {
-    expect(inFromState('m')).toBe('m.status = t.from_status AND m.route = t.from_route');
-    expect(toState('u')).toBe('status = u.to_status, route = u.to_route');
-    expect(finishedAt('t', 'NULL')).toBe(
-      "finished_at = CASE WHEN t.to_route = 'final' THEN now() ELSE NULL END",
+  it('set, guard and finish by the CASE over the row, and give a new message its literals', () => {
+    const held = transitionCase(['held'], 'm');
+    expect(held.set).toBe(`status = ${held.status}, route = ${held.route}`);
+    expect(held.allowed).toBe(`${held.status} IS NOT NULL`);
+    expect(held.finishedAt('NULL')).toBe(
+      `finished_at = CASE WHEN ${held.route} = 'final' THEN now() ELSE NULL END`,
     );
     expect(stateLiterals({ status: 'pending', route: 'poll' })).toEqual({
       status: "'pending'",
@@ -41,7 +24,7 @@ describe('delivery transitions in SQL', () => {
   });
 
   it("choose the transition by the message row's own columns, one CASE branch per table row", () => {
-    expect(transitionCase(['parked_in_lane'], 'm')).toEqual({
+    expect(transitionCase(['parked_in_lane'], 'm')).toMatchObject({
       status: "CASE WHEN m.status = 'pending' AND m.route = 'stream' THEN 'fifo_waiting' END",
       route: "CASE WHEN m.status = 'pending' AND m.route = 'stream' THEN 'lane' END",
     });
@@ -73,5 +56,46 @@ describe('delivery transitions in SQL', () => {
     expect(clauses).toHaveLength(5);
     for (const clause of clauses) expect(migration).toContain(clause);
     expect(migration).toContain(`WHEN ${statusIn('status', FINAL_STATUSES)} THEN 'final'`);
+  });
+
+  it('read the state of the messages a write left alone, and only when there are some', async () => {
+    const queries: unknown[][] = [];
+    const query = async (sql: string, parameters: unknown[]) => {
+      queries.push([sql, parameters]);
+      return [{ id: 'msg_b', status: 'succeeded', route: 'final' }];
+    };
+    const asked = ['msg_a', 'msg_b', 'msg_c'].map((messageId) => ({
+      messageId,
+      event: 'held' as const,
+    }));
+    const counted: unknown[][] = [];
+    const metrics = { transitionsSkipped: (...args: unknown[]) => void counted.push(args) };
+    expect(await settleTransitions(query, asked, ['msg_a'], metrics)).toEqual({
+      transitioned: ['msg_a'],
+      skipped: [
+        {
+          messageId: 'msg_b',
+          event: 'held',
+          reason: 'state_not_allowed',
+          found: { status: 'succeeded', route: 'final' },
+        },
+        { messageId: 'msg_c', event: 'held', reason: 'not_found', found: null },
+      ],
+    });
+    expect(queries).toEqual([
+      ['SELECT id, status, route FROM messages WHERE id = ANY($1)', [['msg_b', 'msg_c']]],
+    ]);
+    expect(counted).toEqual([
+      ['held', 'state_not_allowed', 1],
+      ['held', 'not_found', 1],
+    ]);
+    queries.length = 0;
+    counted.length = 0;
+    expect(await settleTransitions(query, asked, ['msg_c', 'msg_b', 'msg_a'], metrics)).toEqual({
+      transitioned: ['msg_a', 'msg_b', 'msg_c'],
+      skipped: [],
+    });
+    expect(queries).toEqual([]);
+    expect(counted).toEqual([]);
   });
 });

@@ -1,47 +1,56 @@
+import { NO_METRICS, TransitionMetrics } from '@hookbase/runtime';
 import {
+  countSkipped,
   DELIVERY_ROUTES,
   DeliveryEvent,
+  DeliveryRoute,
   DeliveryState,
   MessageStatus,
+  reportTransitions,
   statusesOn,
+  TransitionReport,
   transitionsOf,
 } from '@hookbase/domain';
 
 /**
  * SQL for the delivery state machine of `libs/domain/src/delivery-state.ts`: every status write
- * joins the messages it changes to the table's rows for its event, so it sets status and route
- * together and leaves alone a message in a state the event does not move on from. The literals
+ * sets status and route together to the state its event leads to from the message row's own
+ * state, and leaves alone a message in a state the event does not move on from. The literals
  * come from the domain module's constants, never from input.
+ *
+ * The target state is a CASE over the row's own columns (`transitionCase`), never a join to a
+ * list of transitions: when a write waits for a row another transaction is changing, PostgreSQL
+ * re-checks only the row's new version against the rows it was first joined to (EvalPlanQual),
+ * so a joined transition row of the state first seen would drop the write if the row had moved
+ * on to another state the event also leaves. A CASE is evaluated afresh on the new version.
  */
 
 const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
 
-/**
- * The transitions of `events` as a table `alias(event, from_status, from_route, to_status,
- * to_route)`, to put in an UPDATE's FROM list.
- */
-export function transitionTable(events: readonly DeliveryEvent[], alias = 't'): string {
-  const rows = events.flatMap(transitionsOf);
-  const values = rows.map((t) =>
-    [t.event, t.from.status, t.from.route, t.to.status, t.to.route].map(literal).join(', '),
-  );
-  return `(VALUES (${values.join('), (')})) AS ${alias}(event, from_status, from_route, to_status, to_route)`;
+/** The SQL of a transition for one message row: its new status and route, NULL when refused. */
+export interface TransitionSql {
+  /** The new status, or NULL when the table does not allow the event from the row's state. */
+  status: string;
+  /** The new route, or NULL likewise. */
+  route: string;
+  /** `status = …, route = …`, for the SET list. */
+  set: string;
+  /** The WHERE condition that the row's state allows the event. */
+  allowed: string;
+  /** `finished_at` once the transition ends the message, else `otherwise`. */
+  finishedAt(otherwise: string): string;
 }
 
 /**
  * The state `events` lead to from the state of message row `message`, as CASE expressions over
- * that row's own columns (both NULL when the table does not allow it): for a write that may wait
- * for another write of the same row. PostgreSQL re-checks such a row's new version against the
- * rows it was first joined to, so a join to `transitionTable` would keep the transition row of the
- * state it first saw and change nothing if the row had moved on to another state the event also
- * leaves (a FIFO head shown as in flight while its attempt was being recorded). `eventSql` is the
- * event of each row when there are several.
+ * that row's own columns (both NULL when the table does not allow it). `eventSql` is the event
+ * of each row when there are several.
  */
 export function transitionCase(
   events: readonly DeliveryEvent[],
   message: string,
   eventSql?: string,
-): { status: string; route: string } {
+): TransitionSql {
   if (events.length > 1 && !eventSql) {
     throw new Error('transitionCase: several events need the SQL that picks each row its event');
   }
@@ -54,22 +63,46 @@ export function transitionCase(
     ].join(' AND ');
   const column = (pick: (state: DeliveryState) => string) =>
     `CASE ${rows.map((t) => `WHEN ${when(t)} THEN ${literal(pick(t.to))}`).join(' ')} END`;
-  return { status: column((state) => state.status), route: column((state) => state.route) };
+  const status = column((state) => state.status);
+  const route = column((state) => state.route);
+  return {
+    status,
+    route,
+    set: `status = ${status}, route = ${route}`,
+    allowed: `${status} IS NOT NULL`,
+    finishedAt: (otherwise) =>
+      `finished_at = CASE WHEN ${route} = 'final' THEN now() ELSE ${otherwise} END`,
+  };
 }
 
-/** The join of message row `message` to transition row `alias`: its state is one the row moves on. */
-export function inFromState(message: string, alias = 't'): string {
-  return `${message}.status = ${alias}.from_status AND ${message}.route = ${alias}.from_route`;
-}
+/** Runs one query, as `DataSource.query` or `EntityManager.query` do. */
+export type RunQuery = (sql: string, parameters: unknown[]) => Promise<unknown>;
 
-/** The SET of status and route from transition row `alias`. */
-export function toState(alias = 't'): string {
-  return `status = ${alias}.to_status, route = ${alias}.to_route`;
-}
-
-/** `finished_at` once the transition ends the message, else `otherwise`. */
-export function finishedAt(alias: string, otherwise: string): string {
-  return `finished_at = CASE WHEN ${alias}.to_route = 'final' THEN now() ELSE ${otherwise} END`;
+/**
+ * The report of a write that was asked to move `asked` and moved `moved`: the state of each
+ * message it left alone is read afterwards (one query, only when there is one) to say why, and
+ * the skipped ones are counted on `metrics`.
+ */
+export async function settleTransitions(
+  query: RunQuery,
+  asked: readonly { messageId: string; event: DeliveryEvent }[],
+  moved: Iterable<string>,
+  metrics: TransitionMetrics = NO_METRICS,
+): Promise<TransitionReport> {
+  const movedIds = new Set(moved);
+  const left = [...new Set(asked.map((a) => a.messageId).filter((id) => !movedIds.has(id)))];
+  const found = new Map<string, DeliveryState>();
+  if (left.length > 0) {
+    const rows = (await query(`SELECT id, status, route FROM messages WHERE id = ANY($1)`, [
+      left,
+    ])) as { id: string; status: MessageStatus; route: DeliveryRoute }[];
+    for (const row of rows) found.set(row.id, { status: row.status, route: row.route });
+  }
+  const report = reportTransitions(asked, movedIds, found);
+  for (const { event, reason, count } of countSkipped(report.skipped)) {
+    metrics.transitionsSkipped(event, reason, count);
+  }
+  return report;
 }
 
 /** `(column IN (…))` for statuses, e.g. the final ones. */

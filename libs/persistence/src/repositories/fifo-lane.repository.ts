@@ -1,7 +1,18 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { METRICS, NO_METRICS, TransitionMetrics } from '@hookbase/runtime';
 import { DataSource } from 'typeorm';
-import { LaneLease, MessageStatus, Plan } from '@hookbase/domain';
-import { inFromState, toState, transitionTable } from './delivery-transitions';
+import { LaneLease, MessageStatus, Plan, TransitionReport } from '@hookbase/domain';
+import { settleTransitions, transitionCase } from './delivery-transitions';
+import { SendableRow, sendableOf } from './message.repository';
+
+const PARKED_IN_LANE = transitionCase(['parked_in_lane'], 'm');
+const ATTEMPT_STARTED = transitionCase(['attempt_started'], 'm');
+const HANDED_BACK = transitionCase(['handed_back'], 'm');
+
+/** The messages that joined their lanes (`transitioned`, and `queued` with their endpoints). */
+export interface LaneParking extends TransitionReport {
+  queued: { messageId: string; endpointId: string }[];
+}
 
 /** A message in a lane's queue, with what is needed to send it. */
 export interface QueuedMessage {
@@ -38,19 +49,10 @@ export interface LaneSnapshot {
   lease: LaneLease | null;
 }
 
-interface QueuedRow {
-  id: string;
-  event_id: string;
-  organization_id: string;
-  endpoint_id: string;
-  event_type: string;
-  payload: Record<string, unknown>;
-  accepted_at: Date;
+interface QueuedRow extends SendableRow {
   status: MessageStatus;
-  attempts: number;
   next_attempt_at: Date | null;
   plan: Plan;
-  trace_parent: string | null;
 }
 
 /**
@@ -59,28 +61,45 @@ interface QueuedRow {
  */
 @Injectable()
 export class FifoLaneRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Optional() @Inject(METRICS) private readonly metrics: TransitionMetrics = NO_METRICS,
+  ) {}
 
   /**
    * `parked_in_lane`: queues new messages of FIFO endpoints in their lanes, each at `seq` (its
    * offset on the deliveries partition). Only originals still `pending` on the stream whose
-   * endpoint has FIFO on are queued; the others are left for normal delivery. Returns the queued
-   * ones.
+   * endpoint has FIFO on are queued; the others are left for normal delivery (and are not
+   * reported: they were never asked to join a lane). Returns the queued ones, and the originals of
+   * FIFO endpoints whose state no longer let them join (`skipped`).
    */
-  async parkInLane(
-    messages: readonly { messageId: string; seq: string }[],
-  ): Promise<{ messageId: string; endpointId: string }[]> {
-    if (messages.length === 0) return [];
-    const [rows]: [{ id: string; endpoint_id: string }[], number] = await this.dataSource.query(
-      `UPDATE messages m SET ${toState()}, fifo_seq = u.seq, updated_at = now()
-         FROM unnest($1::text[], $2::bigint[]) AS u(id, seq), endpoints e,
-              ${transitionTable(['parked_in_lane'])}
-        WHERE m.id = u.id AND ${inFromState('m')} AND m.replay_of IS NULL
-          AND e.id = m.endpoint_id AND e.fifo_enabled AND e.deleted_at IS NULL
-       RETURNING m.id, m.endpoint_id`,
-      [messages.map((m) => m.messageId), messages.map((m) => m.seq)],
+  async parkInLane(messages: readonly { messageId: string; seq: string }[]): Promise<LaneParking> {
+    if (messages.length === 0) return { transitioned: [], skipped: [], queued: [] };
+    const rows: { id: string; endpoint_id: string; parked: boolean }[] =
+      await this.dataSource.query(
+        `WITH asked AS MATERIALIZED (
+           SELECT m.id, m.endpoint_id, u.seq
+             FROM unnest($1::text[], $2::bigint[]) AS u(id, seq)
+             JOIN messages m ON m.id = u.id AND m.replay_of IS NULL
+             JOIN endpoints e ON e.id = m.endpoint_id AND e.fifo_enabled AND e.deleted_at IS NULL),
+         parked AS (
+           UPDATE messages m SET ${PARKED_IN_LANE.set}, fifo_seq = a.seq, updated_at = now()
+             FROM asked a
+            WHERE m.id = a.id AND ${PARKED_IN_LANE.allowed}
+           RETURNING m.id)
+         SELECT a.id, a.endpoint_id, p.id IS NOT NULL AS parked
+           FROM asked a LEFT JOIN parked p ON p.id = a.id`,
+        [messages.map((m) => m.messageId), messages.map((m) => m.seq)],
+      );
+    const queued = rows
+      .filter((row) => row.parked)
+      .map((row) => ({ messageId: row.id, endpointId: row.endpoint_id }));
+    const report = await this.settle(
+      rows.map((row) => row.id),
+      'parked_in_lane',
+      queued.map((q) => q.messageId),
     );
-    return rows.map((row) => ({ messageId: row.id, endpointId: row.endpoint_id }));
+    return { ...report, queued };
   }
 
   /** Takes the lane's lease for `owner` unless another owner holds a lease still running. */
@@ -168,50 +187,48 @@ export class FifoLaneRepository {
       [endpointId, limit],
     );
     return rows.map((row) => ({
-      messageId: row.id,
-      eventId: row.event_id,
-      organizationId: row.organization_id,
-      endpointId: row.endpoint_id,
-      eventType: row.event_type,
-      payload: row.payload,
-      acceptedAt: row.accepted_at,
+      ...sendableOf(row),
       status: row.status,
-      attempts: row.attempts,
       nextAttemptAt: row.next_attempt_at,
       plan: row.plan,
-      traceParent: row.trace_parent,
     }));
   }
 
   /**
    * `attempt_started` for a lane's head: shows it as being delivered (for the message log). Sent
    * alongside the attempt, so it is a no-op if that attempt was recorded first (its count has
-   * moved on).
+   * moved on: reported as skipped).
    */
-  async startHeadAttempt(messageId: string, attemptsBefore: number): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE messages m SET ${toState()}, next_attempt_at = NULL, updated_at = now()
-         FROM ${transitionTable(['attempt_started'])}
-        WHERE m.id = $1 AND m.attempts = $2 AND m.route = 'lane' AND ${inFromState('m')}`,
+  async startHeadAttempt(messageId: string, attemptsBefore: number): Promise<TransitionReport> {
+    const [rows]: [{ id: string }[], number] = await this.dataSource.query(
+      `UPDATE messages m SET ${ATTEMPT_STARTED.set}, next_attempt_at = NULL, updated_at = now()
+        WHERE m.id = $1 AND m.attempts = $2 AND m.route = 'lane' AND ${ATTEMPT_STARTED.allowed}
+       RETURNING m.id`,
       [messageId, attemptsBefore],
+    );
+    return this.settle(
+      [messageId],
+      'attempt_started',
+      rows.map((row) => row.id),
     );
   }
 
   /**
    * `handed_back`: FIFO turned off, every queued message goes back to normal delivery (the retry
    * schedule), due at once, except a head whose retry is still ahead, which keeps its time.
+   * Every state of the lane route leaves by `handed_back`, so nothing it finds there is skipped.
    */
-  async handBack(endpointId: string): Promise<number> {
-    const [, count]: [unknown, number] = await this.dataSource.query(
+  async handBack(endpointId: string): Promise<TransitionReport> {
+    const [rows]: [{ id: string }[], number] = await this.dataSource.query(
       `UPDATE messages m
-          SET fifo_seq = NULL, ${toState()}, updated_at = now(), claim_until = NULL,
+          SET fifo_seq = NULL, ${HANDED_BACK.set}, updated_at = now(), claim_until = NULL,
               next_attempt_at = CASE WHEN m.status = 'awaiting_retry' AND m.next_attempt_at > now()
                                      THEN m.next_attempt_at ELSE now() END
-         FROM ${transitionTable(['handed_back'])}
-        WHERE m.endpoint_id = $1 AND m.route = 'lane' AND ${inFromState('m')}`,
+        WHERE m.endpoint_id = $1 AND m.route = 'lane' AND ${HANDED_BACK.allowed}
+       RETURNING m.id`,
       [endpointId],
     );
-    return count;
+    return { transitioned: rows.map((row) => row.id), skipped: [] };
   }
 
   /** Lanes with queued messages that no worker holds (never taken, given up, or lease passed). */
@@ -225,6 +242,20 @@ export class FifoLaneRepository {
       [limit],
     );
     return rows.map((row) => row.endpoint_id);
+  }
+
+  /** The report of a write asked to move `messageIds` by `event` that moved `moved`. */
+  private settle(
+    messageIds: readonly string[],
+    event: 'parked_in_lane' | 'attempt_started',
+    moved: readonly string[],
+  ): Promise<TransitionReport> {
+    return settleTransitions(
+      (sql, parameters) => this.dataSource.query(sql, parameters),
+      messageIds.map((messageId) => ({ messageId, event })),
+      moved,
+      this.metrics,
+    );
   }
 
   async snapshot(endpointId: string): Promise<LaneSnapshot> {

@@ -1,24 +1,20 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { METRICS, NO_METRICS, TransitionMetrics } from '@hookbase/runtime';
 import { DataSource, In } from 'typeorm';
 import {
   DELIVERY_ORIGINS,
   DeliveryDecision,
+  DeliveryEvent,
   DeliveryRoute,
   eventAfterAttempt,
   MessageStatus,
   newId,
+  TransitionReport,
 } from '@hookbase/domain';
 import { AttemptEntity, MessageEntity } from '../entities';
 import { Page, toPage } from './page';
 import { takePollPlaces } from './poll-log.repository';
-import {
-  finishedAt,
-  inFromState,
-  stateLiterals,
-  toState,
-  transitionCase,
-  transitionTable,
-} from './delivery-transitions';
+import { settleTransitions, stateLiterals, transitionCase } from './delivery-transitions';
 
 const ATTEMPT_EVENTS = ['attempt_succeeded', 'retry_scheduled', 'dead_lettered'] as const;
 /**
@@ -27,6 +23,14 @@ const ATTEMPT_EVENTS = ['attempt_succeeded', 'retry_scheduled', 'dead_lettered']
  */
 const ATTEMPT_BATCH_TO = transitionCase(ATTEMPT_EVENTS, 'm', 'u.event');
 const ATTEMPT_ONE_TO = transitionCase(ATTEMPT_EVENTS, 'm', '$10::text');
+const ATTEMPT_STARTED = transitionCase(['attempt_started'], 'm');
+const CLAIMED_FOR_RETRY = transitionCase(['claimed_for_retry'], 'm');
+const HELD = transitionCase(['held'], 'm');
+const ENDED = {
+  cancelled: transitionCase(['cancelled'], 'm'),
+  expired: transitionCase(['expired'], 'm'),
+  skipped: transitionCase(['skipped'], 'm'),
+};
 const COPIED = stateLiterals(DELIVERY_ORIGINS.copied);
 const COPIED_FOR_POLLING = stateLiterals(DELIVERY_ORIGINS.copied_for_polling);
 
@@ -54,6 +58,39 @@ export interface ClaimedMessage {
   traceParent?: string | null;
 }
 
+/** The columns of a message to send, as the retry claim and a lane's queue read them. */
+export interface SendableRow {
+  id: string;
+  event_id: string;
+  organization_id: string;
+  endpoint_id: string;
+  event_type: string;
+  payload: Record<string, unknown>;
+  accepted_at: Date;
+  attempts: number;
+  trace_parent: string | null;
+}
+
+/** What a claim and a lane's queue tell of each message to send. */
+export function sendableOf(row: SendableRow) {
+  return {
+    messageId: row.id,
+    eventId: row.event_id,
+    organizationId: row.organization_id,
+    endpointId: row.endpoint_id,
+    eventType: row.event_type,
+    payload: row.payload,
+    acceptedAt: row.accepted_at,
+    attempts: row.attempts,
+    traceParent: row.trace_parent,
+  };
+}
+
+/** The retry claim: the messages claimed (`transitioned`), with what is needed to send each. */
+export interface RetryClaims extends TransitionReport {
+  messages: ClaimedMessage[];
+}
+
 /** What one attempt changed: the attempt row and the message's new state. */
 export interface AttemptRecord {
   messageId: string;
@@ -71,8 +108,16 @@ export interface AttemptRecord {
 
 /** node-postgres's pool as TypeORM's driver holds it: enough of it to run a named statement. */
 interface PreparedQueryPool {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>;
+  query(config: {
+    name: string;
+    text: string;
+    values: unknown[];
+  }): Promise<{ rows: { id: string }[] }>;
 }
+
+/** Each of `messageIds` asked to move by `event`. */
+const asking = (messageIds: readonly string[], event: DeliveryEvent) =>
+  messageIds.map((messageId) => ({ messageId, event }));
 
 export interface MessageFilter {
   endpointId?: string;
@@ -82,7 +127,10 @@ export interface MessageFilter {
 
 @Injectable()
 export class MessageRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Optional() @Inject(METRICS) private readonly metrics: TransitionMetrics = NO_METRICS,
+  ) {}
 
   async deliveryStates(messageIds: readonly string[]): Promise<Map<string, DeliveryState>> {
     const states = new Map<string, DeliveryState>();
@@ -113,18 +161,19 @@ export class MessageRepository {
    * retry keeps its claim's lease until the attempt is recorded (ADR 19); a message off the
    * stream has none, since Kafka delivers it again if the process dies first.
    */
-  async claimForAttempt(messageIds: readonly string[]): Promise<void> {
-    if (messageIds.length === 0) return;
-    await this.dataSource.query(
-      `UPDATE messages m SET ${toState()}, next_attempt_at = NULL,
+  async claimForAttempt(messageIds: readonly string[]): Promise<TransitionReport> {
+    if (messageIds.length === 0) return { transitioned: [], skipped: [] };
+    const [rows]: [{ id: string }[], number] = await this.dataSource.query(
+      `UPDATE messages m SET ${ATTEMPT_STARTED.set}, next_attempt_at = NULL,
               -- A retry keeps its claim's lease through the attempt: if the process dies before
               -- the attempt is recorded, the schedule claims the message again when it lapses.
               claim_until = CASE WHEN m.route = 'schedule' THEN m.claim_until END,
               updated_at = now()
-         FROM ${transitionTable(['attempt_started'])}
-        WHERE m.id = ANY($1) AND ${inFromState('m')}`,
+        WHERE m.id = ANY($1) AND ${ATTEMPT_STARTED.allowed}
+       RETURNING m.id`,
       [messageIds],
     );
+    return this.settle(asking(messageIds, 'attempt_started'), rows);
   }
 
   /**
@@ -132,10 +181,14 @@ export class MessageRepository {
    * `retry_scheduled` or `dead_lettered`): one statement, so one round trip and atomic (a FIFO
    * lane waits for it before sending its next message).
    */
-  async recordAttempts(records: readonly AttemptRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    if (records.length === 1) return this.recordOne(records[0]);
-    await this.dataSource.query(
+  async recordAttempts(records: readonly AttemptRecord[]): Promise<TransitionReport> {
+    if (records.length === 0) return { transitioned: [], skipped: [] };
+    const asked = records.map((r) => ({
+      messageId: r.messageId,
+      event: eventAfterAttempt(r.messageStatus),
+    }));
+    if (records.length === 1) return this.settle(asked, await this.recordOne(records[0]));
+    const [rows]: [{ id: string }[], number] = await this.dataSource.query(
       `WITH recorded AS (
          INSERT INTO attempts (id, message_id, attempt_number, started_at, duration_ms, outcome,
                                response_status, response_excerpt, error)
@@ -148,7 +201,8 @@ export class MessageRepository {
               finished_at = CASE WHEN ${ATTEMPT_BATCH_TO.route} = 'final' THEN now() END
          FROM unnest($2::text[], $10::text[], $3::int[], $11::timestamptz[], $7::int[], $9::text[])
               AS u(id, event, attempts, next_attempt_at, response_status, error)
-        WHERE m.id = u.id AND ${ATTEMPT_BATCH_TO.status} IS NOT NULL`,
+        WHERE m.id = u.id AND ${ATTEMPT_BATCH_TO.allowed}
+       RETURNING m.id`,
       [
         records.map(() => newId('att')),
         records.map((r) => r.messageId),
@@ -159,10 +213,11 @@ export class MessageRepository {
         records.map((r) => r.responseStatus),
         records.map((r) => r.responseExcerpt),
         records.map((r) => r.error),
-        records.map((r) => eventAfterAttempt(r.messageStatus)),
+        asked.map((a) => a.event),
         records.map((r) => r.nextAttemptAt),
       ],
     );
+    return this.settle(asked, rows);
   }
 
   /**
@@ -170,9 +225,9 @@ export class MessageRepository {
    * call (planning the general form costs more than running it). A FIFO lane waits for this write
    * before sending its next message, so it is on the lane's critical path.
    */
-  private async recordOne(r: AttemptRecord): Promise<void> {
+  private async recordOne(r: AttemptRecord): Promise<{ id: string }[]> {
     const pool = (this.dataSource.driver as unknown as { master: PreparedQueryPool }).master;
-    await pool.query({
+    const { rows } = await pool.query({
       name: 'hookbase-record-attempt',
       text: `WITH recorded AS (
                INSERT INTO attempts (id, message_id, attempt_number, started_at, duration_ms,
@@ -183,7 +238,8 @@ export class MessageRepository {
                     attempts = $3, next_attempt_at = $11, claim_until = NULL,
                     last_response_status = $7, last_error = $9, updated_at = now(),
                     finished_at = CASE WHEN ${ATTEMPT_ONE_TO.route} = 'final' THEN now() END
-              WHERE m.id = $2 AND ${ATTEMPT_ONE_TO.status} IS NOT NULL`,
+              WHERE m.id = $2 AND ${ATTEMPT_ONE_TO.allowed}
+             RETURNING m.id`,
       values: [
         newId('att'),
         r.messageId,
@@ -198,6 +254,7 @@ export class MessageRepository {
         r.nextAttemptAt,
       ],
     });
+    return rows;
   }
 
   /**
@@ -206,52 +263,40 @@ export class MessageRepository {
    * the `schedule` route are claimed (a FIFO lane sends its own). SKIP LOCKED lets several
    * dispatchers claim side by side; `idx_messages_schedule_due` serves the scan in due order.
    */
-  async claimForRetry(limit: number, leaseMs: number): Promise<ClaimedMessage[]> {
-    // TypeORM answers an UPDATE with [rows, affected count].
-    const [rows]: [
-      {
-        id: string;
-        webhook_id: string;
-        event_id: string;
-        organization_id: string;
-        endpoint_id: string;
-        event_type: string;
-        attempts: number;
-        payload: Record<string, unknown>;
-        accepted_at: Date;
-        trace_parent: string | null;
-      }[],
-      number,
-    ] = await this.dataSource.query(
-      `WITH due AS (
+  async claimForRetry(limit: number, leaseMs: number): Promise<RetryClaims> {
+    // Every row `due` locked, with the claim's columns when the claim moved it (NULL when not).
+    const rows: ({ due_id: string; webhook_id: string } & (SendableRow | { id: null }))[] =
+      await this.dataSource.query(
+        `WITH due AS MATERIALIZED (
          SELECT id FROM messages
           WHERE route = 'schedule' AND COALESCE(claim_until, next_attempt_at) <= now()
           ORDER BY COALESCE(claim_until, next_attempt_at)
           LIMIT $1
-          FOR UPDATE SKIP LOCKED)
-       UPDATE messages m
-          SET ${toState()}, next_attempt_at = NULL,
-              claim_until = now() + make_interval(secs => $2::float8 / 1000), updated_at = now()
-         FROM due, events e, ${transitionTable(['claimed_for_retry'])}
-        WHERE m.id = due.id AND e.id = m.event_id AND ${inFromState('m')}
-       RETURNING m.id, COALESCE(m.replay_of, m.id) AS webhook_id, m.event_id, m.organization_id,
-                 m.endpoint_id, m.event_type, m.attempts, e.payload, e.trace_parent,
-                 -- A copy's age (for maxAgeMs) counts from when it was made.
-                 CASE WHEN m.replay_of IS NULL THEN e.accepted_at ELSE m.created_at END AS accepted_at`,
-      [limit, leaseMs],
+          FOR UPDATE SKIP LOCKED),
+       claimed AS (
+         UPDATE messages m
+            SET ${CLAIMED_FOR_RETRY.set}, next_attempt_at = NULL,
+                claim_until = now() + make_interval(secs => $2::float8 / 1000), updated_at = now()
+           FROM due, events e
+          WHERE m.id = due.id AND e.id = m.event_id AND ${CLAIMED_FOR_RETRY.allowed}
+         RETURNING m.id, COALESCE(m.replay_of, m.id) AS webhook_id, m.event_id, m.organization_id,
+                   m.endpoint_id, m.event_type, m.attempts, e.payload, e.trace_parent,
+                   -- A copy's age (for maxAgeMs) counts from when it was made.
+                   CASE WHEN m.replay_of IS NULL THEN e.accepted_at ELSE m.created_at END AS accepted_at)
+       SELECT due.id AS due_id, c.* FROM due LEFT JOIN claimed c ON c.id = due.id`,
+        [limit, leaseMs],
+      );
+    const messages: ClaimedMessage[] = rows
+      .filter((row): row is typeof row & SendableRow => row.id !== null)
+      .map((row) => ({ ...sendableOf(row), webhookId: row.webhook_id }));
+    const report = await this.settle(
+      asking(
+        rows.map((row) => row.due_id),
+        'claimed_for_retry',
+      ),
+      messages.map((m) => ({ id: m.messageId })),
     );
-    return rows.map((row) => ({
-      messageId: row.id,
-      webhookId: row.webhook_id,
-      eventId: row.event_id,
-      organizationId: row.organization_id,
-      endpointId: row.endpoint_id,
-      eventType: row.event_type,
-      payload: row.payload,
-      acceptedAt: row.accepted_at,
-      attempts: row.attempts,
-      traceParent: row.trace_parent,
-    }));
+    return { ...report, messages };
   }
 
   /**
@@ -330,43 +375,59 @@ export class MessageRepository {
   }
 
   /** `held`: puts messages (back) on the retry schedule until `until` without using an attempt. */
-  async hold(messageIds: readonly string[], until: Date): Promise<void> {
-    if (messageIds.length === 0) return;
-    await this.dataSource.query(
-      `UPDATE messages m SET ${toState()}, next_attempt_at = $2, claim_until = NULL,
+  async hold(messageIds: readonly string[], until: Date): Promise<TransitionReport> {
+    if (messageIds.length === 0) return { transitioned: [], skipped: [] };
+    const [rows]: [{ id: string }[], number] = await this.dataSource.query(
+      `UPDATE messages m SET ${HELD.set}, next_attempt_at = $2, claim_until = NULL,
               updated_at = now()
-         FROM ${transitionTable(['held'])}
-        WHERE m.id = ANY($1) AND ${inFromState('m')}`,
+        WHERE m.id = ANY($1) AND ${HELD.allowed}
+       RETURNING m.id`,
       [messageIds, until],
     );
+    return this.settle(asking(messageIds, 'held'), rows);
   }
 
   /** `cancelled`: their endpoint is gone (the caller has dead-lettered them). */
-  cancel(messageIds: readonly string[]): Promise<void> {
+  cancel(messageIds: readonly string[]): Promise<TransitionReport> {
     return this.end(messageIds, 'cancelled');
   }
 
   /** `expired`: too old to deliver (the caller has dead-lettered them). */
-  expire(messageIds: readonly string[]): Promise<void> {
+  expire(messageIds: readonly string[]): Promise<TransitionReport> {
     return this.end(messageIds, 'expired');
   }
 
   /** `skipped`: new messages that met an open circuit (the caller has dead-lettered them). */
-  skip(messageIds: readonly string[]): Promise<void> {
+  skip(messageIds: readonly string[]): Promise<TransitionReport> {
     return this.end(messageIds, 'skipped');
   }
 
   private async end(
     messageIds: readonly string[],
     event: 'cancelled' | 'expired' | 'skipped',
-  ): Promise<void> {
-    if (messageIds.length === 0) return;
-    await this.dataSource.query(
-      `UPDATE messages m SET ${toState()}, next_attempt_at = NULL, claim_until = NULL,
-              updated_at = now(), ${finishedAt('t', 'm.finished_at')}
-         FROM ${transitionTable([event])}
-        WHERE m.id = ANY($1) AND ${inFromState('m')}`,
+  ): Promise<TransitionReport> {
+    if (messageIds.length === 0) return { transitioned: [], skipped: [] };
+    const to = ENDED[event];
+    const [rows]: [{ id: string }[], number] = await this.dataSource.query(
+      `UPDATE messages m SET ${to.set}, next_attempt_at = NULL, claim_until = NULL,
+              updated_at = now(), ${to.finishedAt('m.finished_at')}
+        WHERE m.id = ANY($1) AND ${to.allowed}
+       RETURNING m.id`,
       [messageIds],
+    );
+    return this.settle(asking(messageIds, event), rows);
+  }
+
+  /** The report of a write asked to move `asked` that moved the rows `moved`. */
+  private settle(
+    asked: readonly { messageId: string; event: DeliveryEvent }[],
+    moved: readonly { id: string }[],
+  ): Promise<TransitionReport> {
+    return settleTransitions(
+      (sql, parameters) => this.dataSource.query(sql, parameters),
+      asked,
+      moved.map((row) => row.id),
+      this.metrics,
     );
   }
 

@@ -1,7 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { assignPollSequences, pollPlacesNeeded } from '@hookbase/domain';
-import { finishedAt, inFromState, toState, transitionTable } from './delivery-transitions';
+import { transitionCase } from './delivery-transitions';
+
+// A poll log holds only `poll`/`pending` messages, which both events leave: a write that selects
+// by route skips nothing it finds there.
+const POLLED = transitionCase(['polled'], 'm');
+const CANCELLED = transitionCase(['cancelled'], 'm');
 
 /** One message as a poll returns it. */
 export interface PolledMessage {
@@ -68,9 +73,8 @@ export class PollLogRepository {
   ): Promise<PolledMessage[]> {
     if (after > 0n) {
       await this.dataSource.query(
-        `UPDATE messages m SET ${toState()}, ${finishedAt('t', 'm.finished_at')}, updated_at = now()
-           FROM ${transitionTable(['polled'])}
-          WHERE m.endpoint_id = $1 AND m.route = 'poll' AND m.poll_seq <= $2 AND ${inFromState('m')}`,
+        `UPDATE messages m SET ${POLLED.set}, ${POLLED.finishedAt('m.finished_at')}, updated_at = now()
+          WHERE m.endpoint_id = $1 AND m.route = 'poll' AND m.poll_seq <= $2 AND ${POLLED.allowed}`,
         [endpointId, after.toString()],
       );
     }
@@ -114,9 +118,9 @@ export class PollLogRepository {
   async cancelUnpolled(endpointId: string): Promise<number> {
     const rows: { n: number }[] = await this.dataSource.query(
       `WITH cancelled AS (
-         UPDATE messages m SET ${toState()}, ${finishedAt('t', 'm.finished_at')}, updated_at = now()
-           FROM ${transitionTable(['cancelled'])}
-          WHERE m.endpoint_id = $1 AND m.route = 'poll' AND ${inFromState('m')}
+         UPDATE messages m
+            SET ${CANCELLED.set}, ${CANCELLED.finishedAt('m.finished_at')}, updated_at = now()
+          WHERE m.endpoint_id = $1 AND m.route = 'poll' AND ${CANCELLED.allowed}
          RETURNING m.id, m.organization_id, m.endpoint_id, m.event_id, m.event_type, m.attempts),
        recorded AS (
          INSERT INTO dlq_entries (id, organization_id, message_id, endpoint_id, event_id, event_type,

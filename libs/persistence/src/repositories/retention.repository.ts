@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { Plan } from '@hookbase/domain';
-import { finishedAt, inFromState, toState, transitionTable } from './delivery-transitions';
+import { transitionCase } from './delivery-transitions';
+
+// A poll log holds only `poll`/`pending` messages, which `expired` leaves: nothing is skipped.
+const EXPIRED = transitionCase(['expired'], 'm');
 
 export interface PruneCounts {
   /** Messages of polling endpoints never fetched within retention, now `expired`. */
@@ -49,9 +52,9 @@ export class RetentionRepository {
       // A polling endpoint's message nobody fetched within retention expires (finished, so it is
       // pruned a retention period later, like any finished message); polls skip it.
       const expired = await count(`
-        UPDATE messages m SET ${toState()}, ${finishedAt('t', 'm.finished_at')}, updated_at = now()
-          FROM cutoff c, ${transitionTable(['expired'])}
-         WHERE m.organization_id = c.id AND m.route = 'poll' AND ${inFromState('m')}
+        UPDATE messages m SET ${EXPIRED.set}, ${EXPIRED.finishedAt('m.finished_at')}, updated_at = now()
+          FROM cutoff c
+         WHERE m.organization_id = c.id AND m.route = 'poll' AND ${EXPIRED.allowed}
            AND m.created_at < c.before`);
       const attempts = await count(`
         DELETE FROM attempts a USING messages m, cutoff c

@@ -108,4 +108,19 @@ describe('HookbaseMetrics', () => {
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);
     expect(text).toMatch(/^nodejs_heap_size_used_bytes /m);
   });
+
+  it('counts skipped delivery state transitions by transition and reason', async () => {
+    const metrics = new HookbaseMetrics(quiet);
+    metrics.transitionsSkipped('held', 'state_not_allowed', 2);
+    metrics.transitionsSkipped('attempt_started', 'condition_unmet', 1);
+    metrics.transitionsSkipped('expired', 'not_found', 0);
+    const { text } = await metrics.scrape();
+    expect(text).toContain(
+      'hookbase_delivery_transitions_skipped_total{transition="held",reason="state_not_allowed"} 2',
+    );
+    expect(text).toContain(
+      'hookbase_delivery_transitions_skipped_total{transition="attempt_started",reason="condition_unmet"} 1',
+    );
+    expect(text).not.toContain('reason="not_found"');
+  });
 });

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { statusClass } from '@hookbase/domain';
+import { DeliveryEvent, statusClass, TransitionSkipReason } from '@hookbase/domain';
 import { IngestSurface, MetricRecorders } from './metric-recorders';
 
 /** What `/metrics` answers (404 ROUTE_NOT_FOUND) when HOOKBASE_METRICS=false. */
@@ -69,6 +69,12 @@ export class HookbaseMetrics implements MetricRecorders {
     name: 'hookbase_rate_limited_waits_total',
     help: "Attempts an endpoint's rate limit made wait: in line (short waits), or held for later.",
     labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly deliveryTransitionsSkippedTotal = new Counter({
+    name: 'hookbase_delivery_transitions_skipped_total',
+    help: "Messages a delivery state write left alone, by transition (the event) and reason (state_not_allowed: its state had moved on to one the event does not leave; not_found; condition_unmet: the write's own condition did not hold).",
+    labelNames: ['transition', 'reason'] as const,
     registers: [this.registry],
   });
   readonly circuits = new Gauge({
@@ -191,6 +197,10 @@ export class HookbaseMetrics implements MetricRecorders {
 
   rateLimitedWait(outcome: 'in_line' | 'held'): void {
     this.rateLimitedWaitsTotal.inc({ outcome });
+  }
+
+  transitionsSkipped(transition: DeliveryEvent, reason: TransitionSkipReason, count: number): void {
+    if (count > 0) this.deliveryTransitionsSkippedTotal.inc({ transition, reason }, count);
   }
 
   deadLettered(reason: string, count: number): void {

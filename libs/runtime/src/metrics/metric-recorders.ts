@@ -4,6 +4,8 @@
  * a plain object, and code that is not given one counts nothing (NO_METRICS).
  */
 
+import type { DeliveryEvent, TransitionSkipReason } from '@hookbase/domain';
+
 export const METRICS = Symbol('METRICS');
 
 /** Where an event came in. */
@@ -33,8 +35,13 @@ export interface DeliveryMetrics {
   rateLimitedWait(outcome: 'in_line' | 'held'): void;
 }
 
+export interface TransitionMetrics {
+  /** A delivery state write left `count` messages alone (their state did not allow `transition`). */
+  transitionsSkipped(transition: DeliveryEvent, reason: TransitionSkipReason, count: number): void;
+}
+
 /** Everything the catalog records; what the services are given is one of the parts. */
-export type MetricRecorders = IngestMetrics & FanoutMetrics & DeliveryMetrics;
+export type MetricRecorders = IngestMetrics & FanoutMetrics & DeliveryMetrics & TransitionMetrics;
 
 /** Counts nothing: for code built without the catalog (unit tests, tools). */
 export const NO_METRICS: MetricRecorders = Object.freeze({
@@ -45,4 +52,5 @@ export const NO_METRICS: MetricRecorders = Object.freeze({
   attemptFinished: () => undefined,
   deadLettered: () => undefined,
   rateLimitedWait: () => undefined,
+  transitionsSkipped: () => undefined,
 });
