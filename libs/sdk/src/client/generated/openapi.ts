@@ -475,7 +475,7 @@ export interface components {
         };
         CreateEndpoint: {
             /** @description http and polling endpoints take no config: only `{}`. */
-            config?: Record<string, never>;
+            config?: Record<string, unknown>;
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
@@ -716,7 +716,7 @@ export interface components {
                 /** @default  */
                 prefix: string;
                 region: string;
-            } | Record<string, never>;
+            } | Record<string, unknown>;
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
@@ -764,7 +764,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: Record<string, never>[];
+                        data: Record<string, unknown>[];
                         /** @description Pass as `cursor` for the next page; null on the last page. */
                         nextCursor: string | null;
                         total: number;
@@ -865,7 +865,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: Record<string, never>;
+                        data: Record<string, unknown>;
                     };
                 };
             };
@@ -989,7 +989,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: Record<string, never>;
+                        data: Record<string, unknown>;
                     };
                 };
             };
@@ -1103,7 +1103,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: Record<string, never>;
+                        data: Record<string, unknown>;
                     };
                 };
             };
@@ -1831,7 +1831,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: Record<string, never>[];
+                        data: Record<string, unknown>[];
                         /** @description Pass as `cursor` for the next page; null on the last page. */
                         nextCursor: string | null;
                     };
@@ -1944,7 +1944,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: Record<string, never>;
+                        data: Record<string, unknown>;
                     };
                 };
             };
@@ -2083,7 +2083,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: Record<string, never>;
+                        data: Record<string, unknown>;
                     };
                 };
             };
@@ -2199,7 +2199,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: Record<string, never>[];
+                        data: Record<string, unknown>[];
                         /** @description Pass as `cursor` for the next page; null on the last page. */
                         nextCursor: string | null;
                     };
@@ -2312,7 +2312,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: Record<string, never>;
+                        data: Record<string, unknown>;
                     };
                 };
             };
@@ -2423,7 +2423,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: Record<string, never>;
+                        data: Record<string, unknown>;
                     };
                 };
             };
@@ -2564,7 +2564,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: Record<string, never>[];
+                        data: Record<string, unknown>[];
                         /** @description Pass as `cursor` for the next page; null on the last page. */
                         nextCursor: string | null;
                     };
@@ -2682,7 +2682,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             /** @description The stored config, without `credentials` (cloud kinds). */
-                            config: Record<string, never>;
+                            config: Record<string, unknown>;
                             createdAt?: string | null;
                             /** @description Cloud kinds: whether credentials are stored (they are never shown); null for other kinds. */
                             credentials: null | {
@@ -2695,7 +2695,7 @@ export interface operations {
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
                             rateLimitPerSecond?: number | null;
-                            retry?: Record<string, never>;
+                            retry?: Record<string, unknown>;
                             /** @enum {unknown} */
                             status: "active" | "paused" | "disabled";
                             updatedAt?: string | null;
@@ -2855,7 +2855,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             /** @description The stored config, without `credentials` (cloud kinds). */
-                            config: Record<string, never>;
+                            config: Record<string, unknown>;
                             createdAt?: string | null;
                             /** @description Cloud kinds: whether credentials are stored (they are never shown); null for other kinds. */
                             credentials: null | {
@@ -2868,7 +2868,7 @@ export interface operations {
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
                             rateLimitPerSecond?: number | null;
-                            retry?: Record<string, never>;
+                            retry?: Record<string, unknown>;
                             /** @enum {unknown} */
                             status: "active" | "paused" | "disabled";
                             updatedAt?: string | null;
@@ -3105,7 +3105,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             /** @description The stored config, without `credentials` (cloud kinds). */
-                            config: Record<string, never>;
+                            config: Record<string, unknown>;
                             createdAt?: string | null;
                             /** @description Cloud kinds: whether credentials are stored (they are never shown); null for other kinds. */
                             credentials: null | {
@@ -3118,7 +3118,7 @@ export interface operations {
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
                             rateLimitPerSecond?: number | null;
-                            retry?: Record<string, never>;
+                            retry?: Record<string, unknown>;
                             /** @enum {unknown} */
                             status: "active" | "paused" | "disabled";
                             updatedAt?: string | null;
@@ -3423,7 +3423,7 @@ export interface operations {
                             eventType: string;
                             /** @description This message's id in the message log. */
                             messageId: string;
-                            payload: Record<string, never>;
+                            payload: Record<string, unknown>;
                             replayOf: string | null;
                             /** @description Its place in the poll log (a decimal integer). */
                             sequence: string;
@@ -4163,7 +4163,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": Record<string, unknown>;
                 };
             };
             /** @description INTERNAL */
@@ -4202,7 +4202,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: Record<string, never>;
+                        data: Record<string, unknown>;
                     };
                 };
             };
@@ -4343,8 +4343,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            data?: Record<string, never>;
-                            error?: Record<string, never>;
+                            data?: Record<string, unknown>;
+                            error?: Record<string, unknown>;
                             status: number;
                         }[];
                     };
