@@ -50,7 +50,7 @@ async function startExpress(record: Seen): Promise<{ url: string; stop: () => Pr
     },
     expressWebhook({ secret }),
     (req, res) => {
-      record.events.push((req as any).webhook);
+      record.events.push(req.webhook!);
       res.status(204).end();
     },
   );

@@ -131,7 +131,23 @@ export class Hookbase {
 
   /** The body of a success, or the typed error of anything else. */
   async unwrap<T>(request: Promise<FetchResult<T>>): Promise<T> {
-    const { data, error, response } = await request;
+    let result: FetchResult<T>;
+    try {
+      result = await request;
+    } catch (error) {
+      // A success whose body is not JSON: something other than Hookbase answered.
+      if (error instanceof SyntaxError) {
+        throw new HookbaseConnectionError(
+          'INVALID_RESPONSE',
+          `not the API's JSON: ${error.message}`,
+          {
+            cause: error,
+          },
+        );
+      }
+      throw error;
+    }
+    const { data, error, response } = result;
     if (response.ok) return data as T;
     throw apiErrorFrom(response, error);
   }

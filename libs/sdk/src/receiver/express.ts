@@ -8,6 +8,17 @@ import {
   type WebhookEvent,
 } from './verify';
 
+// `req.webhook` for Express users, typed (merges into Express's Request; harmless without it).
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** The verified delivery, set by `expressWebhook`. */
+      webhook?: WebhookEvent;
+    }
+  }
+}
+
 /** The parts of an Express request the middleware uses (no Express types needed). */
 export type ExpressLikeRequest = IncomingMessage & { body?: unknown; webhook?: WebhookEvent };
 type ExpressLikeResponse = ServerResponse & {
