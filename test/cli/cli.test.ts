@@ -106,10 +106,13 @@ describe('hookbase CLI against the real stack', () => {
     expect(wrongKey.stderr).toContain('UNAUTHORIZED');
     expect(wrongKey.stderr).toContain('401');
 
+    const closed = new TestReceiver();
+    const closedUrl = await closed.start();
+    await closed.stop();
     const unreachable = await cli([
       'login',
       '--api-url',
-      'http://127.0.0.1:9',
+      closedUrl,
       '--api-key',
       'k',
       '--org',
@@ -117,6 +120,7 @@ describe('hookbase CLI against the real stack', () => {
     ]);
     expect(unreachable.code).toBe(4);
     expect(unreachable.stderr).toContain('NETWORK_ERROR');
+    expect(unreachable.stderr).toContain('ECONNREFUSED');
   });
 
   it('logs in (config file mode 0600 under XDG_CONFIG_HOME) and shows the organization', async () => {
@@ -286,6 +290,26 @@ describe('hookbase CLI against the real stack', () => {
       expect(events.map((e) => (e.payload as { n: number }).n)).toEqual([1, 2, 3, 4, 5, 6]);
       expect(new Set(events.map((e) => e.id)).size).toBe(6);
       expect(events.every((e) => e.eventType === 'listen.test')).toBe(true);
+
+      // The endpoint deleted meanwhile: the next run makes another; a refused local URL is a line.
+      const { endpointId } = Object.values(config.listen)[0] as { endpointId: string };
+      expect((await cli(['endpoints', 'delete', endpointId])).code).toBe(0);
+      const closed = new TestReceiver();
+      const closedUrl = await closed.start();
+      await closed.stop();
+      const third = startListen(configHome, `${closedUrl}/webhooks`);
+      await pollUntil(() => third.stderr().includes('Ready.'), {
+        description: 'third run ready',
+        timeoutMs: 20_000,
+      });
+      expect(third.stderr()).toContain('is gone: creating another');
+      await json(['send', '--type', 'listen.test'], JSON.stringify({ n: 7 }));
+      await pollUntil(() => third.lines.length === 1, {
+        description: 'a line for the refused delivery',
+      });
+      expect(third.lines[0]).toMatchObject({ status: null, error: 'ECONNREFUSED' });
+      third.child.kill('SIGINT');
+      expect(await third.exited).toBe(0);
     } finally {
       await local.stop();
     }

@@ -153,8 +153,8 @@ async function forward(
     await response.arrayBuffer().catch(() => undefined);
     line.status = response.status;
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code;
-    line.error = cause ?? (error as Error).name ?? String(error);
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    line.error = cause?.code ?? cause?.message ?? (error as Error).message ?? String(error);
   }
   line.durationMs = Date.now() - started;
   return line;
