@@ -13,8 +13,10 @@ const { compilerOptions } = JSON.parse(readFileSync(join(root, 'tsconfig.base.js
 async function* sources(dir) {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* sources(path);
-    else if (entry.name.endsWith('.ts') && !/\.(spec|test)\.ts$/.test(entry.name)) yield path;
+    // A package's own build output (libs/sdk/dist) is not a source.
+    if (entry.isDirectory()) {
+      if (entry.name !== 'dist' && entry.name !== 'node_modules') yield* sources(path);
+    } else if (entry.name.endsWith('.ts') && !/\.(spec|test)\.ts$/.test(entry.name)) yield path;
     else if (entry.name.endsWith('.json') && dir.includes('/src')) yield path;
   }
 }

@@ -1,0 +1,391 @@
+import { randomUUID } from 'node:crypto';
+import createClient, { type Client } from 'openapi-fetch';
+import { apiErrorFrom, HookbaseApiError, HookbaseConnectionError } from './errors';
+import type { components, operations, paths } from './generated/openapi';
+import { DEFAULT_RETRY_POLICY, retryDelay, type RetryPolicy } from './retry';
+
+/** The whole HTTP API, typed from the OpenAPI document: `hookbase.api.GET('/api/...', { params })`. */
+export type HookbaseApi = Client<paths>;
+
+export type PublishInput = components['schemas']['PublishEvent'];
+export type CreateEndpointInput = components['schemas']['CreateEndpoint'];
+export type UpdateEndpointInput = components['schemas']['UpdateEndpoint'];
+
+export interface PublishResult {
+  id: string;
+  eventType: string;
+  acceptedAt: string;
+  /** True when this idempotency key was seen before: the first publish's result. */
+  duplicate: boolean;
+  /** The idempotency key sent (the caller's, or the one generated for this publish). */
+  idempotencyKey: string;
+}
+
+/**
+ * Writes a publish into the caller's own database transaction (the outbox, see the SDK README).
+ * The outbox module supplies it; the client only routes `publish(input, { transaction })` to it.
+ */
+export interface OutboxWriter<Transaction = unknown> {
+  publish(input: PublishInput, transaction: Transaction): Promise<unknown>;
+}
+
+export interface PublishOptions {
+  /** Overrides the client's retry policy for this publish. */
+  retry?: Partial<RetryPolicy>;
+  /** Stops waiting and retrying when aborted. */
+  signal?: AbortSignal;
+  /** Writes into this open transaction instead of calling the API (needs `outbox` on the client). */
+  transaction?: unknown;
+}
+
+export interface HookbaseOptions {
+  /** Where the API listens, e.g. `http://127.0.0.1:3000`. */
+  baseUrl: string;
+  /** An API key (`Authorization: Bearer`), or the admin token for the admin operations. */
+  apiKey: string;
+  /** The organization the key belongs to: the default for the organization-scoped helpers. */
+  organizationId?: string;
+  /** Each request's time limit (default 10 s). */
+  timeoutMs?: number;
+  /** How `publish` retries 503, 429 and network errors (defaults: 5 attempts within 30 s). */
+  retry?: Partial<RetryPolicy>;
+  /** Another fetch (tests, proxies). */
+  fetch?: typeof globalThis.fetch;
+  /** Routes `publish(input, { transaction })` into the caller's transaction. */
+  outbox?: OutboxWriter;
+}
+
+type Json<O> = O extends { responses: infer R }
+  ? {
+      [S in keyof R]: S extends 200 | 201 | 202
+        ? R[S] extends { content: { 'application/json': infer B } }
+          ? B
+          : never
+        : never;
+    }[keyof R]
+  : never;
+type Data<K extends keyof operations> = Json<operations[K]> extends { data: infer D } ? D : never;
+type Query<K extends keyof operations> = operations[K]['parameters'] extends { query?: infer Q }
+  ? NonNullable<Q>
+  : never;
+
+/** The result openapi-fetch answers; `data` on success, `error` otherwise. */
+interface FetchResult<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+/**
+ * A Hookbase client. `api` is the full typed API; the methods below wrap the common operations,
+ * answer the response's `data` and throw `HookbaseApiError` (with the API's `code`) otherwise.
+ */
+export class Hookbase {
+  readonly api: HookbaseApi;
+  private readonly retryPolicy: RetryPolicy;
+
+  constructor(private readonly options: HookbaseOptions) {
+    if (!options.baseUrl) throw new TypeError('Hookbase: baseUrl is required');
+    if (!options.apiKey) throw new TypeError('Hookbase: apiKey is required');
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    this.retryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.api = createClient<paths>({
+      baseUrl: options.baseUrl.replace(/\/+$/, ''),
+      headers: { authorization: `Bearer ${options.apiKey}` },
+      fetch: async (request: Request) => {
+        const signal = AbortSignal.any([request.signal, AbortSignal.timeout(timeoutMs)]);
+        try {
+          return await fetchImpl(new Request(request, { signal }));
+        } catch (error) {
+          if (request.signal.aborted) throw error;
+          if (signal.aborted) {
+            throw new HookbaseConnectionError(
+              'TIMEOUT',
+              `${request.method} ${request.url}: no answer within ${timeoutMs} ms`,
+              { cause: error },
+            );
+          }
+          const reason = (error as { cause?: { code?: string } }).cause?.code ?? String(error);
+          throw new HookbaseConnectionError(
+            'NETWORK_ERROR',
+            `${request.method} ${request.url}: ${reason}`,
+            { cause: error },
+          );
+        }
+      },
+    });
+  }
+
+  get organizationId(): string | undefined {
+    return this.options.organizationId;
+  }
+
+  private org(organizationId?: string): string {
+    const id = organizationId ?? this.options.organizationId;
+    if (!id) {
+      throw new TypeError('Hookbase: this call needs organizationId (in the options or the call)');
+    }
+    return id;
+  }
+
+  /** The body of a success, or the typed error of anything else. */
+  async unwrap<T>(request: Promise<FetchResult<T>>): Promise<T> {
+    let result: FetchResult<T>;
+    try {
+      result = await request;
+    } catch (error) {
+      // A success whose body is not JSON: something other than Hookbase answered.
+      if (error instanceof SyntaxError) {
+        throw new HookbaseConnectionError(
+          'INVALID_RESPONSE',
+          `not the API's JSON: ${error.message}`,
+          {
+            cause: error,
+          },
+        );
+      }
+      throw error;
+    }
+    const { data, error, response } = result;
+    if (response.ok) return data as T;
+    throw apiErrorFrom(response, error);
+  }
+
+  // ---- events ----
+
+  /**
+   * Publishes one event. 503, 429 and network errors are retried with the same idempotency key
+   * (generated when the input has none), honouring Retry-After, bounded by the retry policy; the
+   * API answers a repeated key with the first result, so a retry never publishes twice.
+   */
+  async publish(input: PublishInput, options: PublishOptions = {}): Promise<PublishResult> {
+    if (options.transaction !== undefined) {
+      if (!this.options.outbox) {
+        throw new TypeError(
+          'Hookbase: publish(input, { transaction }) needs the client created with an outbox',
+        );
+      }
+      return (await this.options.outbox.publish(input, options.transaction)) as PublishResult;
+    }
+    const idempotencyKey = input.idempotencyKey ?? randomUUID();
+    const body = { ...input, idempotencyKey };
+    const data = await this.withRetry(options, () =>
+      this.unwrap(this.api.POST('/v1/events', { body, signal: options.signal })),
+    );
+    return { ...(data.data as Omit<PublishResult, 'idempotencyKey'>), idempotencyKey };
+  }
+
+  /** Publishes several events (one result per event, in order), retried like `publish`. */
+  async publishBatch(events: PublishInput[], options: PublishOptions = {}) {
+    const body = {
+      events: events.map((e) => ({ ...e, idempotencyKey: e.idempotencyKey ?? randomUUID() })),
+    };
+    const data = await this.withRetry(options, () =>
+      this.unwrap(this.api.POST('/v1/events/batch', { body, signal: options.signal })),
+    );
+    return data.data;
+  }
+
+  /** Runs `attempt` until it succeeds, fails for good, or the policy says stop. */
+  async withRetry<T>(options: PublishOptions, attempt: () => Promise<T>): Promise<T> {
+    const policy = { ...this.retryPolicy, ...options.retry };
+    const started = Date.now();
+    for (let n = 1; ; n++) {
+      try {
+        return await attempt();
+      } catch (error) {
+        const delay = retryDelay(policy, n, Date.now() - started, error);
+        if (delay === undefined || options.signal?.aborted) throw error;
+        await sleep(delay, options.signal);
+      }
+    }
+  }
+
+  async getEvent(eventId: string, organizationId?: string): Promise<Data<'getEvent'>> {
+    const path = { orgId: this.org(organizationId), eventId };
+    return (
+      await this.unwrap(
+        this.api.GET('/api/organizations/{orgId}/events/{eventId}', { params: { path } }),
+      )
+    ).data;
+  }
+
+  // ---- organizations ----
+
+  async getOrganization(organizationId?: string): Promise<Data<'getOrganization'>> {
+    const path = { orgId: this.org(organizationId) };
+    return (await this.unwrap(this.api.GET('/api/organizations/{orgId}', { params: { path } })))
+      .data;
+  }
+
+  // ---- endpoints ----
+
+  async listEndpoints(organizationId?: string): Promise<Data<'listEndpoints'>> {
+    const path = { orgId: this.org(organizationId) };
+    return (
+      await this.unwrap(
+        this.api.GET('/api/organizations/{orgId}/webhook-endpoints', { params: { path } }),
+      )
+    ).data;
+  }
+
+  async getEndpoint(endpointId: string, organizationId?: string): Promise<Data<'getEndpoint'>> {
+    const path = { orgId: this.org(organizationId), endpointId };
+    return (
+      await this.unwrap(
+        this.api.GET('/api/organizations/{orgId}/webhook-endpoints/{endpointId}', {
+          params: { path },
+        }),
+      )
+    ).data;
+  }
+
+  async createEndpoint(
+    input: CreateEndpointInput,
+    organizationId?: string,
+  ): Promise<Data<'createEndpoint'>> {
+    const path = { orgId: this.org(organizationId) };
+    return (
+      await this.unwrap(
+        this.api.POST('/api/organizations/{orgId}/webhook-endpoints', {
+          params: { path },
+          body: input,
+        }),
+      )
+    ).data;
+  }
+
+  async updateEndpoint(
+    endpointId: string,
+    input: UpdateEndpointInput,
+    organizationId?: string,
+  ): Promise<Data<'updateEndpoint'>> {
+    const path = { orgId: this.org(organizationId), endpointId };
+    return (
+      await this.unwrap(
+        this.api.PATCH('/api/organizations/{orgId}/webhook-endpoints/{endpointId}', {
+          params: { path },
+          body: input,
+        }),
+      )
+    ).data;
+  }
+
+  async deleteEndpoint(endpointId: string, organizationId?: string): Promise<void> {
+    const path = { orgId: this.org(organizationId), endpointId };
+    await this.unwrap(
+      this.api.DELETE('/api/organizations/{orgId}/webhook-endpoints/{endpointId}', {
+        params: { path },
+      }),
+    );
+  }
+
+  async getEndpointSecret(endpointId: string, organizationId?: string): Promise<string> {
+    const path = { orgId: this.org(organizationId), endpointId };
+    return (
+      await this.unwrap(
+        this.api.GET('/api/organizations/{orgId}/webhook-endpoints/{endpointId}/secret', {
+          params: { path },
+        }),
+      )
+    ).data.key;
+  }
+
+  async getFifoState(
+    endpointId: string,
+    organizationId?: string,
+  ): Promise<Data<'getEndpointFifoState'>> {
+    const path = { orgId: this.org(organizationId), endpointId };
+    return (
+      await this.unwrap(
+        this.api.GET('/api/organizations/{orgId}/webhook-endpoints/{endpointId}/fifo-state', {
+          params: { path },
+        }),
+      )
+    ).data;
+  }
+
+  /** A polling endpoint's next messages after `cursor` and the cursor to pass next. */
+  async poll(endpointId: string, query: Query<'pollEndpoint'> = {}, organizationId?: string) {
+    const path = { orgId: this.org(organizationId), endpointId };
+    return this.unwrap(
+      this.api.GET('/api/organizations/{orgId}/webhook-endpoints/{endpointId}/poll', {
+        params: { path, query },
+      }),
+    );
+  }
+
+  async replayFailed(
+    endpointId: string,
+    since?: string,
+    organizationId?: string,
+  ): Promise<Data<'replayFailedMessages'>> {
+    const path = { orgId: this.org(organizationId), endpointId };
+    return (
+      await this.unwrap(
+        this.api.POST('/api/organizations/{orgId}/webhook-endpoints/{endpointId}/replay-failed', {
+          params: { path },
+          body: since ? { since } : {},
+        }),
+      )
+    ).data;
+  }
+
+  // ---- messages and DLQ ----
+
+  async listMessages(query: Query<'listMessages'> = {}, organizationId?: string) {
+    const path = { orgId: this.org(organizationId) };
+    return this.unwrap(
+      this.api.GET('/api/organizations/{orgId}/messages', { params: { path, query } }),
+    );
+  }
+
+  async getMessage(messageId: string, organizationId?: string): Promise<Data<'getMessage'>> {
+    const path = { orgId: this.org(organizationId), messageId };
+    return (
+      await this.unwrap(
+        this.api.GET('/api/organizations/{orgId}/messages/{messageId}', { params: { path } }),
+      )
+    ).data;
+  }
+
+  async replayMessage(messageId: string, organizationId?: string): Promise<Data<'replayMessage'>> {
+    const path = { orgId: this.org(organizationId), messageId };
+    return (
+      await this.unwrap(
+        this.api.POST('/api/organizations/{orgId}/messages/{messageId}/replay', {
+          params: { path },
+        }),
+      )
+    ).data;
+  }
+
+  async listDlq(query: Query<'listDlq'> = {}, organizationId?: string) {
+    const path = { orgId: this.org(organizationId) };
+    return this.unwrap(this.api.GET('/api/organizations/{orgId}/dlq', { params: { path, query } }));
+  }
+
+  async retryDlqEntry(dlqId: string, organizationId?: string): Promise<Data<'retryDlqEntry'>> {
+    const path = { orgId: this.org(organizationId), dlqId };
+    return (
+      await this.unwrap(
+        this.api.POST('/api/organizations/{orgId}/dlq/{dlqId}/retry', { params: { path } }),
+      )
+    ).data;
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+export { HookbaseApiError, HookbaseConnectionError };
