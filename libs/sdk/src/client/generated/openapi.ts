@@ -4132,6 +4132,20 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            /** @description ROUTE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ROUTE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
             /** @description INTERNAL */
             500: {
                 headers: {
