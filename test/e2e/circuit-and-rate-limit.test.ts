@@ -105,9 +105,12 @@ describe('circuit breaker and rate limit', () => {
     const times = requestsTo('/limited')
       .map((r) => r.receivedAt)
       .sort((a, b) => a - b);
-    // A burst of up to 5 (one second of rate), then no faster than 5 a second.
+    // A burst of up to 5 (one second of rate), then no faster than 5 a second. The slack covers
+    // the first delivery's connection set-up, which later ones reuse: measured from it, the gaps
+    // look shorter by that much (seen near 70 ms on a loaded machine). Unlimited, all 15 arrive
+    // within a few tens of ms, so the last checks (≥ 1.85 s) still fail without the limit.
     for (let i = 5; i < times.length; i++) {
-      expect(times[i] - times[0]).toBeGreaterThanOrEqual((i - 4) * 200 - 60);
+      expect(times[i] - times[0]).toBeGreaterThanOrEqual((i - 4) * 200 - 150);
     }
     const bad = await client.patch(`${org}/webhook-endpoints/${created.body.data.id}`, {
       rateLimitPerSecond: 0,
