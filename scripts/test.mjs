@@ -64,6 +64,7 @@ async function main() {
     if (jestArgs.length === 0) {
       for (const [name, command, args] of [
         ['type check', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']],
+        ['type check (dashboard)', bin('tsc'), ['-p', 'apps/dashboard/tsconfig.json', '--noEmit']],
         // The module-boundary rule reads Nx's project graph, which `nx show projects` computes.
         ['Nx project graph', bin('nx'), ['show', 'projects']],
         ['ESLint', bin('eslint'), ['.']],

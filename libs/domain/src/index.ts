@@ -29,3 +29,4 @@ export * from './readiness';
 export * from './status-class';
 export * from './consumer-lag';
 export * from './lane-activity';
+export * from './endpoint-stats';
