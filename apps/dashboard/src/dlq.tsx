@@ -67,6 +67,9 @@ export function DlqPage(props: { client: Client }) {
             ))}
           </select>
         </label>
+        <button type="button" onClick={() => void load()}>
+          Refresh
+        </button>
         <button
           type="button"
           disabled={selected.size === 0}

@@ -13,6 +13,16 @@ const CONFIG_HINTS: Record<string, string> = {
   s3: '{"bucket": "my-bucket", "region": "us-east-1"}',
 };
 
+/** Errors whose code names the field they are about, though they carry no issue list. */
+const CODE_FIELDS: Record<string, string> = {
+  PLAN_REQUIRED: 'fifoEnabled',
+  INVALID_URL: 'url',
+  URL_NOT_ALLOWED: 'url',
+  FIFO_NOT_SUPPORTED: 'fifoEnabled',
+  CREDENTIALS_REQUIRED: 'config',
+  CREDENTIALS_TARGET_CHANGED: 'config',
+};
+
 export function target(endpoint: Endpoint): string {
   if (endpoint.kind === 'http') return endpoint.url ?? '';
   if (endpoint.kind === 'polling') return 'polled by the consumer';
@@ -235,8 +245,8 @@ export function EndpointDialog(props: {
           'kind',
         ];
         if (!Object.keys(byField).some((field) => known.includes(field))) setFailure(caught);
-      } else if (caught instanceof ApiError && caught.code === 'PLAN_REQUIRED') {
-        setErrors({ fifoEnabled: caught.message });
+      } else if (caught instanceof ApiError && CODE_FIELDS[caught.code]) {
+        setErrors({ [CODE_FIELDS[caught.code]]: caught.message });
       } else {
         setFailure(caught);
       }
