@@ -335,4 +335,46 @@ describe('the dashboard', () => {
     await shown.getByText(rotated).waitFor();
     await checkPage(page, 'endpoint-secret');
   });
+
+  it('pauses, resumes, disables, enables and deletes an endpoint, asking before deleting', async () => {
+    const { organizationId, client } = await signInAsNewOrganization('pro', 'Switches');
+    const endpointId = await createEndpoint(client, organizationId, {
+      url: `${receiverUrl}/switches`,
+    });
+    await page.goto(`${dashboard()}endpoints/${endpointId}`);
+    const actions = page.getByRole('group', { name: 'Endpoint actions' });
+    const status = async () =>
+      (await client.get(`/api/organizations/${organizationId}/webhook-endpoints/${endpointId}`))
+        .body.data?.status;
+    for (const [button, expected] of [
+      ['Pause', 'paused'],
+      ['Resume', 'active'],
+      ['Disable', 'disabled'],
+      ['Enable', 'active'],
+    ] as const) {
+      await actions.getByRole('button', { name: button, exact: true }).click();
+      await page
+        .getByRole('status')
+        .getByText(
+          `${button === 'Pause' ? 'Paused' : button === 'Resume' ? 'Resumed' : button === 'Disable' ? 'Disabled' : 'Enabled'}.`,
+        )
+        .waitFor();
+      expect(await status()).toBe(expected);
+    }
+    await actions.getByRole('button', { name: 'Delete' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete this endpoint?' });
+    await confirm.waitFor();
+    await checkPage(page, 'endpoint-delete-confirm');
+    // Escape keeps it.
+    await page.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'detached' });
+    expect(await status()).toBe('active');
+    await actions.getByRole('button', { name: 'Delete' }).click();
+    await confirm.getByRole('button', { name: 'Delete endpoint' }).click();
+    await page.getByText('No endpoints yet.').waitFor();
+    const gone = await client.get(
+      `/api/organizations/${organizationId}/webhook-endpoints/${endpointId}`,
+    );
+    expect(gone.status).toBe(404);
+  });
 });
