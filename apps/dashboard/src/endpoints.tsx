@@ -174,6 +174,7 @@ export function EndpointDialog(props: {
       ? JSON.stringify(existing.config, null, 2)
       : '',
   );
+  const [configChanged, setConfigChanged] = useState(false);
   const [eventTypes, setEventTypes] = useState((existing?.eventTypes ?? []).join(', '));
   const [delays, setDelays] = useState(
     (existing?.retry.delaysMs ?? [0, 5000, 30000, 120000, 600000]).join(', '),
@@ -198,7 +199,9 @@ export function EndpointDialog(props: {
     const parsedDelays = parseDelays(delays);
     if (typeof parsedDelays === 'string') local.retry = parsedDelays;
     let parsedConfig: Record<string, unknown> | undefined;
-    if (kind !== 'http' && kind !== 'polling' && config.trim()) {
+    // An edit sends the config only when it was changed: stored credentials are never shown, so
+    // sending the shown config back would drop them.
+    if (kind !== 'http' && kind !== 'polling' && config.trim() && (!existing || configChanged)) {
       try {
         parsedConfig = JSON.parse(config) as Record<string, unknown>;
       } catch {
@@ -311,7 +314,10 @@ export function EndpointDialog(props: {
                 aria-invalid={invalid}
                 rows={5}
                 value={config}
-                onChange={(e) => setConfig(e.target.value)}
+                onChange={(e) => {
+                  setConfig(e.target.value);
+                  setConfigChanged(true);
+                }}
               />
             )}
           </Field>
