@@ -275,44 +275,73 @@ describe('the dashboard', () => {
     await checkPage(page, 'endpoint-drained');
   });
 
-  it('lists a dead-lettered message in the DLQ with its reason, and retries it', async () => {
+  it('lists dead-lettered messages with their reason, retries one and then the selected ones', async () => {
     const { organizationId, client } = await signInAsNewOrganization('pro', 'Dead Letters');
     failing.add('/dlq');
     await createEndpoint(client, organizationId, {
       url: `${receiverUrl}/dlq`,
       retry: { delaysMs: [0], maxAgeMs: 3_600_000 },
     });
-    await publish(client, 'invoice.paid', { invoice: 7 });
+    for (const invoice of [7, 8, 9]) await publish(client, 'invoice.paid', { invoice });
     await page.getByRole('link', { name: 'DLQ' }).click();
+    const rows = page.locator('tbody tr');
     await pollUntil(
       async () => {
         await page.getByRole('button', { name: 'Refresh' }).click();
-        return (await page.locator('tbody tr').count()) === 1;
+        return (await rows.count()) === 3;
       },
-      { description: 'one DLQ entry shown', intervalMs: 500 },
+      { description: 'three DLQ entries shown', intervalMs: 500 },
     );
-    const row = page.locator('tbody tr').first();
-    expect(await row.textContent()).toMatch(/invoice\.paid.*max_attempts/);
+    for (const text of await rows.allTextContents()) {
+      expect(text).toMatch(/invoice\.paid.*max_attempts.*503/);
+    }
     await checkPage(page, 'dlq');
     failing.delete('/dlq');
-    const before = receiver.requests.filter((r) => r.path === '/dlq').length;
-    await row.getByRole('button', { name: /^Retry/ }).click();
-    await page.getByText('1 of 1 entry sent again.').waitFor();
-    await row.getByText(/^Retried/).waitFor();
-    await pollUntil(
-      () =>
-        receiver.requests.filter((r) => r.path === '/dlq' && r.body.includes('"invoice":7'))
-          .length > before,
-      { description: 'the retried copy delivered' },
-    );
+    // Every request from here on is answered 200: the retried copies.
+    const failedBodies = receiver.requests.filter((r) => r.path === '/dlq').length;
+    const delivered = () =>
+      new Set(
+        receiver.requests
+          .filter((r) => r.path === '/dlq')
+          .slice(failedBodies)
+          .map((r) => r.body),
+      );
 
-    // The message's page: its payload and every attempt.
-    const messageLink = row.getByRole('link');
-    await messageLink.click();
+    // Retry one from its row.
+    await rows
+      .nth(0)
+      .getByRole('button', { name: /^Retry/ })
+      .click();
+    await page.getByText('1 of 1 entry sent again.').waitFor();
+    await rows
+      .nth(0)
+      .getByText(/^Retried/)
+      .waitFor();
+    // Then the other two, selected with their checkboxes.
+    await rows.nth(1).getByRole('checkbox').check();
+    await rows.nth(2).getByRole('checkbox').check();
+    await page.getByRole('button', { name: 'Retry selected (2)' }).click();
+    await page.getByText('2 of 2 entries sent again.').waitFor();
+    await pollUntil(
+      () => receiver.requests.filter((r) => r.path === '/dlq').length >= failedBodies + 3,
+      { description: 'the three retried copies delivered' },
+    );
+    // One copy of each of the three invoices.
+    expect(delivered().size).toBe(3);
+
+    // A message's page: its payload, every attempt, and replay.
+    await rows.nth(0).getByRole('link').click();
     await page.getByRole('heading', { name: /^Message msg_/ }).waitFor();
-    await page.getByLabel('Event payload').getByText('"invoice": 7').waitFor();
+    await page.getByLabel('Event payload').getByText('"invoice":').waitFor();
     await page.getByText('receiver down').first().waitFor();
     await checkPage(page, 'message');
+    const beforeReplay = receiver.requests.filter((r) => r.path === '/dlq').length;
+    await page.getByRole('button', { name: 'Replay message' }).click();
+    await page.getByText(/^Replayed as msg_/).waitFor();
+    await pollUntil(
+      () => receiver.requests.filter((r) => r.path === '/dlq').length > beforeReplay,
+      { description: 'the replayed copy delivered' },
+    );
   });
 
   it('reveals and rotates an endpoint secret, showing the overlap', async () => {
