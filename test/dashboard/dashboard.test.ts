@@ -32,9 +32,10 @@ describe('the dashboard', () => {
         ? { status: 503, body: 'receiver down' }
         : { status: 200, body: 'ok' },
     );
-    // Keys are checked on every request, so a revoked one is refused at once.
+    // Keys are checked on every request, so a revoked one is refused at once; a circuit opened by
+    // a failing receiver closes again after 2 s, so a fixed receiver drains its queue at once.
     [stack, browser] = await Promise.all([
-      startStack({ HOOKBASE_API_KEY_CACHE_MS: '0' }),
+      startStack({ HOOKBASE_API_KEY_CACHE_MS: '0', HOOKBASE_CIRCUIT_COOLDOWN_MS: '2000' }),
       launchChromium(),
     ]);
   });
