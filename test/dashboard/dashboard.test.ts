@@ -144,6 +144,23 @@ describe('the dashboard', () => {
     await page.getByRole('heading', { name: 'Sign in to Hookbase' }).waitFor();
   });
 
+  it('signs in with the admin token and opens an existing organization by its id', async () => {
+    const tenant = await createTenant(stack.url, stack.adminToken, 'free');
+    await page.goto(dashboard());
+    await page.getByRole('radio', { name: 'Admin token' }).check();
+    await page.getByRole('textbox', { name: 'Admin token' }).fill('not-the-admin-token');
+    await page.getByRole('radio', { name: 'Open an existing one by ID' }).check();
+    await page.getByLabel('Organization ID').fill(tenant.organizationId);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText(/That admin token was refused/).waitFor();
+    // A refused sign-in is not a revoked session.
+    expect(await page.getByText(/Your API key was refused/).count()).toBe(0);
+    await page.getByRole('textbox', { name: 'Admin token' }).fill(stack.adminToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('test free (free plan)').waitFor();
+    await page.getByText('No endpoints yet.').waitFor();
+  });
+
   it('creates an HTTP endpoint with FIFO ordering on a pro plan and lists it', async () => {
     await signInAsNewOrganization('pro');
     // Keyboard alone: Tab to "Create endpoint", Enter opens the dialog.

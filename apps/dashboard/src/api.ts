@@ -85,7 +85,6 @@ export async function request<T>(
       error?.message ?? `The server answered ${response.status}`,
       Array.isArray(details?.issues) ? details.issues : [],
     );
-    if (response.status === 401) onUnauthorized(apiError);
     throw apiError;
   }
   return parsed as { data: T; nextCursor?: string | null };
@@ -94,8 +93,12 @@ export async function request<T>(
 /** A client bound to the signed-in organization. */
 export function clientFor(session: Session) {
   const org = `/api/organizations/${encodeURIComponent(session.organizationId)}`;
+  // A signed-in call refused with 401 means the key stopped working: the session ends.
   const call = <T>(method: string, path: string, body?: unknown) =>
-    request<T>(method, `${org}${path}`, session.apiKey, body);
+    request<T>(method, `${org}${path}`, session.apiKey, body).catch((error: unknown) => {
+      if (error instanceof ApiError && error.status === 401) onUnauthorized(error);
+      throw error;
+    });
   return {
     get: <T>(path: string) => call<T>('GET', path).then((r) => r.data),
     page: <T>(path: string) => call<T[]>('GET', path),
