@@ -4,18 +4,57 @@ import { transformFile } from '@swc/core';
 import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = join(root, 'dist');
 const { compilerOptions } = JSON.parse(readFileSync(join(root, 'tsconfig.base.json'), 'utf8'));
+const dashboardRoot = join(root, 'apps', 'dashboard');
+/** The most JavaScript (gzip) the dashboard's first load may fetch; the build fails above it. */
+export const DASHBOARD_JS_BUDGET_BYTES = 300 * 1024;
+
+/**
+ * The JavaScript a first visit loads: the scripts and module preloads index.html names, with
+ * their gzip sizes (what a browser downloads from a compressing proxy).
+ */
+export function firstLoadJs(dir) {
+  const html = readFileSync(join(dir, 'index.html'), 'utf8');
+  const files = [...html.matchAll(/(?:src|href)="\/dashboard\/([^"]+\.js)"/g)].map((m) => m[1]);
+  const sizes = files.map((file) => {
+    const bytes = readFileSync(join(dir, file));
+    return { file, bytes: bytes.length, gzipBytes: gzipSync(bytes, { level: 9 }).length };
+  });
+  return { files: sizes, gzipBytes: sizes.reduce((sum, f) => sum + f.gzipBytes, 0) };
+}
+
+/** Builds the dashboard SPA (Vite) into `<outDir>/dashboard`, and measures its first load. */
+export async function buildDashboard(out) {
+  const { build: viteBuild } = await import('vite');
+  const target = join(out, 'dashboard');
+  await viteBuild({
+    configFile: join(dashboardRoot, 'vite.config.mjs'),
+    build: { outDir: target },
+  });
+  const report = firstLoadJs(target);
+  await writeFile(join(target, 'build-report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const kb = (report.gzipBytes / 1024).toFixed(1);
+  if (report.gzipBytes > DASHBOARD_JS_BUDGET_BYTES) {
+    throw new Error(`dashboard: first-load JavaScript is ${kb} KB gzip, over the 300 KB budget`);
+  }
+  console.log(`dashboard: first-load JavaScript ${kb} KB gzip (budget 300 KB)`);
+  return report;
+}
 
 async function* sources(dir) {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    // A package's own build output (libs/sdk/dist) is not a source.
+    // The dashboard is a browser app with its own build (Vite): see buildDashboard. A package's
+    // own build output (libs/sdk/dist) is not a source.
     if (entry.isDirectory()) {
-      if (entry.name !== 'dist' && entry.name !== 'node_modules') yield* sources(path);
+      if (path !== dashboardRoot && entry.name !== 'dist' && entry.name !== 'node_modules') {
+        yield* sources(path);
+      }
     } else if (entry.name.endsWith('.ts') && !/\.(spec|test)\.ts$/.test(entry.name)) yield path;
     else if (entry.name.endsWith('.json') && dir.includes('/src')) yield path;
   }
@@ -56,6 +95,7 @@ export async function build({ roots = ['apps', 'libs'] } = {}) {
       await writeFile(`${out}.map`, result.map ?? '{}');
     }),
   );
+  if (roots.includes('apps') && existsSync(dashboardRoot)) await buildDashboard(staging);
   const retired = `${outDir}.old-${process.pid}`;
   await rename(outDir, retired).catch(() => undefined);
   await rename(staging, outDir);

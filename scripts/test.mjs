@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from './build.mjs';
 import { fuzz } from './fuzz.mjs';
 import { ensureInfra, stopStartedInfra } from './infra.mjs';
+import { ensureChromium } from './lib/chromium.mjs';
 import { dataDir } from './lib/paths.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -58,12 +59,15 @@ async function main() {
   const infra = await ensureInfra({ log });
   let code = 1;
   try {
+    // After the infrastructure, never beside it: two apt-get runs at once would contend for its lock.
+    const chromium = await ensureChromium({ log: (line) => log(`[chromium] ${line}`) });
     const started = Date.now();
     const files = await build();
     console.log(`✔ build: ${files} files (${((Date.now() - started) / 1000).toFixed(1)} s)`);
     if (jestArgs.length === 0) {
       for (const [name, command, args] of [
         ['type check', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']],
+        ['type check (dashboard)', bin('tsc'), ['-p', 'apps/dashboard/tsconfig.json', '--noEmit']],
         // The module-boundary rule reads Nx's project graph, which `nx show projects` computes.
         ['Nx project graph', bin('nx'), ['show', 'projects']],
         ['ESLint', bin('eslint'), ['.']],
@@ -83,6 +87,7 @@ async function main() {
         ...process.env,
         HOOKBASE_TEST_DATABASE_URL: infra.databaseUrl,
         HOOKBASE_TEST_KAFKA_BROKERS: infra.kafkaBrokers,
+        HOOKBASE_TEST_CHROMIUM: chromium,
       },
     );
     if (jestArgs.length === 0) {

@@ -20,7 +20,7 @@ export function banner(url, grpc, token, generated, infra) {
    gRPC ingest      ${grpc ?? 'off'}   (hookbase.v1.Ingest, proto/hookbase/v1/ingest.proto)
    Kafka            ${infra.kafkaBrokers}
    PostgreSQL       ${infra.databaseUrl.replace(/:[^:@/]+@/, ':***@')}
-   Dashboard        not built yet (see the issues); use the API below
+   Dashboard        ${url}/dashboard/   (sign in with the admin token below)
    Admin token      ${shown.line}
    Private targets  allowed (HOOKBASE_ALLOW_PRIVATE_TARGETS=true, for local receivers)
 

@@ -32,4 +32,10 @@ describe('the npm start banner', () => {
   it('hides the database password', () => {
     expect(bannerFor('hbadmin_x', true)).toContain('postgres://u:***@127.0.0.1:54329/db');
   });
+
+  it('prints where the dashboard is', () => {
+    const text = bannerFor('hbadmin_x', true);
+    expect(text).toContain('Dashboard        http://127.0.0.1:3000/dashboard/');
+    expect(text).not.toContain('not built');
+  });
 });

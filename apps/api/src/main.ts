@@ -4,12 +4,12 @@ import { KafkaModule } from '@hookbase/kafka';
 import { ManagementModule } from '@hookbase/management';
 import { PersistenceModule } from '@hookbase/persistence';
 import { bootstrapService } from '@hookbase/runtime';
-import { serveHttp } from '@hookbase/web';
+import { serveHttpWithDashboard } from '@hookbase/web';
 
 void bootstrapService(
   {
     name: 'hookbase-api',
-    http: serveHttp,
+    http: serveHttpWithDashboard,
     checkConfig: requireAdminToken,
     imports: () => [
       PersistenceModule.forRoot('hookbase-api'),

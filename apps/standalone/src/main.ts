@@ -8,13 +8,13 @@ import { KafkaModule } from '@hookbase/kafka';
 import { ManagementModule } from '@hookbase/management';
 import { PersistenceModule } from '@hookbase/persistence';
 import { bootstrapService } from '@hookbase/runtime';
-import { serveHttp } from '@hookbase/web';
+import { serveHttpWithDashboard } from '@hookbase/web';
 
 /** Every service in one process: ingest and the management API on one port, and the workers. */
 void bootstrapService(
   {
     name: 'hookbase-standalone',
-    http: serveHttp,
+    http: serveHttpWithDashboard,
     checkConfig: requireAdminToken,
     imports: () => [
       PersistenceModule.forRoot('hookbase-standalone'),

@@ -31,3 +31,4 @@ export * from './readiness';
 export * from './status-class';
 export * from './consumer-lag';
 export * from './lane-activity';
+export * from './endpoint-stats';

@@ -14,7 +14,9 @@ import {
 import {
   createEndpointSchema,
   DomainError,
+  ENDPOINT_STATS_MINUTES,
   listQuerySchema,
+  minuteSeries,
   parseInput,
   rotateSecretSchema,
   updateEndpointSchema,
@@ -24,16 +26,22 @@ import {
   dataOf,
   DescribeRoute,
   endpointBody,
+  endpointStatsBody,
   fifoStateBody,
   pageOf,
   secretKeyBody,
   updateEndpointBody,
 } from '@hookbase/web';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import { EndpointRepository, FifoLaneRepository, PollLogRepository } from '@hookbase/persistence';
+import {
+  EndpointRepository,
+  FifoLaneRepository,
+  MessageRepository,
+  PollLogRepository,
+} from '@hookbase/persistence';
 import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
 import { EndpointSettingsService } from './endpoint-settings.service';
-import { endpointView, fifoStateView } from './views';
+import { attemptView, endpointView, fifoStateView } from './views';
 
 @Controller('api/organizations/:orgId/webhook-endpoints')
 @UseGuards(ApiKeyGuard)
@@ -43,6 +51,7 @@ export class EndpointsController {
     private readonly settings: EndpointSettingsService,
     private readonly lanes: FifoLaneRepository,
     private readonly pollLog: PollLogRepository,
+    private readonly messages: MessageRepository,
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
 
@@ -156,6 +165,44 @@ export class EndpointsController {
     const endpoint = await this.require(organizationId, endpointId);
     const lane = await this.lanes.snapshot(endpoint.id);
     return { data: fifoStateView(endpoint, lane, this.config.fifo.leaseMs, new Date()) };
+  }
+
+  /**
+   * The last hour of the endpoint's attempts per minute (succeeded, failed, median and longest
+   * latency), its success rate, and its latest attempts: what the dashboard charts.
+   */
+  @DescribeRoute({
+    operationId: 'getEndpointStats',
+    tag: 'Endpoints',
+    summary:
+      "The endpoint's last hour: attempts per minute by outcome with their median and longest latency, the success rate, and the 20 latest attempts.",
+    security: 'apiKey',
+    success: { status: 200, description: 'The statistics', schema: dataOf(endpointStatsBody) },
+    errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
+    usesStore: true,
+  })
+  @Get(':endpointId/stats')
+  async stats(@OrganizationId() organizationId: string, @Param('endpointId') endpointId: string) {
+    const endpoint = await this.require(organizationId, endpointId);
+    const now = new Date();
+    const from = new Date(
+      Math.floor(now.getTime() / 60_000) * 60_000 - (ENDPOINT_STATS_MINUTES - 1) * 60_000,
+    );
+    const [rows, recent] = await Promise.all([
+      this.messages.attemptMinutes(endpoint.id, from),
+      this.messages.recentAttempts(endpoint.id, 20),
+    ]);
+    const series = minuteSeries(rows, now);
+    return {
+      data: {
+        ...series,
+        lastAttemptAt: recent[0]?.startedAt.toISOString() ?? null,
+        recentAttempts: recent.map((attempt) => ({
+          messageId: attempt.messageId,
+          ...attemptView(attempt),
+        })),
+      },
+    };
   }
 
   /**

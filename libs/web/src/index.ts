@@ -7,3 +7,4 @@ export * from './health.controller';
 export * from './metrics.controller';
 export * from './serve-http';
 export * from './openapi';
+export * from './dashboard-files';

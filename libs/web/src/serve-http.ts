@@ -1,6 +1,7 @@
 import { DynamicModule } from '@nestjs/common';
 import { HookbaseConfig } from '@hookbase/config';
 import type { HttpServing } from '@hookbase/runtime';
+import { serveDashboard } from './dashboard-files';
 import { createHttpApp, listen } from './http-app';
 import { WebModule } from './web.module';
 
@@ -8,6 +9,18 @@ import { WebModule } from './web.module';
 export const serveHttp: HttpServing = async (root: DynamicModule, config: HookbaseConfig) => {
   root.imports = [...(root.imports ?? []), WebModule];
   const app = await createHttpApp(root, config);
+  const url = await listen(app, config);
+  return { app, url };
+};
+
+/** As serveHttp, with the dashboard (the built SPA) at /dashboard/: the API service's way. */
+export const serveHttpWithDashboard: HttpServing = async (
+  root: DynamicModule,
+  config: HookbaseConfig,
+) => {
+  root.imports = [...(root.imports ?? []), WebModule];
+  const app = await createHttpApp(root, config);
+  serveDashboard(app.getHttpAdapter().getInstance());
   const url = await listen(app, config);
   return { app, url };
 };

@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { METRICS, NO_METRICS, TransitionMetrics } from '@hookbase/runtime';
 import { DataSource, In } from 'typeorm';
 import {
+  AttemptMinute,
   DELIVERY_ORIGINS,
   DeliveryDecision,
   DeliveryEvent,
@@ -458,5 +459,72 @@ export class MessageRepository {
     return this.dataSource
       .getRepository(AttemptEntity)
       .find({ where: { messageId }, order: { attemptNumber: 'ASC', startedAt: 'ASC' } });
+  }
+
+  /**
+   * An endpoint's attempts per minute since `from`: how many succeeded, how many did not, and
+   * the median and longest attempt. The endpoint's messages are found by idx_messages_endpoint.
+   */
+  async attemptMinutes(endpointId: string, from: Date): Promise<AttemptMinute[]> {
+    const rows: {
+      minute: Date;
+      succeeded: string;
+      failed: string;
+      p50_ms: number | null;
+      max_ms: number | null;
+    }[] = await this.dataSource.query(
+      `SELECT date_trunc('minute', a.started_at) AS minute,
+              count(*) FILTER (WHERE a.outcome = 'succeeded') AS succeeded,
+              count(*) FILTER (WHERE a.outcome <> 'succeeded') AS failed,
+              percentile_disc(0.5) WITHIN GROUP (ORDER BY a.duration_ms) AS p50_ms,
+              max(a.duration_ms) AS max_ms
+         FROM attempts a JOIN messages m ON m.id = a.message_id
+        WHERE m.endpoint_id = $1 AND a.started_at >= $2
+        GROUP BY 1`,
+      [endpointId, from],
+    );
+    return rows.map((row) => ({
+      minute: new Date(row.minute),
+      succeeded: Number(row.succeeded),
+      failed: Number(row.failed),
+      p50Ms: row.p50_ms === null ? null : Number(row.p50_ms),
+      maxMs: row.max_ms === null ? null : Number(row.max_ms),
+    }));
+  }
+
+  /** An endpoint's latest attempts, newest first (each names its message). */
+  async recentAttempts(endpointId: string, limit: number): Promise<AttemptEntity[]> {
+    const rows: {
+      id: string;
+      message_id: string;
+      attempt_number: number;
+      started_at: Date;
+      duration_ms: number;
+      outcome: AttemptEntity['outcome'];
+      response_status: number | null;
+      response_excerpt: string | null;
+      error: string | null;
+    }[] = await this.dataSource.query(
+      `SELECT a.id, a.message_id, a.attempt_number, a.started_at, a.duration_ms, a.outcome,
+              a.response_status, a.response_excerpt, a.error
+         FROM attempts a JOIN messages m ON m.id = a.message_id
+        WHERE m.endpoint_id = $1
+        ORDER BY a.started_at DESC, a.id DESC
+        LIMIT $2`,
+      [endpointId, limit],
+    );
+    return rows.map((row) =>
+      Object.assign(new AttemptEntity(), {
+        id: row.id,
+        messageId: row.message_id,
+        attemptNumber: row.attempt_number,
+        startedAt: new Date(row.started_at),
+        durationMs: row.duration_ms,
+        outcome: row.outcome,
+        responseStatus: row.response_status,
+        responseExcerpt: row.response_excerpt,
+        error: row.error,
+      }),
+    );
   }
 }

@@ -155,3 +155,59 @@ export const secretKeyBody = dataOf({
   required: ['key'],
   properties: { key: { type: 'string', description: 'whsec_…' } },
 });
+
+const attemptFields = {
+  id: { type: 'string' },
+  attempt: { type: 'integer' },
+  startedAt: { type: 'string' },
+  durationMs: nullable('integer'),
+  outcome: { enum: ['succeeded', 'retry', 'failed'] },
+  responseStatus: nullable('integer'),
+  responseExcerpt: nullable('string'),
+  error: nullable('string'),
+};
+
+/** `GET .../webhook-endpoints/:endpointId/stats`: the last hour, minute by minute. */
+export const endpointStatsBody: JsonSchema = {
+  type: 'object',
+  required: [
+    'from',
+    'to',
+    'minutes',
+    'succeeded',
+    'failed',
+    'successRate',
+    'lastAttemptAt',
+    'recentAttempts',
+  ],
+  properties: {
+    from: { type: 'string' },
+    to: { type: 'string' },
+    minutes: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['minute', 'succeeded', 'failed', 'p50Ms', 'maxMs'],
+        properties: {
+          minute: { type: 'string' },
+          succeeded: { type: 'integer', minimum: 0 },
+          failed: { type: 'integer', minimum: 0 },
+          p50Ms: nullable('integer'),
+          maxMs: nullable('integer'),
+        },
+      },
+    },
+    succeeded: { type: 'integer', minimum: 0 },
+    failed: { type: 'integer', minimum: 0 },
+    successRate: nullable('number'),
+    lastAttemptAt: nullable('string'),
+    recentAttempts: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['messageId', ...Object.keys(attemptFields)],
+        properties: { messageId: { type: 'string' }, ...attemptFields },
+      },
+    },
+  },
+};

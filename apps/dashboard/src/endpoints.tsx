@@ -1,0 +1,418 @@
+import { FormEvent, useCallback, useEffect, useState } from 'react';
+import { ApiError, Client, Endpoint, EndpointStats, Session } from './api';
+import { fieldOf, fifoSwitchRule, parseDelays, percent, time } from './format';
+import { navigate } from './router';
+import { Badge, Dialog, ErrorBox, Field, statusTone } from './ui';
+
+const KINDS = ['http', 'sqs', 'sns', 'eventbridge', 'pubsub', 's3', 'polling'];
+const CONFIG_HINTS: Record<string, string> = {
+  sqs: '{"queueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/orders", "region": "us-east-1"}',
+  sns: '{"topicArn": "arn:aws:sns:us-east-1:123456789012:orders", "region": "us-east-1"}',
+  eventbridge: '{"eventBusName": "default", "region": "us-east-1"}',
+  pubsub: '{"projectId": "my-project", "topic": "orders"}',
+  s3: '{"bucket": "my-bucket", "region": "us-east-1"}',
+};
+
+/** Errors whose code names the field they are about, though they carry no issue list. */
+const CODE_FIELDS: Record<string, string> = {
+  PLAN_REQUIRED: 'fifoEnabled',
+  INVALID_URL: 'url',
+  URL_NOT_ALLOWED: 'url',
+  FIFO_NOT_SUPPORTED: 'fifoEnabled',
+  CREDENTIALS_REQUIRED: 'config',
+  CREDENTIALS_TARGET_CHANGED: 'config',
+};
+
+export function target(endpoint: Endpoint): string {
+  if (endpoint.kind === 'http') return endpoint.url ?? '';
+  if (endpoint.kind === 'polling') return 'polled by the consumer';
+  const config = endpoint.config ?? {};
+  const first = ['queueUrl', 'topicArn', 'eventBusName', 'topic', 'bucket']
+    .map((key) => config[key])
+    .find((value) => typeof value === 'string');
+  return typeof first === 'string' ? first : JSON.stringify(config);
+}
+
+export function EndpointsPage(props: { client: Client; session: Session }) {
+  const { client, session } = props;
+  const [endpoints, setEndpoints] = useState<Endpoint[] | null>(null);
+  const [stats, setStats] = useState<Record<string, EndpointStats>>({});
+  const [error, setError] = useState<unknown>(null);
+  const [editing, setEditing] = useState<Endpoint | 'new' | null>(null);
+
+  const load = useCallback(async () => {
+    try {
+      const list = await client.get<Endpoint[]>('/webhook-endpoints');
+      setEndpoints(list);
+      setError(null);
+      const entries = await Promise.all(
+        list.map(async (endpoint) => {
+          try {
+            return [
+              endpoint.id,
+              await client.get<EndpointStats>(`/webhook-endpoints/${endpoint.id}/stats`),
+            ] as const;
+          } catch {
+            return null;
+          }
+        }),
+      );
+      setStats(Object.fromEntries(entries.filter((entry) => entry !== null)));
+    } catch (caught) {
+      setError(caught);
+    }
+  }, [client]);
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  return (
+    <section>
+      <div className="page-head">
+        <h1>Endpoints</h1>
+        <button type="button" className="primary" onClick={() => setEditing('new')}>
+          Create endpoint
+        </button>
+      </div>
+      <ErrorBox error={error} next="Reload the page; if it persists, check the server's log." />
+      {endpoints === null && !error ? <p>Loading…</p> : null}
+      {endpoints?.length === 0 ? (
+        <div className="empty">
+          <p>No endpoints yet.</p>
+          <p>
+            Create one to start receiving events: an HTTP URL, a cloud queue or topic, or polling.
+          </p>
+        </div>
+      ) : null}
+      {endpoints && endpoints.length > 0 ? (
+        <div className="table-wrap">
+          <table>
+            <caption className="visually-hidden">Endpoints of {session.organizationName}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Target</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Status</th>
+                <th scope="col">Ordering</th>
+                <th scope="col">Success (1 h)</th>
+                <th scope="col">Last attempt</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {endpoints.map((endpoint) => (
+                <tr key={endpoint.id}>
+                  <td className="wrap">
+                    <a
+                      href={`/dashboard/endpoints/${endpoint.id}`}
+                      onClick={(event) => {
+                        event.preventDefault();
+                        navigate(`/endpoints/${endpoint.id}`);
+                      }}
+                    >
+                      {target(endpoint)}
+                    </a>
+                    {endpoint.description ? (
+                      <div className="hint">{endpoint.description}</div>
+                    ) : null}
+                  </td>
+                  <td>{endpoint.kind}</td>
+                  <td>
+                    <Badge tone={statusTone(endpoint.status)}>{endpoint.status}</Badge>
+                  </td>
+                  <td>{endpoint.fifoEnabled ? <Badge tone="info">FIFO</Badge> : 'unordered'}</td>
+                  <td>{percent(stats[endpoint.id]?.successRate ?? null)}</td>
+                  <td>{time(stats[endpoint.id]?.lastAttemptAt)}</td>
+                  <td>
+                    <button
+                      type="button"
+                      aria-label={`Edit ${target(endpoint)}`}
+                      onClick={() => setEditing(endpoint)}
+                    >
+                      Edit
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      {editing ? (
+        <EndpointDialog
+          client={client}
+          plan={session.plan}
+          endpoint={editing === 'new' ? null : editing}
+          onClose={() => setEditing(null)}
+          onSaved={() => {
+            setEditing(null);
+            void load();
+          }}
+        />
+      ) : null}
+    </section>
+  );
+}
+
+/** Create Endpoint and Edit: every field, the FIFO switch, and the API's field errors in place. */
+export function EndpointDialog(props: {
+  client: Client;
+  plan: string;
+  endpoint: Endpoint | null;
+  onClose: () => void;
+  onSaved: (endpoint: Endpoint) => void;
+}) {
+  const existing = props.endpoint;
+  const [kind, setKind] = useState(existing?.kind ?? 'http');
+  const [url, setUrl] = useState(existing?.url ?? '');
+  const [description, setDescription] = useState(existing?.description ?? '');
+  const [config, setConfig] = useState(
+    existing?.config && Object.keys(existing.config).length > 0
+      ? JSON.stringify(existing.config, null, 2)
+      : '',
+  );
+  const [configChanged, setConfigChanged] = useState(false);
+  const [eventTypes, setEventTypes] = useState((existing?.eventTypes ?? []).join(', '));
+  const [delays, setDelays] = useState(
+    (existing?.retry.delaysMs ?? [0, 5000, 30000, 120000, 600000]).join(', '),
+  );
+  const [maxAgeHours, setMaxAgeHours] = useState(
+    String((existing?.retry.maxAgeMs ?? 86_400_000) / 3_600_000),
+  );
+  const [rateLimit, setRateLimit] = useState(
+    existing?.rateLimitPerSecond ? String(existing.rateLimitPerSecond) : '',
+  );
+  const [status, setStatus] = useState<string>(existing?.status ?? 'active');
+  const [fifo, setFifo] = useState(existing?.fifoEnabled ?? false);
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [failure, setFailure] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  const rule = fifoSwitchRule({ plan: props.plan, kind, fifoEnabled: fifo });
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const local: Record<string, string> = {};
+    const parsedDelays = parseDelays(delays);
+    if (typeof parsedDelays === 'string') local.retry = parsedDelays;
+    let parsedConfig: Record<string, unknown> | undefined;
+    // An edit sends the config only when it was changed: stored credentials are never shown, so
+    // sending the shown config back would drop them.
+    if (kind !== 'http' && kind !== 'polling' && config.trim() && (!existing || configChanged)) {
+      try {
+        parsedConfig = JSON.parse(config) as Record<string, unknown>;
+      } catch {
+        local.config = 'Config must be a JSON object';
+      }
+    }
+    setErrors(local);
+    setFailure(null);
+    if (Object.keys(local).length > 0) return;
+    const body: Record<string, unknown> = {
+      eventTypes: eventTypes
+        .split(',')
+        .map((type) => type.trim())
+        .filter(Boolean),
+      retry: { delaysMs: parsedDelays, maxAgeMs: Math.round(Number(maxAgeHours) * 3_600_000) },
+      rateLimitPerSecond: rateLimit.trim() ? Number(rateLimit) : null,
+      status,
+      fifoEnabled: fifo,
+    };
+    if (description.trim() || existing?.description) body.description = description;
+    if (kind === 'http') body.url = url;
+    if (parsedConfig) body.config = parsedConfig;
+    if (!existing) body.kind = kind;
+    setBusy(true);
+    try {
+      const saved = existing
+        ? await props.client.patch<Endpoint>(`/webhook-endpoints/${existing.id}`, body)
+        : await props.client.post<Endpoint>('/webhook-endpoints', body);
+      props.onSaved(saved);
+    } catch (caught) {
+      if (caught instanceof ApiError && caught.issues.length > 0) {
+        const byField: Record<string, string> = {};
+        for (const issue of caught.issues) byField[fieldOf(issue.path)] ??= issue.message;
+        setErrors(byField);
+        const known = [
+          'url',
+          'config',
+          'eventTypes',
+          'retry',
+          'rateLimitPerSecond',
+          'status',
+          'fifoEnabled',
+          'description',
+          'kind',
+        ];
+        if (!Object.keys(byField).some((field) => known.includes(field))) setFailure(caught);
+      } else if (caught instanceof ApiError && CODE_FIELDS[caught.code]) {
+        setErrors({ [CODE_FIELDS[caught.code]]: caught.message });
+      } else {
+        setFailure(caught);
+      }
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const input = (
+    value: string,
+    set: (value: string) => void,
+    extra: Record<string, unknown> = {},
+  ) =>
+    function Control(ids: { id: string; describedBy?: string; invalid: boolean }) {
+      return (
+        <input
+          id={ids.id}
+          aria-describedby={ids.describedBy}
+          aria-invalid={ids.invalid}
+          value={value}
+          onChange={(e) => set(e.target.value)}
+          {...extra}
+        />
+      );
+    };
+
+  return (
+    <Dialog title={existing ? 'Edit endpoint' : 'Create endpoint'} onClose={props.onClose}>
+      <form onSubmit={submit} noValidate>
+        <Field label="Kind" error={errors.kind}>
+          {({ id, describedBy }) => (
+            <select
+              id={id}
+              aria-describedby={describedBy}
+              value={kind}
+              disabled={!!existing}
+              onChange={(e) => setKind(e.target.value)}
+            >
+              {KINDS.map((k) => (
+                <option key={k} value={k}>
+                  {k}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        {kind === 'http' ? (
+          <Field label="URL" error={errors.url} hint="Where Hookbase POSTs each event.">
+            {input(url, setUrl, { type: 'url', placeholder: 'https://example.com/webhooks' })}
+          </Field>
+        ) : null}
+        {kind !== 'http' && kind !== 'polling' ? (
+          <Field
+            label="Config (JSON)"
+            error={errors.config}
+            hint={`For example ${CONFIG_HINTS[kind] ?? '{}'}. Credentials (under "credentials") are write-only: they are never shown again.`}
+          >
+            {({ id, describedBy, invalid }) => (
+              <textarea
+                id={id}
+                aria-describedby={describedBy}
+                aria-invalid={invalid}
+                rows={5}
+                value={config}
+                onChange={(e) => {
+                  setConfig(e.target.value);
+                  setConfigChanged(true);
+                }}
+              />
+            )}
+          </Field>
+        ) : null}
+        <Field label="Description" error={errors.description}>
+          {input(description, setDescription)}
+        </Field>
+        <Field
+          label="Event types"
+          error={errors.eventTypes}
+          hint="Comma separated, e.g. order.created, order.paid. Empty: every type."
+        >
+          {input(eventTypes, setEventTypes)}
+        </Field>
+        <div className="row">
+          <Field
+            label="Retry delays (ms)"
+            error={errors.retry}
+            hint="One delay per attempt, comma separated."
+          >
+            {input(delays, setDelays)}
+          </Field>
+          <Field label="Give up after (hours)">
+            {input(maxAgeHours, setMaxAgeHours, { type: 'number', min: 0, step: 'any' })}
+          </Field>
+        </div>
+        <div className="row">
+          <Field
+            label="Rate limit (per second)"
+            error={errors.rateLimitPerSecond}
+            hint="Empty: no limit."
+          >
+            {input(rateLimit, setRateLimit, { type: 'number', min: 1 })}
+          </Field>
+          <Field label="Status" error={errors.status}>
+            {({ id, describedBy }) => (
+              <select
+                id={id}
+                aria-describedby={describedBy}
+                value={status}
+                onChange={(e) => setStatus(e.target.value)}
+              >
+                <option value="active">active</option>
+                <option value="paused">paused</option>
+                <option value="disabled">disabled</option>
+              </select>
+            )}
+          </Field>
+        </div>
+        <Field
+          label="FIFO ordering"
+          error={errors.fifoEnabled}
+          hint={
+            rule.reason ? (
+              <>
+                {rule.reason}{' '}
+                {props.plan === 'free' && kind !== 'polling' ? (
+                  <a href="/docs#updateOrganization" target="_blank" rel="noreferrer">
+                    Plan rules
+                  </a>
+                ) : null}
+              </>
+            ) : (
+              'Deliver one message at a time, in order: a failing message holds back the ones behind it.'
+            )
+          }
+        >
+          {({ id, describedBy }) => (
+            <button
+              id={id}
+              type="button"
+              role="switch"
+              aria-checked={fifo}
+              aria-describedby={describedBy}
+              aria-disabled={rule.disabled}
+              className={fifo ? 'switch on' : 'switch'}
+              onClick={() => {
+                if (!rule.disabled) setFifo(!fifo);
+              }}
+            >
+              <span aria-hidden="true" className="knob" />
+              {fifo ? 'On' : 'Off'}
+            </button>
+          )}
+        </Field>
+        <ErrorBox error={failure} />
+        <div className="actions">
+          <button type="button" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="primary" disabled={busy}>
+            {existing ? 'Save' : 'Create'}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,427 @@
+import { Browser, BrowserContext, Page } from 'playwright-core';
+import {
+  ApiClient,
+  createTenant,
+  pollUntil,
+  RunningStack,
+  startStack,
+  TestReceiver,
+} from '@hookbase/testing';
+import { checkPage, launchChromium, watchConsole } from './browser';
+
+/**
+ * The dashboard in Debian's chromium against the real stack (Kafka, PostgreSQL, every service)
+ * and a real receiver. Each test asserts what a person sees; every page is checked with axe-core
+ * and photographed at 1280 and 390 px; no test may leave a console error behind.
+ */
+describe('the dashboard', () => {
+  let stack: RunningStack;
+  const receiver = new TestReceiver();
+  let receiverUrl: string;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let consoleErrors: string[];
+  /** Paths whose requests the receiver refuses (503) until a test lets them through. */
+  const failing = new Set<string>();
+
+  beforeAll(async () => {
+    receiverUrl = await receiver.start();
+    receiver.respondWith((request) =>
+      failing.has(request.path)
+        ? { status: 503, body: 'receiver down' }
+        : { status: 200, body: 'ok' },
+    );
+    // Keys are checked on every request, so a revoked one is refused at once; a circuit opened by
+    // a failing receiver closes again after 2 s, so a fixed receiver drains its queue at once.
+    [stack, browser] = await Promise.all([
+      startStack({ HOOKBASE_API_KEY_CACHE_MS: '0', HOOKBASE_CIRCUIT_COOLDOWN_MS: '2000' }),
+      launchChromium(),
+    ]);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.stop();
+    await receiver.stop();
+  });
+
+  beforeEach(async () => {
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    context.setDefaultTimeout(20_000);
+    page = await context.newPage();
+    consoleErrors = watchConsole(page);
+  });
+
+  afterEach(async () => {
+    await context?.close();
+    expect(consoleErrors).toEqual([]);
+  });
+
+  const dashboard = () => `${stack.url}/dashboard/`;
+
+  /** Signs in with the admin token, creating an organization on `plan`; answers its id. */
+  async function signInAsNewOrganization(plan: 'free' | 'pro', name = `Acme ${plan}`) {
+    await page.goto(dashboard());
+    await page.getByRole('radio', { name: 'Admin token' }).check();
+    await page.getByRole('textbox', { name: 'Admin token' }).fill(stack.adminToken);
+    await page.getByLabel('Organization name').fill(name);
+    await page.getByLabel('Plan', { exact: true }).selectOption(plan);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Endpoints' }).waitFor();
+    const id = await page.locator('.org').getAttribute('title');
+    return { organizationId: id!, client: await apiClientFor(id!) };
+  }
+
+  /** An API client of its own for the organization, to set up what the page then shows. */
+  async function apiClientFor(organizationId: string): Promise<ApiClient> {
+    const admin = new ApiClient(stack.url, stack.adminToken);
+    const key = await admin.post(`/api/organizations/${organizationId}/api-keys`, { name: 'test' });
+    return new ApiClient(stack.url, key.body.data.key);
+  }
+
+  async function createEndpoint(client: ApiClient, organizationId: string, body: object) {
+    const response = await client.post(
+      `/api/organizations/${organizationId}/webhook-endpoints`,
+      body,
+    );
+    expect(response.status).toBe(201);
+    return response.body.data.id as string;
+  }
+
+  const publish = async (client: ApiClient, eventType: string, payload: object) =>
+    expect((await client.post('/v1/events', { eventType, payload })).status).toBe(202);
+
+  it('is served at /dashboard/ with the SPA fallback and cache headers', async () => {
+    const index = await fetch(dashboard());
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toMatch(/text\/html/);
+    expect(index.headers.get('cache-control')).toBe('no-cache');
+    const html = await index.text();
+    const asset = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(asset).toBeDefined();
+    const script = await fetch(`${stack.url}${asset}`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    const route = await fetch(`${stack.url}/dashboard/endpoints/ep_anything`);
+    expect(route.status).toBe(200);
+    expect(await route.text()).toBe(html);
+    expect((await fetch(`${stack.url}/dashboard/assets/missing.js`)).status).toBe(404);
+  });
+
+  it('signs in with an API key, signs out, and sends a revoked key back to sign-in', async () => {
+    const tenant = await createTenant(stack.url, stack.adminToken, 'pro');
+    await page.goto(dashboard());
+    await page.getByRole('heading', { name: 'Sign in to Hookbase' }).waitFor();
+    await checkPage(page, 'sign-in');
+    await page.getByRole('textbox', { name: 'API key' }).fill(tenant.apiKey);
+    await page.getByLabel('Organization ID').fill(tenant.organizationId);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('No endpoints yet.').waitFor();
+    await checkPage(page, 'endpoints-empty');
+    // The key is in session storage only, never in the URL.
+    expect(page.url()).not.toContain(tenant.apiKey);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Hookbase' }).waitFor();
+    expect(
+      await page.evaluate(
+        () =>
+          (globalThis as unknown as { sessionStorage: { length: number } }).sessionStorage.length,
+      ),
+    ).toBe(0);
+
+    await page.getByRole('textbox', { name: 'API key' }).fill(tenant.apiKey);
+    await page.getByLabel('Organization ID').fill(tenant.organizationId);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('No endpoints yet.').waitFor();
+    const admin = new ApiClient(stack.url, stack.adminToken);
+    const keys = await admin.get(`/api/organizations/${tenant.organizationId}/api-keys`);
+    for (const key of keys.body.data) {
+      await admin.delete(`/api/organizations/${tenant.organizationId}/api-keys/${key.id}`);
+    }
+    await page.getByRole('link', { name: 'Message log' }).click();
+    await page.getByText(/Your API key was refused \(revoked or expired\)/).waitFor();
+    await page.getByRole('heading', { name: 'Sign in to Hookbase' }).waitFor();
+  });
+
+  it('signs in with the admin token and opens an existing organization by its id', async () => {
+    const tenant = await createTenant(stack.url, stack.adminToken, 'free');
+    await page.goto(dashboard());
+    await page.getByRole('radio', { name: 'Admin token' }).check();
+    await page.getByRole('textbox', { name: 'Admin token' }).fill('not-the-admin-token');
+    await page.getByRole('radio', { name: 'Open an existing one by ID' }).check();
+    await page.getByLabel('Organization ID').fill(tenant.organizationId);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText(/That admin token was refused/).waitFor();
+    // A refused sign-in is not a revoked session.
+    expect(await page.getByText(/Your API key was refused/).count()).toBe(0);
+    await page.getByRole('textbox', { name: 'Admin token' }).fill(stack.adminToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('test free (free plan)').waitFor();
+    await page.getByText('No endpoints yet.').waitFor();
+  });
+
+  it('creates an HTTP endpoint with FIFO ordering on a pro plan and lists it', async () => {
+    await signInAsNewOrganization('pro');
+    // Keyboard alone: Tab to "Create endpoint", Enter opens the dialog.
+    const create = page.getByRole('button', { name: 'Create endpoint' });
+    await create.focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Create endpoint' });
+    await dialog.waitFor();
+    await dialog.getByLabel('URL').fill(`${receiverUrl}/orders`);
+    await dialog.getByLabel('Event types').fill('order.created, order.paid');
+    const fifo = dialog.getByRole('switch', { name: 'FIFO ordering' });
+    expect(await fifo.getAttribute('aria-checked')).toBe('false');
+    await fifo.focus();
+    await page.keyboard.press('Space');
+    expect(await fifo.getAttribute('aria-checked')).toBe('true');
+    await checkPage(page, 'create-endpoint');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    const row = page.getByRole('row', { name: new RegExp(`${receiverUrl}/orders`) });
+    await row.waitFor();
+    expect(await row.textContent()).toMatch(/http.*active.*FIFO/);
+    await checkPage(page, 'endpoints');
+  });
+
+  it('refuses the FIFO switch on a free plan and says why', async () => {
+    await signInAsNewOrganization('free');
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create endpoint' });
+    const fifo = dialog.getByRole('switch', { name: 'FIFO ordering' });
+    expect(await fifo.getAttribute('aria-disabled')).toBe('true');
+    await fifo.focus();
+    await page.keyboard.press('Space');
+    expect(await fifo.getAttribute('aria-checked')).toBe('false');
+    await dialog.getByText(/FIFO ordering needs the pro or business plan/).waitFor();
+    await dialog.getByRole('link', { name: 'Plan rules' }).waitFor();
+    // Polling endpoints can never have it, on any plan, and the dialog says why.
+    await dialog.getByLabel('Kind').selectOption('polling');
+    await dialog.getByText(/Polling endpoints cannot use FIFO ordering/).waitFor();
+    await checkPage(page, 'fifo-refused');
+  });
+
+  it('shows an API field error next to its field', async () => {
+    await signInAsNewOrganization('pro');
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create endpoint' });
+
+    /** The error shown in the named field's own box, and read out with that field. */
+    async function errorBeside(label: string): Promise<string> {
+      const control = dialog.getByLabel(label, { exact: true });
+      await pollUntil(async () => (await control.getAttribute('aria-invalid')) === 'true', {
+        description: `the ${label} field marked invalid`,
+        timeoutMs: 10_000,
+      });
+      const field = dialog.locator('.field', { has: page.getByLabel(label, { exact: true }) });
+      const message = (await field.locator('.field-error').textContent()) ?? '';
+      const describedBy = (await control.getAttribute('aria-describedby')) ?? '';
+      const described = await Promise.all(
+        describedBy.split(' ').map((id) => page.locator(`[id="${id}"]`).textContent()),
+      );
+      expect(described).toContain(message);
+      return message;
+    }
+
+    // VALIDATION_FAILED naming rateLimitPerSecond: the message sits under that field.
+    await dialog.getByLabel('URL').fill(`${receiverUrl}/valid`);
+    await dialog.getByLabel('Rate limit (per second)').fill('0');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    expect(await errorBeside('Rate limit (per second)')).toMatch(/1/);
+    expect(await dialog.getByLabel('URL').getAttribute('aria-invalid')).toBe('false');
+    await checkPage(page, 'field-error');
+
+    // A URL the API refuses: the message sits under the URL field.
+    await dialog.getByLabel('Rate limit (per second)').fill('');
+    await dialog.getByLabel('URL').fill('ftp://example.com/not-http');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    expect(await errorBeside('URL')).toMatch(/http or https/);
+  });
+
+  it('shows a blocked FIFO queue growing, the waiting messages in the log, then drains it in order', async () => {
+    const { organizationId, client } = await signInAsNewOrganization('pro', 'Blocked Ltd');
+    failing.add('/blocked');
+    const endpointId = await createEndpoint(client, organizationId, {
+      url: `${receiverUrl}/blocked`,
+      fifoEnabled: true,
+      retry: { delaysMs: [0, ...Array(19).fill(1000)], maxAgeMs: 3_600_000 },
+    });
+    await publish(client, 'order.created', { n: 1 });
+    await page.goto(`${dashboard()}endpoints/${endpointId}`);
+    const state = page.getByTestId('queue-state');
+    await pollUntil(async () => (await state.textContent()) === 'blocked', {
+      description: 'the queue shown blocked',
+    });
+    await page
+      .getByTestId('blocked-reason')
+      .getByText(/waits for its next attempt/)
+      .waitFor();
+    await page.getByText('503 receiver down').first().waitFor();
+    for (let n = 2; n <= 4; n += 1) await publish(client, 'order.created', { n });
+    // Live refresh: the depth grows on screen without a reload.
+    await pollUntil(async () => (await page.getByTestId('queue-depth').textContent()) === '4', {
+      description: 'the depth shown as 4',
+    });
+    await checkPage(page, 'endpoint-blocked');
+
+    await page.getByRole('link', { name: 'Message log' }).click();
+    await page.getByLabel('Status').selectOption({ label: 'Queued (FIFO)' });
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const rows = page.locator('tbody tr');
+    await pollUntil(async () => (await rows.count()) === 3, {
+      description: 'three queued messages in the filtered log',
+    });
+    for (const text of await rows.allTextContents()) expect(text).toContain('Queued (FIFO)');
+    expect(page.url()).toContain('status=fifo_waiting');
+    await checkPage(page, 'messages-queued');
+
+    failing.delete('/blocked');
+    await page.goBack();
+    await page.goBack();
+    await page.getByTestId('queue-depth').waitFor();
+    await pollUntil(async () => (await page.getByTestId('queue-depth').textContent()) === '0', {
+      description: 'the queue drained to 0',
+      timeoutMs: 60_000,
+    });
+    await page.getByText('The queue is empty.').waitFor();
+    const delivered = receiver.requests
+      .filter((r) => r.path === '/blocked' && r.headers['hookbase-attempt'] !== undefined)
+      .filter((r, i, all) => all.findIndex((o) => o.body === r.body) === i)
+      .map((r) => (JSON.parse(r.body) as { n: number }).n);
+    expect(delivered).toEqual([1, 2, 3, 4]);
+    await checkPage(page, 'endpoint-drained');
+  });
+
+  it('lists dead-lettered messages with their reason, retries one and then the selected ones', async () => {
+    const { organizationId, client } = await signInAsNewOrganization('pro', 'Dead Letters');
+    failing.add('/dlq');
+    await createEndpoint(client, organizationId, {
+      url: `${receiverUrl}/dlq`,
+      retry: { delaysMs: [0], maxAgeMs: 3_600_000 },
+    });
+    for (const invoice of [7, 8, 9]) await publish(client, 'invoice.paid', { invoice });
+    await page.getByRole('link', { name: 'DLQ' }).click();
+    const rows = page.locator('tbody tr');
+    await pollUntil(
+      async () => {
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        return (await rows.count()) === 3;
+      },
+      { description: 'three DLQ entries shown', intervalMs: 500 },
+    );
+    for (const text of await rows.allTextContents()) {
+      expect(text).toMatch(/invoice\.paid.*max_attempts.*503/);
+    }
+    await checkPage(page, 'dlq');
+    failing.delete('/dlq');
+    // Every request from here on is answered 200: the retried copies.
+    const failedBodies = receiver.requests.filter((r) => r.path === '/dlq').length;
+    const delivered = () =>
+      new Set(
+        receiver.requests
+          .filter((r) => r.path === '/dlq')
+          .slice(failedBodies)
+          .map((r) => r.body),
+      );
+
+    // Retry one from its row.
+    await rows
+      .nth(0)
+      .getByRole('button', { name: /^Retry/ })
+      .click();
+    await page.getByText('1 of 1 entry sent again.').waitFor();
+    await rows
+      .nth(0)
+      .getByText(/^Retried/)
+      .waitFor();
+    // Then the other two, selected with their checkboxes.
+    await rows.nth(1).getByRole('checkbox').check();
+    await rows.nth(2).getByRole('checkbox').check();
+    await page.getByRole('button', { name: 'Retry selected (2)' }).click();
+    await page.getByText('2 of 2 entries sent again.').waitFor();
+    await pollUntil(
+      () => receiver.requests.filter((r) => r.path === '/dlq').length >= failedBodies + 3,
+      { description: 'the three retried copies delivered' },
+    );
+    // One copy of each of the three invoices.
+    expect(delivered().size).toBe(3);
+
+    // A message's page: its payload, every attempt, and replay.
+    await rows.nth(0).getByRole('link').click();
+    await page.getByRole('heading', { name: /^Message msg_/ }).waitFor();
+    await page.getByLabel('Event payload').getByText('"invoice":').waitFor();
+    await page.getByText('receiver down').first().waitFor();
+    await checkPage(page, 'message');
+    const beforeReplay = receiver.requests.filter((r) => r.path === '/dlq').length;
+    await page.getByRole('button', { name: 'Replay message' }).click();
+    await page.getByText(/^Replayed as msg_/).waitFor();
+    await pollUntil(
+      () => receiver.requests.filter((r) => r.path === '/dlq').length > beforeReplay,
+      { description: 'the replayed copy delivered' },
+    );
+  });
+
+  it('reveals and rotates an endpoint secret, showing the overlap', async () => {
+    const { organizationId, client } = await signInAsNewOrganization('pro', 'Secrets Inc');
+    const endpointId = await createEndpoint(client, organizationId, {
+      url: `${receiverUrl}/secret`,
+    });
+    const path = `/api/organizations/${organizationId}/webhook-endpoints/${endpointId}/secret`;
+    const original: string = (await client.get(path)).body.data.key;
+    await page.goto(`${dashboard()}endpoints/${endpointId}`);
+    const shown = page.getByTestId('secret-value');
+    expect(await shown.textContent()).not.toContain(original);
+    await page.getByRole('button', { name: 'Reveal secret' }).click();
+    await shown.getByText(original).waitFor();
+    await page.getByLabel('Overlap (seconds)').fill('3600');
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByText(/keeps signing alongside the new one for 1 h 0 min/).waitFor();
+    const rotated: string = (await client.get(path)).body.data.key;
+    expect(rotated).not.toBe(original);
+    await shown.getByText(rotated).waitFor();
+    await checkPage(page, 'endpoint-secret');
+  });
+
+  it('pauses, resumes, disables, enables and deletes an endpoint, asking before deleting', async () => {
+    const { organizationId, client } = await signInAsNewOrganization('pro', 'Switches');
+    const endpointId = await createEndpoint(client, organizationId, {
+      url: `${receiverUrl}/switches`,
+    });
+    await page.goto(`${dashboard()}endpoints/${endpointId}`);
+    const actions = page.getByRole('group', { name: 'Endpoint actions' });
+    const status = async () =>
+      (await client.get(`/api/organizations/${organizationId}/webhook-endpoints/${endpointId}`))
+        .body.data?.status;
+    for (const [button, expected] of [
+      ['Pause', 'paused'],
+      ['Resume', 'active'],
+      ['Disable', 'disabled'],
+      ['Enable', 'active'],
+    ] as const) {
+      await actions.getByRole('button', { name: button, exact: true }).click();
+      await page
+        .getByRole('status')
+        .getByText(
+          `${button === 'Pause' ? 'Paused' : button === 'Resume' ? 'Resumed' : button === 'Disable' ? 'Disabled' : 'Enabled'}.`,
+        )
+        .waitFor();
+      expect(await status()).toBe(expected);
+    }
+    await actions.getByRole('button', { name: 'Delete' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete this endpoint?' });
+    await confirm.waitFor();
+    await checkPage(page, 'endpoint-delete-confirm');
+    // Escape keeps it.
+    await page.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'detached' });
+    expect(await status()).toBe('active');
+    await actions.getByRole('button', { name: 'Delete' }).click();
+    await confirm.getByRole('button', { name: 'Delete endpoint' }).click();
+    await page.getByText('No endpoints yet.').waitFor();
+    const gone = await client.get(
+      `/api/organizations/${organizationId}/webhook-endpoints/${endpointId}`,
+    );
+    expect(gone.status).toBe(404);
+  });
+});
