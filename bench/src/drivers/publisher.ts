@@ -87,6 +87,23 @@ export async function publishInto(
   return outcome;
 }
 
+/** Schedules event `seq` for `targets` in the ledger, then publishes it with a bench payload. */
+export function publishSeq(
+  ledger: Ledger,
+  client: IngestClient,
+  seq: number,
+  scheduledAt: number,
+  load: { targets: ReadonlySet<number>; payloadBytes: number; endpointIds?: string[] },
+): Promise<PublishOutcome> {
+  ledger.schedule(seq, scheduledAt, load.targets);
+  const payload = benchPayload(seq, load.payloadBytes);
+  return publishInto(ledger, client, seq, {
+    eventType: EVENT_TYPE,
+    payload,
+    endpointIds: load.endpointIds,
+  });
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
