@@ -1,6 +1,6 @@
 import { EndpointBehaviour, HEALTHY } from '../core/behaviour';
 import { now } from '../core/clock';
-import { createFifoEndpoint } from './fifo-support';
+import { deliveryRun } from '../core/delivery-run';
 import { createEndpoint, createEndpoints, createOrganization, Tenant } from '../core/hookbase-api';
 import { BatchRestPublisher, publishGroupInto } from '../drivers/ingest-clients';
 import { Ledger, LedgerSink } from '../core/ledger';
@@ -11,7 +11,7 @@ import {
   benchPayload,
   EVENT_TYPE,
   IngestClient,
-  publishInto,
+  publishSeq,
   runOpenLoop,
 } from '../drivers/publisher';
 import { fmtInt, fmtMb, fmtMs } from '../core/report';
@@ -113,14 +113,7 @@ async function placeNeighbours(
 ): Promise<Neighbours> {
   if (!options.tenants) {
     const request = { url: `${session.receiverUrl}/e/${NEIGHBOUR}` };
-    const id = options.fifo
-      ? await createFifoEndpoint(
-          'isolation',
-          tenant,
-          request,
-          '--non-fifo runs it on plain endpoints',
-        )
-      : await createEndpoint(tenant, request);
+    const id = await createEndpoint(tenant, { ...request, fifoEnabled: options.fifo || undefined });
     session.addEndpoint(id, NEIGHBOUR, ledger, ALWAYS_503(options.neighbourLatencyMs));
     return { tenant, ids: [id], indices: [NEIGHBOUR] };
   }
@@ -368,15 +361,12 @@ function healthyLoad(
     count: planEvents(options.rate, seconds),
     maxInFlight: options.maxInFlight,
     deadlineMs,
-    send: async (i, scheduledAt) => {
-      const seq = firstSeq + i;
-      ledger.schedule(seq, scheduledAt, targets);
-      await publishInto(ledger, s.client, seq, {
-        eventType: EVENT_TYPE,
-        payload: benchPayload(seq, options.payloadBytes),
+    send: (i, scheduledAt) =>
+      publishSeq(ledger, s.client, firstSeq + i, scheduledAt, {
+        targets,
+        payloadBytes: options.payloadBytes,
         endpointIds,
-      });
-    },
+      }),
   });
 }
 
@@ -390,15 +380,12 @@ async function neighbourLoad(s: Setup, seconds: number, deadlineMs: number): Pro
     count: planEvents(options.neighbourRate, seconds),
     maxInFlight: options.maxInFlight,
     deadlineMs,
-    send: async (_, scheduledAt) => {
-      const seq = s.neighbourSeqs.next++;
-      neighbourLedger.schedule(seq, scheduledAt, targets);
-      await publishInto(neighbourLedger, s.neighbourClient, seq, {
-        eventType: EVENT_TYPE,
-        payload: benchPayload(seq, options.payloadBytes),
+    send: (_, scheduledAt) =>
+      publishSeq(neighbourLedger, s.neighbourClient, s.neighbourSeqs.next++, scheduledAt, {
+        targets,
+        payloadBytes: options.payloadBytes,
         endpointIds: neighbours.ids,
-      });
-    },
+      }),
   });
 }
 
@@ -461,32 +448,28 @@ async function measureRun(session: BenchSession, s: Setup, runIndex: number): Pr
   const ledger = s.runs[runIndex];
   const { withNeighbour, afterBacklog } = s.plan[runIndex];
   if (afterBacklog) await queueBacklog(session, s);
-  session.watch(ledger.name, [ledger], planEvents(options.rate, options.durationSeconds));
-  const startMs = now();
-  const deadlineMs = Math.min(
-    session.ctx.deadlineMs,
-    startMs + options.durationSeconds * 1000 + 20_000,
-  );
-  const [load] = await Promise.all([
-    healthyLoad(s, ledger, (FIRST_RUN + runIndex) * RUN_SEQ, options.durationSeconds, deadlineMs),
-    withNeighbour ? neighbourLoad(s, options.durationSeconds, deadlineMs) : undefined,
-  ]);
-  const loadEndMs = now();
-  session.watch(`${ledger.name}: draining`, [ledger], null);
-  // Only the healthy endpoints' messages must settle: the neighbour's keep retrying.
-  const settled = await session.drain([ledger], loadEndMs + options.drainTimeoutSeconds * 1000);
-  if (!settled)
-    s.problems.push(
-      `${ledger.name}: deliveries did not settle within ${options.drainTimeoutSeconds} s`,
-    );
-  if (load.stoppedByDeadline) s.problems.push(`${ledger.name}: load stopped at its deadline`);
-  // The next run without the neighbour must be alone: its attempts end (timeout, DLQ).
-  if (withNeighbour && options.tenants) await untilNeighbourQuiet(session, s, ledger.name);
-  const run = await session.report(
-    { label: ledger.name, startMs, loadEndMs, offeredPerSecond: options.rate * s.healthy.length },
+  const seconds = options.durationSeconds;
+  const { run, problems } = await deliveryRun(session, {
+    label: ledger.name,
     ledger,
-  );
-  s.problems.push(...run.ledger.problems.map((p) => `${ledger.name}: ${p}`));
+    planned: planEvents(options.rate, seconds),
+    offeredPerSecond: options.rate * s.healthy.length,
+    // Only the healthy endpoints' messages must settle: the neighbour's keep retrying.
+    drainSeconds: options.drainTimeoutSeconds,
+    load: async () => {
+      const deadlineMs = Math.min(session.ctx.deadlineMs, now() + seconds * 1000 + 20_000);
+      const [load] = await Promise.all([
+        healthyLoad(s, ledger, (FIRST_RUN + runIndex) * RUN_SEQ, seconds, deadlineMs),
+        withNeighbour ? neighbourLoad(s, seconds, deadlineMs) : undefined,
+      ]);
+      return load;
+    },
+    // The next run without the neighbour must be alone: its attempts end (timeout, DLQ).
+    afterDrain: async () => {
+      if (withNeighbour && options.tenants) await untilNeighbourQuiet(session, s, ledger.name);
+    },
+  });
+  s.problems.push(...problems);
   return run;
 }
 
