@@ -1,8 +1,8 @@
 import { now } from '../../core/clock';
 import { createOrganization, Tenant } from '../../core/hookbase-api';
 import { EventPublisher, publishGroupInto } from '../../drivers/ingest-clients';
-import { BoundRun, measureBound, RawProduceResult, startBareIngestServer } from './bounds';
-import { boundHeadline, IngestTarget, ratio, rawTargetRow, targetVerdict } from './figures';
+import { RawProduceResult } from './bounds';
+import { IngestTarget, ratio, rawTargetRow, targetVerdict } from './figures';
 import {
   addIngestEndpoints,
   MeasuredRun,
@@ -39,59 +39,7 @@ export interface IngestSurface {
   targetName: string;
   /** The steps, in order, built once the tenant (and its API key) exists. */
   steps(tenant: Tenant, session: BenchSession): IngestStep[] | Promise<IngestStep[]>;
-  /**
-   * A client of the same kind as the step's, aimed at the bare HTTP server (bounds.ts), for
-   * the bare HTTP bound of each step; surfaces without one (gRPC) have no such bound.
-   */
-  boundPublisher?(url: string, step: IngestStep): EventPublisher;
   notes?: string[];
-}
-
-/** Each step's bare HTTP bound runs this long at most (--step-seconds when shorter). */
-const BOUND_SECONDS = 3;
-
-/**
- * The bare HTTP bound of each step, measured before the steps while Hookbase is idle: one bare
- * server, and for each step a fresh client of the step's kind at its concurrency and size.
- */
-async function measureHttpBounds(
-  session: BenchSession,
-  steps: readonly IngestStep[],
-  boundPublisher: NonNullable<IngestSurface['boundPublisher']>,
-): Promise<Map<IngestStep, BoundRun>> {
-  const { options, progress, deadlineMs } = session.ctx;
-  const bounds = new Map<IngestStep, BoundRun>();
-  const server = await startBareIngestServer();
-  try {
-    for (const [index, step] of steps.entries()) {
-      const seconds = Math.min(BOUND_SECONDS, options.stepSeconds, (deadlineMs - now()) / 1000);
-      if (seconds <= 0) break;
-      session.setPhase(`bare HTTP bound ${index + 1}/${steps.length}: ${step.label}`, () => '');
-      const publisher = boundPublisher(server.url, step);
-      try {
-        bounds.set(
-          step,
-          await measureBound({
-            publisher,
-            concurrency: step.concurrency,
-            eventsPerRequest: step.eventsPerRequest,
-            payloadBytes: options.payloadBytes,
-            seconds,
-          }),
-        );
-      } finally {
-        await publisher.close().catch(() => undefined);
-      }
-    }
-  } finally {
-    await server.stop();
-  }
-  progress.note(`  bare HTTP bound: up to ${fmtRate(highestBound(bounds))} events/s`);
-  return bounds;
-}
-
-function highestBound(bounds: ReadonlyMap<IngestStep, BoundRun>): number {
-  return Math.max(0, ...[...bounds.values()].map((b) => b.perSecond));
 }
 
 /** Calls made before step 1 (not counted): connections, the API key cache, the JIT. */
@@ -186,26 +134,20 @@ async function runStep(
   };
 }
 
-/** The report: the best step against the raw and bare HTTP bounds and the target, every step. */
+/** The report: the best step against the raw produce bound and the target, every step. */
 function stepsReport(
   session: BenchSession,
   surface: IngestSurface,
   figures: {
     raw: RawProduceResult;
-    bounds: ReadonlyMap<IngestStep, BoundRun>;
     done: StepRun[];
     problems: string[];
   },
 ): Promise<ScenarioResult> {
   const { options } = session.ctx;
-  const { raw, bounds, done, problems } = figures;
+  const { raw, done, problems } = figures;
   const steps = done.map((d) => d.step);
   const runs = done.map((d) => d.run);
-  for (const [step, bound] of bounds)
-    if (bound.unanswered > 0)
-      problems.push(
-        `bare HTTP bound, ${step.label}: ${fmtInt(bound.unanswered)} events unanswered`,
-      );
   const best = done.reduce((a, b) => (b.run.acceptedPerSecond > a.run.acceptedPerSecond ? b : a));
   const verdict = targetVerdict(
     done.map((d) => ({
@@ -230,12 +172,6 @@ function stepsReport(
       ],
       ...rawHeadline(raw, best.run.acceptedPerSecond),
       ...rawTargetRow(surface.target, raw.perSecond),
-      ...boundHeadline(
-        bounds.get(best.step),
-        best.run.acceptedPerSecond,
-        highestBound(bounds),
-        surface.target,
-      ),
       [`ingest target (${surface.targetName})`, verdict.text],
       ['accepted', fmtInt(runs.reduce((t, r) => t + r.ledger.events.accepted, 0))],
       [
@@ -257,11 +193,6 @@ function stepsReport(
         ['requests', (d) => fmtInt(d.requests)],
         ['accepted/s', (d) => fmtRate(d.run.acceptedPerSecond)],
         ['÷ raw', (d) => ratio(d.run.acceptedPerSecond, raw.perSecond)],
-        bounds.size > 0 && ['bare HTTP/s', (d) => fmtRate(bounds.get(d.step)?.perSecond)],
-        bounds.size > 0 && [
-          '÷ bare',
-          (d) => ratio(d.run.acceptedPerSecond, bounds.get(d.step)?.perSecond ?? 0),
-        ],
         ['refused', (d) => fmtInt(d.run.ledger.events.refused + d.run.ledger.events.failed)],
         ['p50', (d) => fmtMs(d.requestLatency?.p50)],
         ['p95', (d) => fmtMs(d.requestLatency?.p95)],
@@ -281,16 +212,10 @@ function stepsReport(
             'no endpoints: the ledger checks every publish was answered (there are no messages to deliver)',
           ]
         : []),
-      ...(bounds.size > 0
-        ? [
-            'bare HTTP/s: a node:http server in its own process that only parses each body and answers, driven the same way before the steps while Hookbase was idle (a ceiling, like raw produce)',
-          ]
-        : []),
       ...(surface.notes ?? []),
     ],
     extra: {
       raw,
-      bareHttpBound: done.map((d) => ({ label: d.step.label, ...bounds.get(d.step) })),
       target: { ...surface.target, met: verdict.met, verdict: verdict.text },
       requestLatency: done.map((d) => ({ label: d.step.label, ...d.requestLatency })),
     },
@@ -320,15 +245,12 @@ export async function runIngestSteps(
     const router = stepRouter(ledgers);
     const targets = await addIngestEndpoints(session, tenant, ctx.options.endpoints, router);
     const raw = await rawBaseline(session, [tenant.organizationId]);
-    const bounds = surface.boundPublisher
-      ? await measureHttpBounds(session, steps, surface.boundPublisher)
-      : new Map<IngestStep, BoundRun>();
     await warmUp(session, steps);
     const done: StepRun[] = [];
     for (const [index, step] of steps.entries())
       done.push(await runStep(session, step, index, steps.length, ledgers[index], targets));
     const problems = await settleRuns(session, done);
-    return await stepsReport(session, surface, { raw, bounds, done, problems });
+    return await stepsReport(session, surface, { raw, done, problems });
   } finally {
     for (const publisher of new Set(steps.map((step) => step.publisher)))
       await publisher.close().catch(() => undefined);
