@@ -3,7 +3,7 @@ import { now } from '../core/clock';
 import { deliveryRun } from '../core/delivery-run';
 import { createEndpoint, createEndpoints, createOrganization, Tenant } from '../core/hookbase-api';
 import { BatchRestPublisher, publishGroupInto } from '../drivers/ingest-clients';
-import { Ledger, LedgerSink } from '../core/ledger';
+import { blockRouter, Ledger, SEQ_BLOCK } from '../core/ledger';
 import { planEvents } from '../core/pacing';
 import { partitionFor } from '../partitioner';
 import {
@@ -27,11 +27,7 @@ const NEIGHBOUR = 0;
 const TENANT_NEIGHBOUR_BASE = 100_000;
 /** --tenants: the healthy organization's p99 may be this much above its run alone. */
 const TENANT_P99_TOLERANCE = 0.1;
-/**
- * Sequence numbers come in blocks of RUN_SEQ: the neighbour's events in block 2, the warm-up's in
- * block 3, run k's (from 0) in block FIRST_RUN + k.
- */
-const RUN_SEQ = 10_000_000;
+/** Sequence blocks (SEQ_BLOCK): the neighbour's events in 2, the warm-up's in 3, run k's in 4 + k. */
 const NEIGHBOUR_SEQ = 2;
 const WARM_UP = 3;
 const FIRST_RUN = 4;
@@ -304,18 +300,7 @@ async function setUp(session: BenchSession): Promise<Setup> {
   const plan = planRuns(options.rounds, backlogWanted);
   const runs = plan.map((entry) => new Ledger(entry.label));
   const warmUp = new Ledger('warm-up');
-  const ledgerOf = (seq: number) => {
-    const index = Math.floor(seq / RUN_SEQ);
-    return index === WARM_UP ? warmUp : runs[index - FIRST_RUN];
-  };
-  const router: LedgerSink = {
-    attempt: (seq, endpoint, at, ok) => ledgerOf(seq)?.attempt(seq, endpoint, at, ok),
-    deadLettered: (eventId, endpoint) =>
-      ([...runs, warmUp].find((ledger) => ledger.knowsEvent(eventId)) ?? runs[0]).deadLettered(
-        eventId,
-        endpoint,
-      ),
-  };
+  const router = blockRouter([warmUp, ...runs], WARM_UP);
   for (const endpoint of healthy) session.addEndpoint(endpoint.id, endpoint.index, router, HEALTHY);
   progress.note(
     options.tenants
@@ -340,7 +325,7 @@ async function setUp(session: BenchSession): Promise<Setup> {
     backlogWanted,
     client,
     neighbourClient,
-    neighbourSeqs: { next: NEIGHBOUR_SEQ * RUN_SEQ },
+    neighbourSeqs: { next: NEIGHBOUR_SEQ * SEQ_BLOCK },
     problems: [],
   };
 }
@@ -413,7 +398,7 @@ async function warmUp(session: BenchSession, s: Setup): Promise<void> {
   const { deadlineMs } = session.ctx;
   session.watch('warm-up', [s.warmUp], null);
   await Promise.all([
-    healthyLoad(s, s.warmUp, WARM_UP * RUN_SEQ, WARM_UP_SECONDS, deadlineMs),
+    healthyLoad(s, s.warmUp, WARM_UP * SEQ_BLOCK, WARM_UP_SECONDS, deadlineMs),
     s.options.tenants ? neighbourLoad(s, WARM_UP_SECONDS, deadlineMs) : undefined,
   ]);
   await session.drain([s.warmUp], now() + s.options.drainTimeoutSeconds * 1000);
@@ -459,7 +444,7 @@ async function measureRun(session: BenchSession, s: Setup, runIndex: number): Pr
     load: async () => {
       const deadlineMs = Math.min(session.ctx.deadlineMs, now() + seconds * 1000 + 20_000);
       const [load] = await Promise.all([
-        healthyLoad(s, ledger, (FIRST_RUN + runIndex) * RUN_SEQ, seconds, deadlineMs),
+        healthyLoad(s, ledger, (FIRST_RUN + runIndex) * SEQ_BLOCK, seconds, deadlineMs),
         withNeighbour ? neighbourLoad(s, seconds, deadlineMs) : undefined,
       ]);
       return load;

@@ -9,17 +9,8 @@ import {
 } from '../../drivers/fanout-offsets';
 import { createOrganization, Tenant } from '../../core/hookbase-api';
 import { ratio } from './figures';
-import {
-  addIngestEndpoints,
-  MeasuredRun,
-  rawBaseline,
-  rawHeadline,
-  settleRuns,
-  STEP_SEQ,
-  stepOf,
-  stepRouter,
-} from './session';
-import { Ledger } from '../../core/ledger';
+import { addIngestEndpoints, MeasuredRun, rawBaseline, rawHeadline, settleRuns } from './session';
+import { blockOf, blockRouter, Ledger, SEQ_BLOCK } from '../../core/ledger';
 import { dueAt, dueBy, PacingPlan, planEvents } from '../../core/pacing';
 import { partitionFor } from '../../partitioner';
 import { fmtInt, fmtMs, fmtRate, table } from '../../core/report';
@@ -142,7 +133,7 @@ class IngestKafkaRun {
     const partitions = await session.kafka.partitionCount(this.eventsTopic);
     session.setPhase('setup', () => `organizations over ${partitions} partitions`);
     const spread = await spreadOrganizations(session, partitions, options.organizations);
-    const router = stepRouter(this.ledgers);
+    const router = blockRouter(this.ledgers);
     for (const [i, { tenant, partition }] of spread.tenants.entries()) {
       const first = i * options.endpoints;
       const targets = await addIngestEndpoints(session, tenant, options.endpoints, router, first);
@@ -154,7 +145,7 @@ class IngestKafkaRun {
     );
     await this.commits.start((partition, committed, at) => {
       for (const record of this.pending.passed(partition, committed))
-        this.ledgers[stepOf(record.seq)]?.accepted(record.seq, at, record.eventId);
+        this.ledgers[blockOf(record.seq)]?.accepted(record.seq, at, record.eventId);
     });
     const invalidBefore = await this.commits.highWatermarks(`${this.eventsTopic}.invalid`);
     await this.producer.connect();
@@ -223,8 +214,8 @@ class IngestKafkaRun {
       }
       await this.send(
         ledger,
-        Array.from({ length: due - next }, (_, i) => this.build(STEP_SEQ + next + i)),
-        (seq) => dueAt(plan, seq - STEP_SEQ),
+        Array.from({ length: due - next }, (_, i) => this.build(SEQ_BLOCK + next + i)),
+        (seq) => dueAt(plan, seq - SEQ_BLOCK),
       );
       next = due;
     }
@@ -359,7 +350,7 @@ class IngestKafkaRun {
   ): Promise<void> {
     const byPartition = new Map<number, Omit<ProducedRecord, 'offset'>[]>();
     for (const { seq, eventId, organization } of items) {
-      ledger.schedule(seq, scheduledAt(seq), organization.targets, stepOf(seq));
+      ledger.schedule(seq, scheduledAt(seq), organization.targets, blockOf(seq));
       let list = byPartition.get(organization.partition);
       if (!list) byPartition.set(organization.partition, (list = []));
       list.push({ seq, eventId });

@@ -3,16 +3,8 @@ import { createOrganization, Tenant } from '../../core/hookbase-api';
 import { EventPublisher, publishGroupInto } from '../../drivers/ingest-clients';
 import { RawProduceResult } from './bounds';
 import { IngestTarget, ratio, rawTargetRow, targetVerdict } from './figures';
-import {
-  addIngestEndpoints,
-  MeasuredRun,
-  rawBaseline,
-  rawHeadline,
-  settleRuns,
-  STEP_SEQ,
-  stepRouter,
-} from './session';
-import { Ledger } from '../../core/ledger';
+import { addIngestEndpoints, MeasuredRun, rawBaseline, rawHeadline, settleRuns } from './session';
+import { blockRouter, Ledger, SEQ_BLOCK } from '../../core/ledger';
 import { BenchEvent, benchPayload, EVENT_TYPE, runClosedLoop } from '../../drivers/publisher';
 import { fmtInt, fmtMs, fmtRate, table } from '../../core/report';
 import { RunReport, ScenarioResult } from '../../core/result';
@@ -89,7 +81,7 @@ async function runStep(
   targets: ReadonlySet<number>,
 ): Promise<StepRun> {
   const { options, progress } = session.ctx;
-  let seq = index * STEP_SEQ;
+  let seq = index * SEQ_BLOCK;
   const latencies: number[] = [];
   const startMs = now();
   const untilMs = Math.min(startMs + options.stepSeconds * 1000, session.ctx.deadlineMs);
@@ -242,7 +234,7 @@ export async function runIngestSteps(
     const tenant = await createOrganization(session.stack, 'free');
     steps = await surface.steps(tenant, session);
     const ledgers = steps.map((step) => new Ledger(step.label));
-    const router = stepRouter(ledgers);
+    const router = blockRouter(ledgers);
     const targets = await addIngestEndpoints(session, tenant, ctx.options.endpoints, router);
     const raw = await rawBaseline(session, [tenant.organizationId]);
     await warmUp(session, steps);
