@@ -43,50 +43,6 @@ const ALWAYS_503 = (latencyMs: number): EndpointBehaviour => ({
   failAttempts: 'all',
 });
 
-/**
- * Creates endpoints until `wanted` of them hash to `partition` of the deliveries topic (the same
- * partitioner Hookbase's producer uses), so they share it with the failing neighbour.
- */
-async function endpointsOnPartition(
-  tenant: Tenant,
-  receiverUrl: string,
-  partition: number,
-  partitions: number,
-  wanted: number,
-  fifo: boolean,
-  onProgress: (found: number, created: number) => void,
-): Promise<{ index: number; id: string }[]> {
-  const found: { index: number; id: string }[] = [];
-  const limit = wanted * partitions * 6; // far beyond bad luck; bounded all the same
-  let created = 0;
-  while (found.length < wanted) {
-    if (created >= limit) {
-      throw new Error(
-        `only ${found.length} of ${created} endpoints landed on partition ${partition}`,
-      );
-    }
-    const batch = await Promise.all(
-      Array.from({ length: 16 }, (_, i) =>
-        createEndpoint(tenant, {
-          url: `${receiverUrl}/e/${1 + created + i}`,
-          fifoEnabled: fifo || undefined,
-        }).then((id) => ({
-          id,
-          index: 1 + created + i,
-        })),
-      ),
-    );
-    created += batch.length;
-    for (const endpoint of batch) {
-      // The URL path carries the creation index: it is kept with the id.
-      if (found.length < wanted && partitionFor(endpoint.id, partitions) === partition)
-        found.push(endpoint);
-    }
-    onProgress(found.length, created);
-  }
-  return found;
-}
-
 /** The failing side: one endpoint of the healthy endpoints' organization, or (--tenants) another's. */
 interface Neighbours {
   tenant: Tenant;
@@ -253,8 +209,10 @@ interface Setup {
 }
 
 /**
- * The healthy endpoints. Beside one failing endpoint they share its partition; beside a hanging
- * organization (--tenants) what they share is the dispatch pool, so they go where they hash.
+ * The healthy endpoints, receiver paths from 1. Beside one failing endpoint they must share its
+ * partition of the deliveries topic (kafkajs's partitioner, as Hookbase's producer): endpoints
+ * are created 16 at a time until enough hash there. Beside a hanging organization (--tenants,
+ * `partition` null) what they share is the dispatch pool, so they go where they hash.
  */
 async function placeHealthy(
   session: BenchSession,
@@ -263,28 +221,39 @@ async function placeHealthy(
   partitions: number,
 ): Promise<{ index: number; id: string }[]> {
   const { options } = session.ctx;
-  let status = '';
+  const wanted = options.healthy;
+  const found: { index: number; id: string }[] = [];
+  let created = 0;
   session.setPhase('setup', () =>
     partition === null
-      ? `creating ${options.healthy} healthy endpoints`
-      : `placing ${options.healthy} healthy endpoints on partition ${partition}: ${status}`,
+      ? `creating ${wanted} healthy endpoints`
+      : `placing ${wanted} healthy endpoints on partition ${partition}: ${found.length} found in ${created} created`,
   );
-  if (partition === null) {
-    const requests = Array.from({ length: options.healthy }, (_, i) => ({
-      url: `${session.receiverUrl}/e/${1 + i}`,
+  const limit = wanted * partitions * 6; // far beyond bad luck; bounded all the same
+  while (found.length < wanted) {
+    if (created >= limit)
+      throw new Error(
+        `only ${found.length} of ${created} endpoints landed on partition ${partition}`,
+      );
+    const indexes = Array.from(
+      { length: partition === null ? wanted : 16 },
+      (_, i) => 1 + created + i,
+    );
+    const requests = indexes.map((index) => ({
+      url: `${session.receiverUrl}/e/${index}`,
+      fifoEnabled: options.fifo || undefined,
     }));
-    const ids = await createEndpoints(tenant, requests, 8);
-    return ids.map((id, i) => ({ index: 1 + i, id }));
+    const ids = await createEndpoints(tenant, requests, 16);
+    created += ids.length;
+    ids.forEach((id, i) => {
+      if (
+        found.length < wanted &&
+        (partition === null || partitionFor(id, partitions) === partition)
+      )
+        found.push({ index: indexes[i], id });
+    });
   }
-  return endpointsOnPartition(
-    tenant,
-    session.receiverUrl,
-    partition,
-    partitions,
-    options.healthy,
-    options.fifo,
-    (count, created) => (status = `${count} found in ${created} created`),
-  );
+  return found;
 }
 
 /** Setup: the organizations, the neighbour, the healthy endpoints, the runs' ledgers. */
@@ -330,7 +299,30 @@ async function setUp(session: BenchSession): Promise<Setup> {
   };
 }
 
-/** The healthy endpoints' open-loop load: `seconds` at --rate, sequence numbers from `firstSeq`. */
+/** An open loop of `seconds` at `rate` to `endpoints`, each event numbered by `nextSeq`. */
+function openLoad(
+  s: Setup,
+  load: { ledger: Ledger; client: IngestClient; rate: number; nextSeq: () => number },
+  endpoints: { indices: number[]; ids: string[] },
+  seconds: number,
+  deadlineMs: number,
+) {
+  const targets = new Set(endpoints.indices);
+  return runOpenLoop({
+    ratePerSecond: load.rate,
+    count: planEvents(load.rate, seconds),
+    maxInFlight: s.options.maxInFlight,
+    deadlineMs,
+    send: (_, scheduledAt) =>
+      publishSeq(load.ledger, load.client, load.nextSeq(), scheduledAt, {
+        targets,
+        payloadBytes: s.options.payloadBytes,
+        endpointIds: endpoints.ids,
+      }),
+  });
+}
+
+/** The healthy endpoints' load at --rate, sequence numbers from `firstSeq`. */
 function healthyLoad(
   s: Setup,
   ledger: Ledger,
@@ -338,40 +330,22 @@ function healthyLoad(
   seconds: number,
   deadlineMs: number,
 ) {
-  const { options } = s;
-  const targets = new Set(s.healthy.map((e) => e.index));
-  const endpointIds = s.healthy.map((e) => e.id);
-  return runOpenLoop({
-    ratePerSecond: options.rate,
-    count: planEvents(options.rate, seconds),
-    maxInFlight: options.maxInFlight,
-    deadlineMs,
-    send: (i, scheduledAt) =>
-      publishSeq(ledger, s.client, firstSeq + i, scheduledAt, {
-        targets,
-        payloadBytes: options.payloadBytes,
-        endpointIds,
-      }),
-  });
+  let seq = firstSeq;
+  const healthy = { indices: s.healthy.map((e) => e.index), ids: s.healthy.map((e) => e.id) };
+  const load = { ledger, client: s.client, rate: s.options.rate, nextSeq: () => seq++ };
+  return openLoad(s, load, healthy, seconds, deadlineMs);
 }
 
 /** The neighbour's load, for a run or for the warm-up (none at --neighbour-rate 0). */
 async function neighbourLoad(s: Setup, seconds: number, deadlineMs: number): Promise<void> {
-  const { options, neighbours, neighbourLedger } = s;
-  if (options.neighbourRate <= 0) return;
-  const targets = new Set(neighbours.indices);
-  await runOpenLoop({
-    ratePerSecond: options.neighbourRate,
-    count: planEvents(options.neighbourRate, seconds),
-    maxInFlight: options.maxInFlight,
-    deadlineMs,
-    send: (_, scheduledAt) =>
-      publishSeq(neighbourLedger, s.neighbourClient, s.neighbourSeqs.next++, scheduledAt, {
-        targets,
-        payloadBytes: options.payloadBytes,
-        endpointIds: neighbours.ids,
-      }),
-  });
+  if (s.options.neighbourRate <= 0) return;
+  const load = {
+    ledger: s.neighbourLedger,
+    client: s.neighbourClient,
+    rate: s.options.neighbourRate,
+    nextSeq: () => s.neighbourSeqs.next++,
+  };
+  await openLoad(s, load, s.neighbours, seconds, deadlineMs);
 }
 
 /**
