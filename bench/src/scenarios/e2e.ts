@@ -11,7 +11,7 @@ import {
 } from '../core/hookbase-api';
 import { Ledger } from '../core/ledger';
 import { planEvents } from '../core/pacing';
-import { fmtInt, fmtMs, fmtRate } from '../core/report';
+import { fmtInt, fmtMs, fmtRate, fmtRatio } from '../core/report';
 import { RunReport, ScenarioResult } from '../core/result';
 import { Scenario } from '../core/scenario';
 import { BenchSession, ScenarioContext } from '../core/session';
@@ -228,12 +228,8 @@ async function runCloudE2e(ctx: ScenarioContext, kind: CloudKind): Promise<Scena
     await rig.stopReader();
     const http = options.httpBeside ? await httpRun(session, 'http', count) : undefined;
     const runs = [cloud.run, ...(http ? [http.run] : [])];
-    const ratio = http?.run.throughputPerSecond
-      ? (cloud.run.throughputPerSecond / http.run.throughputPerSecond).toFixed(2)
-      : 'n/a';
-    const ofBound = bound.callsPerSecond
-      ? (cloud.run.throughputPerSecond / bound.callsPerSecond).toFixed(2)
-      : 'n/a';
+    const ratio = fmtRatio(cloud.run.throughputPerSecond, http?.run.throughputPerSecond);
+    const ofBound = fmtRatio(cloud.run.throughputPerSecond, bound.callsPerSecond);
     const where =
       kind === 'sqs'
         ? `${fmtInt(count)} SQS queues (one per endpoint)`

@@ -16,7 +16,7 @@ import {
 } from '../drivers/publisher';
 import { fmtInt, fmtMb, fmtMs } from '../core/report';
 import { RunReport, ScenarioResult } from '../core/result';
-import { distribution } from '../core/stats';
+import { distribution, median } from '../core/stats';
 
 import { BenchSession, ScenarioContext } from '../core/session';
 import { Scenario } from '../core/scenario';
@@ -433,13 +433,6 @@ async function measureRun(session: BenchSession, s: Setup, runIndex: number): Pr
 }
 
 const ratioOf = (a: number | undefined, b: number | undefined) => (a && b ? b / a : null);
-
-function median(values: (number | null)[]): number | null {
-  const known = values.filter((v): v is number => v !== null).sort((a, b) => a - b);
-  if (known.length === 0) return null;
-  const mid = Math.floor(known.length / 2);
-  return known.length % 2 ? known[mid] : (known[mid - 1] + known[mid]) / 2;
-}
 
 /** Reconcile: the healthy endpoints' ratios with ÷ without the neighbour, by round and pooled. */
 function compare(s: Setup, measured: RunReport[]) {

@@ -1,4 +1,4 @@
-import { fmtInt, fmtMs, fmtRate } from '../../core/report';
+import { fmtInt, fmtMs, fmtRate, fmtRatio } from '../../core/report';
 
 /** The ingest targets each surface is measured against on this 2-core machine. */
 export interface IngestTarget {
@@ -66,9 +66,7 @@ export function targetVerdict(steps: readonly StepFigure[], target: IngestTarget
 }
 
 /** accepted ÷ raw as "0.12", or "–" without a raw figure. */
-export function ratio(accepted: number, raw: number): string {
-  return raw > 0 && Number.isFinite(accepted) ? (accepted / raw).toFixed(2) : '–';
-}
+export const ratio = (accepted: number, raw: number): string => fmtRatio(accepted, raw);
 
 /**
  * A headline row when the target lies above the raw Kafka produce rate measured in the same run:

@@ -13,7 +13,7 @@ import { addIngestEndpoints, MeasuredRun, rawBaseline, rawHeadline, settleRuns }
 import { blockOf, blockRouter, Ledger, SEQ_BLOCK } from '../../core/ledger';
 import { dueAt, dueBy, PacingPlan, planEvents } from '../../core/pacing';
 import { partitionFor } from '../../partitioner';
-import { fmtInt, fmtMs, fmtRate, table } from '../../core/report';
+import { fmtCpu, fmtInt, fmtMs, fmtRate, table } from '../../core/report';
 import { RunReport, ScenarioResult } from '../../core/result';
 import { BenchOptions } from '../../core/options';
 import { RawProduceResult } from './bounds';
@@ -311,11 +311,7 @@ class IngestKafkaRun {
           ['p99', (p) => fmtMs(p.latency?.p99)],
           ['max', (p) => fmtMs(p.latency?.max)],
           ['peak fan-out lag', (p) => fmtInt(p.run.lag.peak?.fanout)],
-          [
-            'Hookbase CPU',
-            (p) =>
-              `${Math.round(p.run.services.reduce((sum, s) => sum + (s.cpuPercent ?? 0), 0))}%`,
-          ],
+          ['Hookbase CPU', (p) => fmtCpu(p.run)],
         ]),
       ],
       runs: this.runs,

@@ -6,8 +6,8 @@ import { IngestTarget, ratio, rawTargetRow, targetVerdict } from './figures';
 import { addIngestEndpoints, MeasuredRun, rawBaseline, rawHeadline, settleRuns } from './session';
 import { blockRouter, Ledger, SEQ_BLOCK } from '../../core/ledger';
 import { BenchEvent, benchPayload, EVENT_TYPE, runClosedLoop } from '../../drivers/publisher';
-import { fmtInt, fmtMs, fmtRate, table } from '../../core/report';
-import { RunReport, ScenarioResult } from '../../core/result';
+import { fmtCpu, fmtInt, fmtMs, fmtRate, table } from '../../core/report';
+import { ScenarioResult } from '../../core/result';
 import { BenchSession, ScenarioContext } from '../../core/session';
 import { distribution, Distribution } from '../../core/stats';
 
@@ -43,12 +43,6 @@ interface StepRun extends MeasuredRun {
   requests: number;
   /** Answered − sent of every call: for a batch, the latency each of its events saw. */
   requestLatency: Distribution | null;
-}
-
-function cpuPercent(run: RunReport): string {
-  const measured = run.services.filter((s) => s.cpuPercent !== null);
-  if (measured.length === 0) return '–';
-  return `${Math.round(measured.reduce((sum, s) => sum + (s.cpuPercent ?? 0), 0))}%`;
 }
 
 /** Calls before step 1, not counted: connections, the API key cache, the JIT. */
@@ -190,7 +184,7 @@ function stepsReport(
         ['p95', (d) => fmtMs(d.requestLatency?.p95)],
         ['p99', (d) => fmtMs(d.requestLatency?.p99)],
         ['max', (d) => fmtMs(d.requestLatency?.max)],
-        ['Hookbase CPU', (d) => cpuPercent(d.run)],
+        ['Hookbase CPU', (d) => fmtCpu(d.run)],
       ]),
     ],
     runs: done.map((d) => d.run),
