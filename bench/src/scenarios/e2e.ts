@@ -23,7 +23,8 @@ import {
   CloudKind,
   CloudRig,
 } from '../drivers/cloud';
-import { IngestClient, publishSeq, runOpenLoop } from '../drivers/publisher';
+import { IngestClient, publishSeq } from '../drivers/ingest-clients';
+import { runOpenLoop } from '../drivers/publisher';
 
 /** Retries shortened through the API so a failed first attempt is retried within the run. */
 export const SHORT_RETRY = { delaysMs: [0, 200, 1000], maxAgeMs: 60_000 };

@@ -8,7 +8,8 @@ import { ScenarioResult } from '../core/result';
 import { Scenario } from '../core/scenario';
 import { BenchSession, ScenarioContext } from '../core/session';
 import { distribution, ratePerSecond } from '../core/stats';
-import { IngestClient, publishSeq, runLanes } from '../drivers/publisher';
+import { IngestClient, publishSeq } from '../drivers/ingest-clients';
+import { runLanes } from '../drivers/publisher';
 import { SHORT_RETRY } from './e2e';
 
 /**

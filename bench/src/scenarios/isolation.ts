@@ -2,18 +2,11 @@ import { EndpointBehaviour, HEALTHY } from '../core/behaviour';
 import { now } from '../core/clock';
 import { deliveryRun } from '../core/delivery-run';
 import { createEndpoint, createEndpoints, createOrganization, Tenant } from '../core/hookbase-api';
-import { BatchRestPublisher, publishGroupInto } from '../drivers/ingest-clients';
+import { IngestClient, publishGroupInto, publishSeq } from '../drivers/ingest-clients';
 import { blockRouter, Ledger, SEQ_BLOCK } from '../core/ledger';
 import { planEvents } from '../core/pacing';
 import { partitionFor } from '../partitioner';
-import {
-  BenchEvent,
-  benchPayload,
-  EVENT_TYPE,
-  IngestClient,
-  publishSeq,
-  runOpenLoop,
-} from '../drivers/publisher';
+import { BenchEvent, benchPayload, EVENT_TYPE, runOpenLoop } from '../drivers/publisher';
 import { fmtInt, fmtMb, fmtMs } from '../core/report';
 import { RunReport, ScenarioResult } from '../core/result';
 import { distribution, median } from '../core/stats';
@@ -117,11 +110,8 @@ async function pourBacklog(
   deadlineMs: number,
   onProgress: (text: string) => void,
 ): Promise<{ publishSeconds: number; parkSeconds: number; queued: number; accepted: number }> {
-  const publisher = new BatchRestPublisher(
-    session.stack.ingestUrl,
-    tenant.apiKey,
-    BACKLOG_CONNECTIONS,
-  );
+  const { ingestUrl } = session.stack;
+  const publisher = new IngestClient(ingestUrl, tenant.apiKey, BACKLOG_CONNECTIONS, true);
   const startMs = now();
   let sent = 0;
   let accepted = 0;

@@ -3,8 +3,7 @@ import { freeLoopbackPort } from '../../core/ports';
 import { Scenario } from '../../core/scenario';
 import { ScenarioContext } from '../../core/session';
 import { GrpcIngestClient } from '../../drivers/grpc-ingest-client';
-import { BatchRestPublisher, singleEventRest } from '../../drivers/ingest-clients';
-import { IngestClient } from '../../drivers/publisher';
+import { IngestClient } from '../../drivers/ingest-clients';
 import { TARGETS } from './figures';
 import { runIngestSteps } from './steps';
 
@@ -28,13 +27,12 @@ export const INGEST_REST: Scenario = {
       steps: (tenant, session) => {
         const { steps } = ctx.options;
         const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, Math.max(...steps));
-        const publisher = singleEventRest(client);
         return steps.map((concurrency) => ({
           label: `${concurrency} in flight`,
           call: 'POST /v1/events',
           concurrency,
           eventsPerRequest: 1,
-          publisher,
+          publisher: client,
         }));
       },
     }),
@@ -57,11 +55,8 @@ export const INGEST_BATCH: Scenario = {
       target: TARGETS.batch,
       targetName: 'batch REST',
       steps: (tenant, session) => {
-        const publisher = new BatchRestPublisher(
-          session.stack.ingestUrl,
-          tenant.apiKey,
-          Math.max(...batchSteps),
-        );
+        const { ingestUrl } = session.stack;
+        const publisher = new IngestClient(ingestUrl, tenant.apiKey, Math.max(...batchSteps), true);
         return batchSizes.flatMap((size) =>
           batchSteps.map((concurrency) => ({
             label: `${size}/req ×${concurrency}`,
