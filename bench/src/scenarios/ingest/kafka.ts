@@ -1,12 +1,7 @@
 import { Kafka, logLevel, Message, Partitioners, Producer } from 'kafkajs';
 import { now } from '../../core/clock';
 import { benchEnvelope } from '../../drivers/envelope';
-import {
-  FanoutCommitWatch,
-  PendingOffsets,
-  ProducedRecord,
-  SpreadPicker,
-} from '../../drivers/fanout-offsets';
+import { PendingOffsets, ProducedRecord, SpreadPicker } from '../../drivers/fanout-offsets';
 import { createOrganization, Tenant } from '../../core/hookbase-api';
 import { ratio } from './figures';
 import { addIngestEndpoints, MeasuredRun, rawBaseline, rawHeadline, settleRuns } from './session';
@@ -27,6 +22,9 @@ interface Organization {
   /** Endpoint indexes its events are addressed to (none by default). */
   targets: ReadonlySet<number>;
 }
+
+/** How often the fan-out's committed offsets are read: the resolution of "accepted at". */
+const COMMIT_POLL_MS = 25;
 
 /** Candidates tried per organization wanted before settling for an uneven spread. */
 const ORGANIZATION_TRIES = 10;
@@ -91,7 +89,7 @@ class IngestKafkaRun {
   private readonly options: BenchOptions;
   private readonly eventsTopic: string;
   private readonly producer: Producer;
-  private readonly commits: FanoutCommitWatch;
+  private stopCommits: () => Promise<void> = async () => undefined;
   private readonly ledgers = [new Ledger('burst'), new Ledger('paced')];
   private readonly pending = new PendingOffsets();
   private readonly phases: PhaseFigures[] = [];
@@ -115,11 +113,10 @@ class IngestKafkaRun {
       createPartitioner: Partitioners.DefaultPartitioner,
       allowAutoTopicCreation: false,
     });
-    this.commits = new FanoutCommitWatch(this.options.brokers, prefix);
   }
 
   async stopClients(): Promise<void> {
-    await this.commits.stop().catch(() => undefined);
+    await this.stopCommits().catch(() => undefined);
     await this.producer.disconnect().catch(() => undefined);
   }
 
@@ -143,11 +140,17 @@ class IngestKafkaRun {
       session,
       this.organizations.map((o) => o.tenant.organizationId),
     );
-    await this.commits.start((partition, committed, at) => {
-      for (const record of this.pending.passed(partition, committed))
-        this.ledgers[blockOf(record.seq)]?.accepted(record.seq, at, record.eventId);
-    });
-    const invalidBefore = await this.commits.highWatermarks(`${this.eventsTopic}.invalid`);
+    const group = `${session.stack.topicPrefix}.fanout`;
+    this.stopCommits = session.kafka.pollCommits(
+      group,
+      this.eventsTopic,
+      COMMIT_POLL_MS,
+      (partition, committed, at) => {
+        for (const record of this.pending.passed(partition, committed))
+          this.ledgers[blockOf(record.seq)]?.accepted(record.seq, at, record.eventId);
+      },
+    );
+    const invalidBefore = await session.kafka.highWatermarks(`${this.eventsTopic}.invalid`);
     await this.producer.connect();
     await this.producer.send({
       topic: this.eventsTopic,
@@ -231,8 +234,8 @@ class IngestKafkaRun {
    */
   async reconcile(setup: SetupFigures): Promise<Checks> {
     const topic = `${this.eventsTopic}.invalid`;
-    const invalidNow = await this.commits.highWatermarks(topic).catch(() => null);
-    await this.commits.stop();
+    const invalidNow = await this.session.kafka.highWatermarks(topic).catch(() => null);
+    await this.stopCommits();
     const problems = await settleRuns(this.session, this.phases);
     const invalid = invalidNow === null ? null : invalidNow - setup.invalidBefore;
     if (invalid === null) problems.push(`could not read ${topic}`);
