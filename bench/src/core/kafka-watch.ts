@@ -1,4 +1,5 @@
 import { Admin, Consumer, Kafka, logLevel } from 'kafkajs';
+import { now } from './clock';
 
 /** The fields of a DLQ record the ledger needs (Hookbase's DlqRecord has more). */
 export interface DeadLetter {
@@ -96,6 +97,42 @@ export class KafkaWatch {
       lag += Math.max(0, Number(end.high) - from);
     }
     return lag;
+  }
+
+  /** Records ever written to a topic (the sum of its partitions' high watermarks). */
+  async highWatermarks(topic: string): Promise<number> {
+    const offsets = await this.requireAdmin().fetchTopicOffsets(topic);
+    return offsets.reduce((sum, p) => sum + Number(p.high), 0);
+  }
+
+  /**
+   * Reads `groupId`'s committed offsets on `topic` every `everyMs` (one request at a time) and
+   * hands each partition's offset to `onCommitted` with the time it was seen, until the stop
+   * function it returns is called.
+   */
+  pollCommits(
+    groupId: string,
+    topic: string,
+    everyMs: number,
+    onCommitted: (partition: number, offset: number, at: number) => void,
+  ): () => Promise<void> {
+    const admin = this.requireAdmin();
+    let running = true;
+    const loop = (async () => {
+      while (running) {
+        const started = now();
+        const [offsets] = await admin.fetchOffsets({ groupId, topics: [topic] }).catch(() => []);
+        const at = now();
+        for (const { partition, offset } of offsets?.partitions ?? [])
+          if (Number(offset) >= 0) onCommitted(partition, Number(offset), at);
+        const wait = everyMs - (now() - started);
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    })();
+    return async () => {
+      running = false;
+      await loop;
+    };
   }
 
   private requireAdmin(): Admin {

@@ -1,4 +1,4 @@
-import { Ledger } from './ledger';
+import { blockOf, blockRouter, Ledger, SEQ_BLOCK } from './ledger';
 
 const both = new Set([0, 1]);
 
@@ -192,5 +192,29 @@ describe('Ledger', () => {
       delivered: 1,
       deadLettered: 1,
     });
+  });
+});
+
+describe('blockRouter', () => {
+  it('finds the block from the sequence number; the warm-up belongs to none', () => {
+    expect(blockOf(0)).toBe(0);
+    expect(blockOf(SEQ_BLOCK - 1)).toBe(0);
+    expect(blockOf(2 * SEQ_BLOCK + 5)).toBe(2);
+    expect(blockOf(-1)).toBe(-1);
+  });
+
+  it("counts each delivery in its block's ledger and ignores the warm-up's", () => {
+    const ledgers = [new Ledger('a'), new Ledger('b')];
+    const targets = new Set([0]);
+    ledgers[1].schedule(4 * SEQ_BLOCK, 0, targets);
+    ledgers[1].sent(4 * SEQ_BLOCK, 1);
+    ledgers[1].accepted(4 * SEQ_BLOCK, 2, 'evt_b');
+    const router = blockRouter(ledgers, 3);
+    router.attempt(4 * SEQ_BLOCK, 0, 3, true);
+    router.attempt(-1, 0, 3, true);
+    expect(ledgers[1].progress.delivered).toBe(1);
+    expect(ledgers[0].progress.attempts).toBe(0);
+    router.deadLettered('evt_b', 0);
+    expect(ledgers[1].progress.deadLettered).toBe(1);
   });
 });

@@ -95,6 +95,29 @@ export interface LedgerSink {
   deadLettered(eventId: string, endpoint: number): void;
 }
 
+/** Sequence numbers come in blocks: ledger k of a block router owns block `first + k`. */
+export const SEQ_BLOCK = 10_000_000;
+
+/** The block a sequence number belongs to (negative numbers, a warm-up's, belong to none). */
+export function blockOf(seq: number): number {
+  return seq < 0 ? -1 : Math.floor(seq / SEQ_BLOCK);
+}
+
+/**
+ * Runs (or steps) that deliver to the same endpoints: each attempt counts in the ledger that owns
+ * its sequence number's block, each dead letter in the ledger that knows its event.
+ */
+export function blockRouter(ledgers: readonly Ledger[], first = 0): LedgerSink {
+  return {
+    attempt: (seq, endpoint, at, ok) =>
+      ledgers[blockOf(seq) - first]?.attempt(seq, endpoint, at, ok),
+    deadLettered: (eventId, endpoint) =>
+      (
+        ledgers.find((ledger) => ledger.knowsEvent(eventId)) ?? ledgers[ledgers.length - 1]
+      ).deadLettered(eventId, endpoint),
+  };
+}
+
 function messageKey(seq: number, endpoint: number): number {
   return seq * ENDPOINT_BITS + endpoint;
 }

@@ -117,147 +117,131 @@ function number(flag: string, value: string, min: number, max: number, integer =
   }
 }
 
-const int = (min: number, max: number) => (value: string, flag: string) =>
-  number(flag, value, min, max);
-const real = (min: number, max: number) => (value: string, flag: string) =>
-  number(flag, value, min, max, false);
-/** A comma-separated list of integers, each within [min, max]. */
-const list = (min: number, max: number) => (value: string, flag: string) =>
-  value.split(',').map((item) => number(flag, item.trim(), min, max));
-const oneOf = (values: readonly string[], says: string) => (value: string, flag: string) => {
-  if (!values.includes(value)) throw new UsageError(`--${flag} must be ${says}, got "${value}"`);
-  return value;
-};
-const flag = (key: keyof Tunable, arg: string, parse: Flag['parse'], help: string): Flag => ({
+type Parse = NonNullable<Flag['parse']>;
+const valued = (key: keyof Tunable, arg: string, help: string, parse: Parse): Flag => ({
   key,
   arg,
-  parse,
   help,
+  parse,
 });
+const int = (key: keyof Tunable, arg: string, min: number, max: number, help: string) =>
+  valued(key, arg, help, (value, flag) => number(flag, value, min, max));
+const real = (key: keyof Tunable, arg: string, min: number, max: number, help: string) =>
+  valued(key, arg, help, (value, flag) => number(flag, value, min, max, false));
+/** A comma-separated list of integers, each within [min, max]. */
+const list = (key: keyof Tunable, min: number, max: number, help: string) =>
+  valued(key, 'LIST', help, (value, flag) =>
+    value.split(',').map((item) => number(flag, item.trim(), min, max)),
+  );
+const oneOf = (key: keyof Tunable, values: readonly string[], says: string, help: string) =>
+  valued(key, values.join('|'), help, (value, flag) => {
+    if (!values.includes(value)) throw new UsageError(`--${flag} must be ${says}, got "${value}"`);
+    return value;
+  });
 const LOOPBACK = '(127\\.\\d+\\.\\d+\\.\\d+|localhost|\\[::1\\])';
 
 /** Every flag that sets an option, once. A scenario lists the ones it reads. */
 const FLAGS = {
-  topology: flag(
+  topology: oneOf(
     'topology',
-    'standalone|split',
-    oneOf(['standalone', 'split'], 'standalone or split'),
+    ['standalone', 'split'],
+    'standalone or split',
     'one process (as npm start) or one per service',
   ),
-  'log-level': flag(
-    'logLevel',
-    'L',
-    oneOf(['error', 'warn', 'info', 'debug'], 'error, warn, info or debug'),
-    "services' LOG_LEVEL",
-  ),
-  'max-seconds': flag('maxSeconds', 'S', int(10, 3600), 'hard bound on the scenario'),
-  'drain-timeout': flag(
+  'log-level': valued('logLevel', 'L', "services' LOG_LEVEL", (value, flag) => {
+    const levels = ['error', 'warn', 'info', 'debug'];
+    if (!levels.includes(value))
+      throw new UsageError(`--${flag} must be error, warn, info or debug, got "${value}"`);
+    return value;
+  }),
+  'max-seconds': int('maxSeconds', 'S', 10, 3600, 'hard bound on the scenario'),
+  'drain-timeout': int(
     'drainTimeoutSeconds',
     'S',
-    int(1, 3600),
+    1,
+    3600,
     'wait at most S s for deliveries after the load',
   ),
-  'payload-bytes': flag('payloadBytes', 'N', int(0, 200_000), 'event payload size'),
-  duration: flag('durationSeconds', 'S', real(0.5, 3600), 'seconds of open-loop load'),
-  rate: flag('rate', 'N', real(0.01, 1_000_000), 'events/s of open-loop load'),
-  endpoints: flag('endpoints', 'N', int(0, 100_000), 'endpoints to create'),
-  'max-in-flight': flag('maxInFlight', 'N', int(1, 4096), 'publishes in flight at most'),
-  'receiver-latency': flag(
+  'payload-bytes': int('payloadBytes', 'N', 0, 200_000, 'event payload size'),
+  duration: real('durationSeconds', 'S', 0.5, 3600, 'seconds of open-loop load'),
+  rate: real('rate', 'N', 0.01, 1_000_000, 'events/s of open-loop load'),
+  endpoints: int('endpoints', 'N', 0, 100_000, 'endpoints to create'),
+  'max-in-flight': int('maxInFlight', 'N', 1, 4096, 'publishes in flight at most'),
+  'receiver-latency': int(
     'receiverLatencyMs',
     'MS',
-    int(0, 60_000),
+    0,
+    60_000,
     'the receiver answers after MS milliseconds',
   ),
-  'fail-rate': flag(
+  'fail-rate': real(
     'failRate',
     'F',
-    real(0, 1),
+    0,
+    1,
     'fail this share of first attempts (later attempts succeed)',
   ),
-  'fail-status': {
-    arg: 'S|drop',
-    help: 'fail with this status, or drop the connection',
-    key: 'failWith',
-    parse: (value) => {
+  'fail-status': valued(
+    'failWith',
+    'S|drop',
+    'fail with this status, or drop the connection',
+    (value) => {
       try {
         return parseFailWith(value);
       } catch (error) {
         throw new UsageError((error as Error).message);
       }
     },
-  },
-  steps: flag('steps', 'LIST', list(1, 4096), 'requests in flight, one step each'),
-  'step-seconds': flag('stepSeconds', 'S', real(0.5, 600), 'seconds a step'),
-  'batch-sizes': flag('batchSizes', 'LIST', list(1, 100_000), 'events per batch request'),
-  'batch-steps': flag(
-    'batchSteps',
-    'LIST',
-    list(1, 4096),
-    'batch requests in flight, one step each',
   ),
-  'grpc-address': {
-    arg: 'HOST:PORT',
-    help: "a running Hookbase's gRPC ingest (with --url)",
-    key: 'grpcAddress',
-    parse: (value) => {
+  steps: list('steps', 1, 4096, 'requests in flight, one step each'),
+  'step-seconds': real('stepSeconds', 'S', 0.5, 600, 'seconds a step'),
+  'batch-sizes': list('batchSizes', 1, 100_000, 'events per batch request'),
+  'batch-steps': list('batchSteps', 1, 4096, 'batch requests in flight, one step each'),
+  'grpc-address': valued(
+    'grpcAddress',
+    'HOST:PORT',
+    "a running Hookbase's gRPC ingest (with --url)",
+    (value) => {
       if (!new RegExp(`^${LOOPBACK}:\\d+$`).test(value))
         throw new UsageError(
           `--grpc-address must be a loopback host:port (load stays on this machine), got "${value}"`,
         );
       return value;
     },
-  },
-  records: flag('records', 'N', int(1, 100_000_000), 'records of the raw Kafka produce bound'),
-  batch: flag('batch', 'N', int(1, 100_000), 'records per Kafka send'),
-  organizations: flag(
-    'organizations',
-    'N',
-    int(1, 1000),
-    'organizations, spread over the partitions',
   ),
-  events: flag('events', 'N', int(1, 10_000_000), 'events to publish'),
-  'events-per-endpoint': flag(
-    'eventsPerEndpoint',
-    'N',
-    int(1, 1_000_000),
-    'events to each endpoint',
-  ),
-  healthy: flag('healthy', 'N', int(1, 100), 'healthy endpoints'),
-  'neighbour-rate': flag(
-    'neighbourRate',
-    'N',
-    real(0, 100_000),
-    'events/s to each neighbour endpoint',
-  ),
-  'neighbour-latency': flag(
+  records: int('records', 'N', 1, 100_000_000, 'records of the raw Kafka produce bound'),
+  batch: int('batch', 'N', 1, 100_000, 'records per Kafka send'),
+  organizations: int('organizations', 'N', 1, 1000, 'organizations, spread over the partitions'),
+  events: int('events', 'N', 1, 10_000_000, 'events to publish'),
+  'events-per-endpoint': int('eventsPerEndpoint', 'N', 1, 1_000_000, 'events to each endpoint'),
+  healthy: int('healthy', 'N', 1, 100, 'healthy endpoints'),
+  'neighbour-rate': real('neighbourRate', 'N', 0, 100_000, 'events/s to each neighbour endpoint'),
+  'neighbour-latency': int(
     'neighbourLatencyMs',
     'MS',
-    int(0, 60_000),
+    0,
+    60_000,
     'the neighbour answers after MS milliseconds',
   ),
-  'neighbour-backlog': flag(
+  'neighbour-backlog': int(
     'neighbourBacklog',
     'N',
-    int(0, 1_000_000),
+    0,
+    1_000_000,
     "messages queued behind the FIFO neighbour's head (50000)",
   ),
-  rounds: flag('rounds', 'N', int(1, 10), 'rounds alone then beside'),
+  rounds: int('rounds', 'N', 1, 10, 'rounds alone then beside'),
   fifo: { help: 'FIFO endpoints', sets: { fifo: true } },
   'non-fifo': { help: 'plain endpoints', sets: { nonFifo: true } },
   tenants: {
     help: "the neighbour is another organization's endpoints that never answer",
     sets: { tenants: true },
   },
-  neighbours: flag(
-    'neighbours',
-    'N',
-    int(1, 1000),
-    "the neighbour organization's endpoints (--tenants)",
-  ),
-  kind: flag(
+  neighbours: int('neighbours', 'N', 1, 1000, "the neighbour organization's endpoints (--tenants)"),
+  kind: oneOf(
     'kind',
-    'http|sqs|s3',
-    oneOf(E2E_KINDS, E2E_KINDS.join(', ')),
+    E2E_KINDS,
+    E2E_KINDS.join(', '),
     "the endpoints' kind; sqs and s3 in moto (started if needed)",
   ),
   'no-http-run': {

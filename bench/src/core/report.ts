@@ -27,6 +27,20 @@ export function fmtMb(value: number | null | undefined): string {
     : `${Math.round(value)} MB`;
 }
 
+/** a ÷ b to two places, or "–" when b is not a positive figure. */
+export function fmtRatio(a: number | null | undefined, b: number | null | undefined): string {
+  return a !== null && a !== undefined && Number.isFinite(a) && b && b > 0
+    ? (a / b).toFixed(2)
+    : '–';
+}
+
+/** The CPU of a run's Hookbase processes together (100 % = one core). */
+export function fmtCpu(run: RunReport): string {
+  const measured = run.services.filter((s) => s.cpuPercent !== null);
+  if (measured.length === 0) return '–';
+  return `${Math.round(measured.reduce((sum, s) => sum + (s.cpuPercent ?? 0), 0))}%`;
+}
+
 /** A plain-text table: columns padded to their widest cell, numbers right-aligned. */
 export function renderTable(
   header: readonly string[],

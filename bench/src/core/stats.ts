@@ -43,3 +43,11 @@ export function ratePerSecond(count: number, fromMs: number, toMs: number): numb
   const seconds = (toMs - fromMs) / 1000;
   return seconds > 0 ? count / seconds : 0;
 }
+
+/** The median of the known values (null when none is known). */
+export function median(values: readonly (number | null)[]): number | null {
+  const known = values.filter((v): v is number => v !== null).sort((a, b) => a - b);
+  if (known.length === 0) return null;
+  const mid = Math.floor(known.length / 2);
+  return known.length % 2 ? known[mid] : (known[mid - 1] + known[mid]) / 2;
+}

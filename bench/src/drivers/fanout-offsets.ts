@@ -1,6 +1,3 @@
-import { Admin, Kafka, logLevel } from 'kafkajs';
-import { now } from '../core/clock';
-
 /** A record the bench produced onto `<prefix>.events`, waiting for the fan-out to pass it. */
 export interface ProducedRecord {
   seq: number;
@@ -82,67 +79,5 @@ export class SpreadPicker {
   /** Partitions that got at least one organization. */
   get covered(): number {
     return this.counts.filter((count) => count > 0).length;
-  }
-}
-
-/** How often the fan-out's committed offsets are read: the resolution of "accepted at". */
-export const COMMIT_POLL_MS = 25;
-
-/**
- * Reads the fan-out group's committed offsets on `<prefix>.events` every COMMIT_POLL_MS and hands
- * each partition's offset to `onCommitted` with the time it was seen. One request at a time.
- */
-export class FanoutCommitWatch {
-  private readonly admin: Admin;
-  private running = false;
-  private loop: Promise<void> | undefined;
-  errors = 0;
-
-  constructor(
-    brokers: string,
-    private readonly topicPrefix: string,
-  ) {
-    this.admin = new Kafka({
-      clientId: 'hookbase-bench-commits',
-      brokers: brokers.split(','),
-      logLevel: logLevel.NOTHING,
-    }).admin();
-  }
-
-  async start(onCommitted: (partition: number, offset: number, at: number) => void) {
-    await this.admin.connect();
-    this.running = true;
-    this.loop = (async () => {
-      while (this.running) {
-        const started = now();
-        try {
-          const [topic] = await this.admin.fetchOffsets({
-            groupId: `${this.topicPrefix}.fanout`,
-            topics: [`${this.topicPrefix}.events`],
-          });
-          const at = now();
-          for (const { partition, offset } of topic?.partitions ?? []) {
-            const committed = Number(offset);
-            if (committed >= 0) onCommitted(partition, committed, at);
-          }
-        } catch {
-          this.errors++;
-        }
-        const wait = COMMIT_POLL_MS - (now() - started);
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      }
-    })();
-  }
-
-  /** Records ever written to a topic (the sum of its partitions' high watermarks). */
-  async highWatermarks(topic: string): Promise<number> {
-    const offsets = await this.admin.fetchTopicOffsets(topic);
-    return offsets.reduce((sum, p) => sum + Number(p.high), 0);
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    await this.loop;
-    await this.admin.disconnect().catch(() => undefined);
   }
 }

@@ -8,9 +8,9 @@ import type {
   ServiceError,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { EventPublisher } from './ingest-clients';
+import { EventPublisher, PublishOutcome } from './ingest-clients';
 import { ROOT } from '../core/paths';
-import { BenchEvent, PublishOutcome } from './publisher';
+import { BenchEvent } from './publisher';
 
 /** The contract the server loads, read from the repository (never copied). */
 export const INGEST_PROTO_FILE = join(ROOT, 'proto', 'hookbase', 'v1', 'ingest.proto');

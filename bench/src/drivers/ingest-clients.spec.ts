@@ -1,6 +1,11 @@
-import { batchOutcomes, EventPublisher, publishGroupInto, refusalDetail } from './ingest-clients';
 import { Ledger } from '../core/ledger';
-import { PublishOutcome } from './publisher';
+import {
+  batchOutcomes,
+  EventPublisher,
+  publishGroupInto,
+  PublishOutcome,
+  refusalDetail,
+} from './ingest-clients';
 
 describe('refusalDetail', () => {
   it('names the status and the Hookbase code when the body has one', () => {

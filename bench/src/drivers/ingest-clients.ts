@@ -1,48 +1,21 @@
 import { Pool } from 'undici';
 import { now } from '../core/clock';
 import { Ledger } from '../core/ledger';
-import { BenchEvent, IngestClient, PublishOutcome } from './publisher';
+import { BenchEvent, benchPayload, EVENT_TYPE } from './publisher';
+
+export type PublishOutcome =
+  | { kind: 'accepted'; eventId: string }
+  | { kind: 'refused'; detail: string }
+  | { kind: 'failed'; detail: string };
 
 /**
- * One call of an ingest surface, as the step runner drives it: the events of one request in,
- * one outcome per event out, in the order sent. Never throws: a transport failure is a `failed`
- * outcome for every event of the call (the client cannot know whether they were stored).
+ * One call of an ingest surface: the events of one request in, one outcome per event out, in the
+ * order sent. Never throws: a transport failure is a `failed` outcome for every event of the call
+ * (the client cannot know whether they were stored).
  */
 export interface EventPublisher {
   publish(events: readonly BenchEvent[]): Promise<PublishOutcome[]>;
   close(): Promise<void>;
-}
-
-/**
- * Publishes one call's events and writes each to the ledger: sent together, then accepted,
- * refused or failed together when the answer arrives. Returns the call's latency (answered −
- * sent, ms): for a batch, every event of it waited that long.
- */
-export async function publishGroupInto(
-  ledger: Ledger,
-  publisher: EventPublisher,
-  seqs: readonly number[],
-  events: readonly BenchEvent[],
-): Promise<number> {
-  const sentAt = now();
-  for (const seq of seqs) ledger.sent(seq, sentAt);
-  const outcomes = await publisher.publish(events);
-  const at = now();
-  seqs.forEach((seq, i) => {
-    const outcome = outcomes[i] ?? { kind: 'failed', detail: 'no outcome for this event' };
-    if (outcome.kind === 'accepted') ledger.accepted(seq, at, outcome.eventId);
-    else if (outcome.kind === 'refused') ledger.refused(seq, at, outcome.detail);
-    else ledger.failed(seq, at, outcome.detail);
-  });
-  return at - sentAt;
-}
-
-/** `POST /v1/events`, one request per event (the existing ingest-rest client). */
-export function singleEventRest(client: IngestClient): EventPublisher {
-  return {
-    publish: (events) => Promise.all(events.map((event) => client.publish(event))),
-    close: () => client.close(),
-  };
 }
 
 /** "HTTP 400 VALIDATION_FAILED" from a refusal's status and body (the code when it has one). */
@@ -57,6 +30,16 @@ function parseJson(text: string): unknown {
   } catch {
     return null;
   }
+}
+
+/** The outcome of a `POST /v1/events` answer: 202 with the event's id, or a refusal. */
+function singleOutcome(statusCode: number, text: string): PublishOutcome {
+  const body = parseJson(text);
+  if (statusCode !== 202) return { kind: 'refused', detail: refusalDetail(statusCode, body) };
+  const id = (body as { data?: { id?: unknown } } | null)?.data?.id;
+  return typeof id === 'string'
+    ? { kind: 'accepted', eventId: id }
+    : { kind: 'failed', detail: 'HTTP 202 without an event id' };
 }
 
 /**
@@ -93,41 +76,93 @@ export function batchOutcomes(statusCode: number, text: string, count: number): 
 }
 
 /**
- * `POST /v1/events/batch` over a keep-alive connection pool (undici), as a producer batching on
- * its side would send them. Every request has a timeout, so nothing waits forever.
+ * REST ingest over a keep-alive connection pool (undici), as a producer would send: one
+ * `POST /v1/events` per event, or (`batch`) one `POST /v1/events/batch` per call. Every request
+ * has a timeout, so nothing waits forever.
  */
-export class BatchRestPublisher implements EventPublisher {
+export class IngestClient implements EventPublisher {
   private readonly pool: Pool;
 
   constructor(
     baseUrl: string,
     private readonly apiKey: string,
     connections: number,
+    private readonly batch = false,
   ) {
     this.pool = new Pool(baseUrl, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
   }
 
   async publish(events: readonly BenchEvent[]): Promise<PublishOutcome[]> {
+    if (this.batch)
+      return this.post('/v1/events/batch', { events }, events.length, (status, text) =>
+        batchOutcomes(status, text, events.length),
+      );
+    const one = (event: BenchEvent) =>
+      this.post('/v1/events', event, 1, (status, text) => [singleOutcome(status, text)]);
+    return (await Promise.all(events.map(one))).flat();
+  }
+
+  private async post(
+    path: string,
+    body: unknown,
+    count: number,
+    read: (statusCode: number, text: string) => PublishOutcome[],
+  ): Promise<PublishOutcome[]> {
     try {
       const response = await this.pool.request({
-        path: '/v1/events/batch',
+        path,
         method: 'POST',
-        headers: {
-          authorization: `Bearer ${this.apiKey}`,
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify({ events }),
+        headers: { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
         headersTimeout: 30_000,
         bodyTimeout: 30_000,
       });
-      return batchOutcomes(response.statusCode, await response.body.text(), events.length);
+      return read(response.statusCode, await response.body.text());
     } catch (error) {
       const e = error as { code?: string; message: string };
-      return events.map(() => ({ kind: 'failed', detail: e.code ?? e.message }));
+      return Array.from({ length: count }, () => ({ kind: 'failed', detail: e.code ?? e.message }));
     }
   }
 
   async close(): Promise<void> {
     await this.pool.close().catch(() => undefined);
   }
+}
+
+/**
+ * Publishes one call's events and writes each to the ledger: sent together, then accepted,
+ * refused or failed together when the answer arrives. Returns the call's latency (answered −
+ * sent, ms): for a batch, every event of it waited that long.
+ */
+export async function publishGroupInto(
+  ledger: Ledger,
+  publisher: EventPublisher,
+  seqs: readonly number[],
+  events: readonly BenchEvent[],
+): Promise<number> {
+  const sentAt = now();
+  for (const seq of seqs) ledger.sent(seq, sentAt);
+  const outcomes = await publisher.publish(events);
+  const at = now();
+  seqs.forEach((seq, i) => {
+    const outcome = outcomes[i] ?? { kind: 'failed', detail: 'no outcome for this event' };
+    if (outcome.kind === 'accepted') ledger.accepted(seq, at, outcome.eventId);
+    else if (outcome.kind === 'refused') ledger.refused(seq, at, outcome.detail);
+    else ledger.failed(seq, at, outcome.detail);
+  });
+  return at - sentAt;
+}
+
+/** Schedules event `seq` for `targets` in the ledger, then publishes it with a bench payload. */
+export async function publishSeq(
+  ledger: Ledger,
+  publisher: EventPublisher,
+  seq: number,
+  scheduledAt: number,
+  load: { targets: ReadonlySet<number>; payloadBytes: number; endpointIds?: string[] },
+): Promise<void> {
+  ledger.schedule(seq, scheduledAt, load.targets);
+  const payload = benchPayload(seq, load.payloadBytes);
+  const event = { eventType: EVENT_TYPE, payload, endpointIds: load.endpointIds };
+  await publishGroupInto(ledger, publisher, [seq], [event]);
 }

@@ -1,6 +1,4 @@
-import { Pool } from 'undici';
 import { now } from '../core/clock';
-import { Ledger } from '../core/ledger';
 import { dueAt, PacingPlan, waitFor } from '../core/pacing';
 
 export const EVENT_TYPE = 'bench.event';
@@ -15,76 +13,6 @@ export interface BenchEvent {
 export function benchPayload(seq: number, bytes: number): BenchEvent['payload'] {
   const base = JSON.stringify({ s: seq, pad: '' }).length;
   return bytes > base ? { s: seq, pad: 'x'.repeat(bytes - base) } : { s: seq };
-}
-
-export type PublishOutcome =
-  | { kind: 'accepted'; eventId: string }
-  | { kind: 'refused'; detail: string }
-  | { kind: 'failed'; detail: string };
-
-/**
- * `POST /v1/events` over a keep-alive connection pool (undici), one event per request, as a
- * producer would send them. Every request has a timeout, so nothing waits forever.
- */
-export class IngestClient {
-  private readonly pool: Pool;
-
-  constructor(
-    baseUrl: string,
-    private readonly apiKey: string,
-    connections: number,
-  ) {
-    this.pool = new Pool(baseUrl, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
-  }
-
-  async publish(event: BenchEvent): Promise<PublishOutcome> {
-    try {
-      const response = await this.pool.request({
-        path: '/v1/events',
-        method: 'POST',
-        headers: { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify(event),
-        headersTimeout: 30_000,
-        bodyTimeout: 30_000,
-      });
-      const text = await response.body.text();
-      if (response.statusCode === 202) {
-        const id = (JSON.parse(text) as { data?: { id?: string } }).data?.id;
-        if (typeof id === 'string') return { kind: 'accepted', eventId: id };
-        return { kind: 'failed', detail: 'HTTP 202 without an event id' };
-      }
-      let code = '';
-      try {
-        code = (JSON.parse(text) as { error?: { code?: string } }).error?.code ?? '';
-      } catch {
-        // not JSON: the status says enough
-      }
-      return { kind: 'refused', detail: `HTTP ${response.statusCode}${code ? ` ${code}` : ''}` };
-    } catch (error) {
-      const e = error as { code?: string; message: string };
-      return { kind: 'failed', detail: e.code ?? e.message };
-    }
-  }
-
-  async close(): Promise<void> {
-    await this.pool.close().catch(() => undefined);
-  }
-}
-
-/** Publishes one event and writes each step of it to the ledger. */
-export async function publishInto(
-  ledger: Ledger,
-  client: IngestClient,
-  seq: number,
-  event: BenchEvent,
-): Promise<PublishOutcome> {
-  ledger.sent(seq, now());
-  const outcome = await client.publish(event);
-  const at = now();
-  if (outcome.kind === 'accepted') ledger.accepted(seq, at, outcome.eventId);
-  else if (outcome.kind === 'refused') ledger.refused(seq, at, outcome.detail);
-  else ledger.failed(seq, at, outcome.detail);
-  return outcome;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,58 +1,16 @@
 import { spawn } from 'node:child_process';
-import { Pool } from 'undici';
-import { EndpointBehaviour } from '../core/behaviour';
 import { now } from '../core/clock';
-import { createFifoEndpoint } from './fifo-support';
-import {
-  createEndpoint,
-  createEndpoints,
-  createOrganization,
-  EndpointRequest,
-  Tenant,
-} from '../core/hookbase-api';
+import { DeliveryRun, deliveryRun } from '../core/delivery-run';
+import { createEndpoints, createOrganization } from '../core/hookbase-api';
 import { Ledger } from '../core/ledger';
-import {
-  benchPayload,
-  EVENT_TYPE,
-  IngestClient,
-  publishInto,
-  runLanes,
-} from '../drivers/publisher';
 import { fmtInt, fmtMs, fmtRate } from '../core/report';
-import { RunReport, ScenarioResult } from '../core/result';
+import { ScenarioResult } from '../core/result';
+import { Scenario } from '../core/scenario';
 import { BenchSession, ScenarioContext } from '../core/session';
 import { distribution, ratePerSecond } from '../core/stats';
+import { IngestClient, publishSeq } from '../drivers/ingest-clients';
+import { runLanes } from '../drivers/publisher';
 import { SHORT_RETRY } from './e2e';
-import { Scenario } from '../core/scenario';
-
-/**
- * The round trip to the receiver itself (the same loopback, the same added latency), measured
- * from the bench: with one message in flight per FIFO lane, 1/RTT is the best a lane can do.
- */
-async function measureRoundTrip(
-  receiverUrl: string,
-  latencyMs: number,
-  samples: number,
-): Promise<number> {
-  const pool = new Pool(receiverUrl, { connections: 1 });
-  try {
-    const times: number[] = [];
-    for (let i = 0; i < samples; i++) {
-      const started = now();
-      const response = await pool.request({
-        path: '/rtt',
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-bench-delay-ms': String(latencyMs) },
-        body: JSON.stringify(benchPayload(i, 256)),
-      });
-      await response.body.text();
-      times.push(now() - started);
-    }
-    return distribution(times)!.p50;
-  } finally {
-    await pool.close();
-  }
-}
 
 /**
  * The probe client, run in a process of its own: Hookbase sends from another process than the
@@ -100,7 +58,7 @@ function probeRoundTripDuring(
   receiverUrl: string,
   latencyMs: number,
   everyMs: number,
-): { stop(fromMs?: number): Promise<number | null> } {
+): { stop(fromMs: number): Promise<{ fromMs: number | null; all: number | null }> } {
   const child = spawn(
     process.execPath,
     [
@@ -130,42 +88,15 @@ function probeRoundTripDuring(
       const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
       clearTimeout(killer);
-      return distribution(samples.filter((s) => s.at >= fromMs).map((s) => s.ms))?.p50 ?? null;
+      const p50 = (from: number) =>
+        distribution(samples.filter((s) => s.at >= from).map((s) => s.ms))?.p50 ?? null;
+      return { fromMs: p50(fromMs), all: p50(0) };
     },
   };
 }
 
 /** Deliveries after the publisher stopped needed to measure the lane alone. */
 const MIN_DRAIN_DELIVERIES = 100;
-
-async function laneEndpoints(
-  scenario: string,
-  tenant: Tenant,
-  receiverUrl: string,
-  count: number,
-  nonFifo: boolean,
-  onCreated: (done: number) => void,
-): Promise<string[]> {
-  const request = (index: number): EndpointRequest => ({
-    url: `${receiverUrl}/e/${index}`,
-    retry: SHORT_RETRY,
-  });
-  // The first endpoint alone: if the API refuses FIFO, nothing else is created.
-  const first = nonFifo
-    ? await createEndpoint(tenant, request(0))
-    : await createFifoEndpoint(scenario, tenant, request(0));
-  onCreated(1);
-  const rest = await createEndpoints(
-    tenant,
-    Array.from({ length: count - 1 }, (_, i) => ({
-      ...request(i + 1),
-      fifoEnabled: nonFifo ? undefined : true,
-    })),
-    16,
-    (done) => onCreated(done + 1),
-  );
-  return [first, ...rest];
-}
 
 /**
  * Delivered messages per second between the first and the last delivery at or after `fromMs`
@@ -180,14 +111,8 @@ function deliveryWindowRate(ledger: Ledger, fromMs = 0): number {
   return ratePerSecond(times.length - 1, Math.min(...times), Math.max(...times));
 }
 
-interface LaneRun {
-  session: BenchSession;
+interface LaneRun extends DeliveryRun {
   ledger: Ledger;
-  run: RunReport;
-  startMs: number;
-  /** When the publisher had sent its last event and had it accepted. */
-  loadEndMs: number;
-  problems: string[];
   notes: string[];
   orderedPerSecond: number;
   /** The same rate counted only after the publisher stopped: the lanes alone on the machine. */
@@ -196,15 +121,18 @@ interface LaneRun {
   drainDeliveries: number;
 }
 
-/** Shared by fifo-rtt and fifo-many: create the lanes, publish in lane order, drain, verify order. */
+/**
+ * fifo-rtt and fifo-many: `lanes` FIFO endpoints (plain with --non-fifo) of a pro organization;
+ * `perLane` events to each, published in lane order (one in flight per lane); drained; the
+ * order checked on every endpoint.
+ */
 async function runOrderedLanes(
-  ctx: ScenarioContext,
   session: BenchSession,
   lanes: number,
   perLane: number,
 ): Promise<LaneRun> {
-  const { options, progress } = ctx;
-  const scenario = options.scenario;
+  const { options, deadlineMs } = session.ctx;
+  const label = options.scenario;
   const tenant = await createOrganization(session.stack, 'pro');
   let created = 0;
   session.setPhase(
@@ -212,83 +140,66 @@ async function runOrderedLanes(
     () => `endpoints ${fmtInt(created)}/${fmtInt(lanes)}`,
     () => created / lanes,
   );
-  const ids = await laneEndpoints(
-    scenario,
-    tenant,
-    session.receiverUrl,
-    lanes,
-    options.nonFifo,
-    (done) => (created = done),
-  );
-  const ledger = new Ledger(scenario, { trackOrder: true });
-  const behaviour: EndpointBehaviour = {
+  const requests = Array.from({ length: lanes }, (_, index) => ({
+    url: `${session.receiverUrl}/e/${index}`,
+    retry: SHORT_RETRY,
+    fifoEnabled: options.nonFifo ? undefined : true,
+  }));
+  const ids = await createEndpoints(tenant, requests, 16, (done) => (created = done));
+  const ledger = new Ledger(label, { trackOrder: true });
+  const behaviour = {
     latencyMs: options.receiverLatencyMs,
     failRate: options.failRate,
     failWith: options.failWith,
-    failAttempts: 'first',
+    failAttempts: 'first' as const,
   };
   ids.forEach((id, index) => session.addEndpoint(id, index, ledger, behaviour));
   const notes: string[] = [];
-  if (options.nonFifo) {
+  if (options.nonFifo)
     notes.push(
       '--non-fifo: plain endpoints, order is NOT promised; this run checks the harness, not FIFO',
     );
-    progress.note(
-      `${scenario}: --non-fifo, plain endpoints (harness check only; not a FIFO measurement)`,
-    );
-  }
-
   const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, options.maxInFlight);
-  session.watch('load', [ledger], lanes * perLane);
-  const startMs = now();
   let seq = 0;
-  const load = await runLanes({
-    lanes: ids.map((_, index) => index),
-    perLane,
-    workers: options.maxInFlight,
-    deadlineMs: Math.min(ctx.deadlineMs, startMs + 60_000),
-    send: async (lane) => {
-      const mine = seq++;
-      ledger.schedule(mine, now(), new Set([lane]));
-      await publishInto(ledger, client, mine, {
-        eventType: EVENT_TYPE,
-        payload: benchPayload(mine, options.payloadBytes),
-        endpointIds: [ids[lane]],
-      });
+  const measured = await deliveryRun(session, {
+    label,
+    ledger,
+    planned: lanes * perLane,
+    offeredPerSecond: null,
+    drainSeconds: options.drainTimeoutSeconds,
+    trackOrder: true,
+    load: async () => {
+      try {
+        return await runLanes({
+          lanes: ids.map((_, index) => index),
+          perLane,
+          workers: options.maxInFlight,
+          deadlineMs: Math.min(deadlineMs, now() + 60_000),
+          send: (lane) =>
+            publishSeq(ledger, client, seq++, now(), {
+              targets: new Set([lane]),
+              payloadBytes: options.payloadBytes,
+              endpointIds: [ids[lane]],
+            }),
+        });
+      } finally {
+        await client.close();
+      }
     },
   });
-  const loadEndMs = now();
-  await client.close();
-  session.watch('draining', [ledger], null);
-  const settled = await session.drain([ledger], loadEndMs + options.drainTimeoutSeconds * 1000);
-  const run = await session.report(
-    { label: scenario, startMs, loadEndMs, offeredPerSecond: null },
-    ledger,
-    true,
-  );
-  const problems = [...run.ledger.problems];
-  if (!settled)
-    problems.push(
-      `deliveries did not settle within ${options.drainTimeoutSeconds} s after the load`,
-    );
-  if (load.stoppedByDeadline) problems.push('the load stopped at its deadline');
-  const order = run.order!;
+  const order = measured.run.order!;
   if (order.violations > 0) {
     const examples = order.firstViolations
       .map((v) => `endpoint ${v.lane}: ${v.got} after ${v.after}`)
       .join('; ');
     const text = `${order.violations} deliveries out of order (${examples})`;
     // Plain endpoints promise no order: there it is information, on FIFO endpoints a failure.
-    if (options.nonFifo) notes.push(text);
-    else problems.push(text);
+    (options.nonFifo ? notes : measured.problems).push(text);
   }
+  const { loadEndMs } = measured;
   return {
-    session,
+    ...measured,
     ledger,
-    run,
-    startMs,
-    loadEndMs,
-    problems,
     notes,
     orderedPerSecond: deliveryWindowRate(ledger),
     drainPerSecond: deliveryWindowRate(ledger, loadEndMs),
@@ -306,14 +217,13 @@ export async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> 
   const session = await BenchSession.open(ctx);
   try {
     const probe = probeRoundTripDuring(session.receiverUrl, options.receiverLatencyMs, 25);
-    const lane = await runOrderedLanes(ctx, session, 1, options.events);
-    const drainRttMs = await probe.stop(lane.loadEndMs);
-    const idleRttMs = await measureRoundTrip(session.receiverUrl, options.receiverLatencyMs, 50);
+    const lane = await runOrderedLanes(session, 1, options.events);
+    const rtt = await probe.stop(lane.loadEndMs);
     // The lane is measured alone on the machine: once the publisher has stopped, the deliveries
     // still queued run back to back, and the RTT is probed over the same time. While the
     // publisher runs, ingest and fan-out share these 2 cores with the lane (the whole-run rate).
     const alone = lane.drainDeliveries >= MIN_DRAIN_DELIVERIES;
-    const rttMs = (alone ? drainRttMs : null) ?? idleRttMs;
+    const rttMs = (alone ? rtt.fromMs : null) ?? rtt.all ?? Number.NaN;
     const measured = alone ? lane.drainPerSecond : lane.orderedPerSecond;
     const bound = 1000 / rttMs;
     const ratio = measured / bound;
@@ -339,16 +249,12 @@ export async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> 
         ],
         [
           'bound 1/RTT',
-          `${fmtRate(bound)}/s (RTT ${fmtMs(rttMs)}: p50 of probes to the receiver from a client process of their own, over the same time)`,
+          `${fmtRate(bound)}/s (RTT ${fmtMs(rttMs)}: p50 of probes to the receiver from a client process of their own, over the same time; ${fmtMs(rtt.all)} over the whole run)`,
         ],
         ['measured / bound', ratio.toFixed(2)],
         [
           'whole run',
           `${fmtRate(lane.orderedPerSecond)}/s first to last delivery, ${wholeRunRatio.toFixed(2)} of the bound (ingest and fan-out share the cores while the publisher runs)`,
-        ],
-        [
-          'idle RTT',
-          `${fmtMs(idleRttMs)} (probed after the run from the receiver's own process: no hand-over between processes)`,
         ],
         [
           'order',
@@ -360,7 +266,7 @@ export async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> 
       notes,
       extra: {
         rttMs,
-        idleRttMs,
+        wholeRunRttMs: rtt.all,
         boundPerSecond: bound,
         orderedPerSecond: measured,
         wholeRunPerSecond: lane.orderedPerSecond,
@@ -380,7 +286,7 @@ export async function runFifoMany(ctx: ScenarioContext): Promise<ScenarioResult>
   const { options } = ctx;
   const session = await BenchSession.open(ctx);
   try {
-    const lane = await runOrderedLanes(ctx, session, options.endpoints, options.eventsPerEndpoint);
+    const lane = await runOrderedLanes(session, options.endpoints, options.eventsPerEndpoint);
     const { run } = lane;
     return await session.result({
       summary: `${fmtRate(run.throughputPerSecond)} ordered deliveries/s over ${fmtInt(options.endpoints)} endpoints, ${fmtInt(run.order!.violations)} out of order`,

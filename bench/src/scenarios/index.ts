@@ -1,10 +1,8 @@
 import { Scenario } from '../core/scenario';
 import { E2E } from './e2e';
 import { FIFO_MANY, FIFO_RTT } from './fifo';
-import { INGEST_BATCH } from './ingest/batch';
-import { INGEST_GRPC } from './ingest/grpc';
 import { INGEST_KAFKA } from './ingest/kafka';
-import { INGEST_REST } from './ingest/rest';
+import { INGEST_BATCH, INGEST_GRPC, INGEST_REST } from './ingest/surfaces';
 import { ISOLATION } from './isolation';
 
 /** Every scenario, in the order `all` runs them. */

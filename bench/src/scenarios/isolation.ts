@@ -1,22 +1,15 @@
 import { EndpointBehaviour, HEALTHY } from '../core/behaviour';
 import { now } from '../core/clock';
-import { createFifoEndpoint } from './fifo-support';
+import { deliveryRun } from '../core/delivery-run';
 import { createEndpoint, createEndpoints, createOrganization, Tenant } from '../core/hookbase-api';
-import { BatchRestPublisher, publishGroupInto } from '../drivers/ingest-clients';
-import { Ledger, LedgerSink } from '../core/ledger';
+import { IngestClient, publishGroupInto, publishSeq } from '../drivers/ingest-clients';
+import { blockRouter, Ledger, SEQ_BLOCK } from '../core/ledger';
 import { planEvents } from '../core/pacing';
 import { partitionFor } from '../partitioner';
-import {
-  BenchEvent,
-  benchPayload,
-  EVENT_TYPE,
-  IngestClient,
-  publishInto,
-  runOpenLoop,
-} from '../drivers/publisher';
+import { BenchEvent, benchPayload, EVENT_TYPE, runOpenLoop } from '../drivers/publisher';
 import { fmtInt, fmtMb, fmtMs } from '../core/report';
 import { RunReport, ScenarioResult } from '../core/result';
-import { distribution } from '../core/stats';
+import { distribution, median } from '../core/stats';
 
 import { BenchSession, ScenarioContext } from '../core/session';
 import { Scenario } from '../core/scenario';
@@ -27,11 +20,7 @@ const NEIGHBOUR = 0;
 const TENANT_NEIGHBOUR_BASE = 100_000;
 /** --tenants: the healthy organization's p99 may be this much above its run alone. */
 const TENANT_P99_TOLERANCE = 0.1;
-/**
- * Sequence numbers come in blocks of RUN_SEQ: the neighbour's events in block 2, the warm-up's in
- * block 3, run k's (from 0) in block FIRST_RUN + k.
- */
-const RUN_SEQ = 10_000_000;
+/** Sequence blocks (SEQ_BLOCK): the neighbour's events in 2, the warm-up's in 3, run k's in 4 + k. */
 const NEIGHBOUR_SEQ = 2;
 const WARM_UP = 3;
 const FIRST_RUN = 4;
@@ -46,50 +35,6 @@ const ALWAYS_503 = (latencyMs: number): EndpointBehaviour => ({
   failWith: 503,
   failAttempts: 'all',
 });
-
-/**
- * Creates endpoints until `wanted` of them hash to `partition` of the deliveries topic (the same
- * partitioner Hookbase's producer uses), so they share it with the failing neighbour.
- */
-async function endpointsOnPartition(
-  tenant: Tenant,
-  receiverUrl: string,
-  partition: number,
-  partitions: number,
-  wanted: number,
-  fifo: boolean,
-  onProgress: (found: number, created: number) => void,
-): Promise<{ index: number; id: string }[]> {
-  const found: { index: number; id: string }[] = [];
-  const limit = wanted * partitions * 6; // far beyond bad luck; bounded all the same
-  let created = 0;
-  while (found.length < wanted) {
-    if (created >= limit) {
-      throw new Error(
-        `only ${found.length} of ${created} endpoints landed on partition ${partition}`,
-      );
-    }
-    const batch = await Promise.all(
-      Array.from({ length: 16 }, (_, i) =>
-        createEndpoint(tenant, {
-          url: `${receiverUrl}/e/${1 + created + i}`,
-          fifoEnabled: fifo || undefined,
-        }).then((id) => ({
-          id,
-          index: 1 + created + i,
-        })),
-      ),
-    );
-    created += batch.length;
-    for (const endpoint of batch) {
-      // The URL path carries the creation index: it is kept with the id.
-      if (found.length < wanted && partitionFor(endpoint.id, partitions) === partition)
-        found.push(endpoint);
-    }
-    onProgress(found.length, created);
-  }
-  return found;
-}
 
 /** The failing side: one endpoint of the healthy endpoints' organization, or (--tenants) another's. */
 interface Neighbours {
@@ -113,14 +58,7 @@ async function placeNeighbours(
 ): Promise<Neighbours> {
   if (!options.tenants) {
     const request = { url: `${session.receiverUrl}/e/${NEIGHBOUR}` };
-    const id = options.fifo
-      ? await createFifoEndpoint(
-          'isolation',
-          tenant,
-          request,
-          '--non-fifo runs it on plain endpoints',
-        )
-      : await createEndpoint(tenant, request);
+    const id = await createEndpoint(tenant, { ...request, fifoEnabled: options.fifo || undefined });
     session.addEndpoint(id, NEIGHBOUR, ledger, ALWAYS_503(options.neighbourLatencyMs));
     return { tenant, ids: [id], indices: [NEIGHBOUR] };
   }
@@ -172,11 +110,8 @@ async function pourBacklog(
   deadlineMs: number,
   onProgress: (text: string) => void,
 ): Promise<{ publishSeconds: number; parkSeconds: number; queued: number; accepted: number }> {
-  const publisher = new BatchRestPublisher(
-    session.stack.ingestUrl,
-    tenant.apiKey,
-    BACKLOG_CONNECTIONS,
-  );
+  const { ingestUrl } = session.stack;
+  const publisher = new IngestClient(ingestUrl, tenant.apiKey, BACKLOG_CONNECTIONS, true);
   const startMs = now();
   let sent = 0;
   let accepted = 0;
@@ -264,8 +199,10 @@ interface Setup {
 }
 
 /**
- * The healthy endpoints. Beside one failing endpoint they share its partition; beside a hanging
- * organization (--tenants) what they share is the dispatch pool, so they go where they hash.
+ * The healthy endpoints, receiver paths from 1. Beside one failing endpoint they must share its
+ * partition of the deliveries topic (kafkajs's partitioner, as Hookbase's producer): endpoints
+ * are created 16 at a time until enough hash there. Beside a hanging organization (--tenants,
+ * `partition` null) what they share is the dispatch pool, so they go where they hash.
  */
 async function placeHealthy(
   session: BenchSession,
@@ -274,28 +211,39 @@ async function placeHealthy(
   partitions: number,
 ): Promise<{ index: number; id: string }[]> {
   const { options } = session.ctx;
-  let status = '';
+  const wanted = options.healthy;
+  const found: { index: number; id: string }[] = [];
+  let created = 0;
   session.setPhase('setup', () =>
     partition === null
-      ? `creating ${options.healthy} healthy endpoints`
-      : `placing ${options.healthy} healthy endpoints on partition ${partition}: ${status}`,
+      ? `creating ${wanted} healthy endpoints`
+      : `placing ${wanted} healthy endpoints on partition ${partition}: ${found.length} found in ${created} created`,
   );
-  if (partition === null) {
-    const requests = Array.from({ length: options.healthy }, (_, i) => ({
-      url: `${session.receiverUrl}/e/${1 + i}`,
+  const limit = wanted * partitions * 6; // far beyond bad luck; bounded all the same
+  while (found.length < wanted) {
+    if (created >= limit)
+      throw new Error(
+        `only ${found.length} of ${created} endpoints landed on partition ${partition}`,
+      );
+    const indexes = Array.from(
+      { length: partition === null ? wanted : 16 },
+      (_, i) => 1 + created + i,
+    );
+    const requests = indexes.map((index) => ({
+      url: `${session.receiverUrl}/e/${index}`,
+      fifoEnabled: options.fifo || undefined,
     }));
-    const ids = await createEndpoints(tenant, requests, 8);
-    return ids.map((id, i) => ({ index: 1 + i, id }));
+    const ids = await createEndpoints(tenant, requests, 16);
+    created += ids.length;
+    ids.forEach((id, i) => {
+      if (
+        found.length < wanted &&
+        (partition === null || partitionFor(id, partitions) === partition)
+      )
+        found.push({ index: indexes[i], id });
+    });
   }
-  return endpointsOnPartition(
-    tenant,
-    session.receiverUrl,
-    partition,
-    partitions,
-    options.healthy,
-    options.fifo,
-    (count, created) => (status = `${count} found in ${created} created`),
-  );
+  return found;
 }
 
 /** Setup: the organizations, the neighbour, the healthy endpoints, the runs' ledgers. */
@@ -311,18 +259,7 @@ async function setUp(session: BenchSession): Promise<Setup> {
   const plan = planRuns(options.rounds, backlogWanted);
   const runs = plan.map((entry) => new Ledger(entry.label));
   const warmUp = new Ledger('warm-up');
-  const ledgerOf = (seq: number) => {
-    const index = Math.floor(seq / RUN_SEQ);
-    return index === WARM_UP ? warmUp : runs[index - FIRST_RUN];
-  };
-  const router: LedgerSink = {
-    attempt: (seq, endpoint, at, ok) => ledgerOf(seq)?.attempt(seq, endpoint, at, ok),
-    deadLettered: (eventId, endpoint) =>
-      ([...runs, warmUp].find((ledger) => ledger.knowsEvent(eventId)) ?? runs[0]).deadLettered(
-        eventId,
-        endpoint,
-      ),
-  };
+  const router = blockRouter([warmUp, ...runs], WARM_UP);
   for (const endpoint of healthy) session.addEndpoint(endpoint.id, endpoint.index, router, HEALTHY);
   progress.note(
     options.tenants
@@ -347,12 +284,35 @@ async function setUp(session: BenchSession): Promise<Setup> {
     backlogWanted,
     client,
     neighbourClient,
-    neighbourSeqs: { next: NEIGHBOUR_SEQ * RUN_SEQ },
+    neighbourSeqs: { next: NEIGHBOUR_SEQ * SEQ_BLOCK },
     problems: [],
   };
 }
 
-/** The healthy endpoints' open-loop load: `seconds` at --rate, sequence numbers from `firstSeq`. */
+/** An open loop of `seconds` at `rate` to `endpoints`, each event numbered by `nextSeq`. */
+function openLoad(
+  s: Setup,
+  load: { ledger: Ledger; client: IngestClient; rate: number; nextSeq: () => number },
+  endpoints: { indices: number[]; ids: string[] },
+  seconds: number,
+  deadlineMs: number,
+) {
+  const targets = new Set(endpoints.indices);
+  return runOpenLoop({
+    ratePerSecond: load.rate,
+    count: planEvents(load.rate, seconds),
+    maxInFlight: s.options.maxInFlight,
+    deadlineMs,
+    send: (_, scheduledAt) =>
+      publishSeq(load.ledger, load.client, load.nextSeq(), scheduledAt, {
+        targets,
+        payloadBytes: s.options.payloadBytes,
+        endpointIds: endpoints.ids,
+      }),
+  });
+}
+
+/** The healthy endpoints' load at --rate, sequence numbers from `firstSeq`. */
 function healthyLoad(
   s: Setup,
   ledger: Ledger,
@@ -360,46 +320,22 @@ function healthyLoad(
   seconds: number,
   deadlineMs: number,
 ) {
-  const { options } = s;
-  const targets = new Set(s.healthy.map((e) => e.index));
-  const endpointIds = s.healthy.map((e) => e.id);
-  return runOpenLoop({
-    ratePerSecond: options.rate,
-    count: planEvents(options.rate, seconds),
-    maxInFlight: options.maxInFlight,
-    deadlineMs,
-    send: async (i, scheduledAt) => {
-      const seq = firstSeq + i;
-      ledger.schedule(seq, scheduledAt, targets);
-      await publishInto(ledger, s.client, seq, {
-        eventType: EVENT_TYPE,
-        payload: benchPayload(seq, options.payloadBytes),
-        endpointIds,
-      });
-    },
-  });
+  let seq = firstSeq;
+  const healthy = { indices: s.healthy.map((e) => e.index), ids: s.healthy.map((e) => e.id) };
+  const load = { ledger, client: s.client, rate: s.options.rate, nextSeq: () => seq++ };
+  return openLoad(s, load, healthy, seconds, deadlineMs);
 }
 
 /** The neighbour's load, for a run or for the warm-up (none at --neighbour-rate 0). */
 async function neighbourLoad(s: Setup, seconds: number, deadlineMs: number): Promise<void> {
-  const { options, neighbours, neighbourLedger } = s;
-  if (options.neighbourRate <= 0) return;
-  const targets = new Set(neighbours.indices);
-  await runOpenLoop({
-    ratePerSecond: options.neighbourRate,
-    count: planEvents(options.neighbourRate, seconds),
-    maxInFlight: options.maxInFlight,
-    deadlineMs,
-    send: async (_, scheduledAt) => {
-      const seq = s.neighbourSeqs.next++;
-      neighbourLedger.schedule(seq, scheduledAt, targets);
-      await publishInto(neighbourLedger, s.neighbourClient, seq, {
-        eventType: EVENT_TYPE,
-        payload: benchPayload(seq, options.payloadBytes),
-        endpointIds: neighbours.ids,
-      });
-    },
-  });
+  if (s.options.neighbourRate <= 0) return;
+  const load = {
+    ledger: s.neighbourLedger,
+    client: s.neighbourClient,
+    rate: s.options.neighbourRate,
+    nextSeq: () => s.neighbourSeqs.next++,
+  };
+  await openLoad(s, load, s.neighbours, seconds, deadlineMs);
 }
 
 /**
@@ -426,7 +362,7 @@ async function warmUp(session: BenchSession, s: Setup): Promise<void> {
   const { deadlineMs } = session.ctx;
   session.watch('warm-up', [s.warmUp], null);
   await Promise.all([
-    healthyLoad(s, s.warmUp, WARM_UP * RUN_SEQ, WARM_UP_SECONDS, deadlineMs),
+    healthyLoad(s, s.warmUp, WARM_UP * SEQ_BLOCK, WARM_UP_SECONDS, deadlineMs),
     s.options.tenants ? neighbourLoad(s, WARM_UP_SECONDS, deadlineMs) : undefined,
   ]);
   await session.drain([s.warmUp], now() + s.options.drainTimeoutSeconds * 1000);
@@ -461,43 +397,32 @@ async function measureRun(session: BenchSession, s: Setup, runIndex: number): Pr
   const ledger = s.runs[runIndex];
   const { withNeighbour, afterBacklog } = s.plan[runIndex];
   if (afterBacklog) await queueBacklog(session, s);
-  session.watch(ledger.name, [ledger], planEvents(options.rate, options.durationSeconds));
-  const startMs = now();
-  const deadlineMs = Math.min(
-    session.ctx.deadlineMs,
-    startMs + options.durationSeconds * 1000 + 20_000,
-  );
-  const [load] = await Promise.all([
-    healthyLoad(s, ledger, (FIRST_RUN + runIndex) * RUN_SEQ, options.durationSeconds, deadlineMs),
-    withNeighbour ? neighbourLoad(s, options.durationSeconds, deadlineMs) : undefined,
-  ]);
-  const loadEndMs = now();
-  session.watch(`${ledger.name}: draining`, [ledger], null);
-  // Only the healthy endpoints' messages must settle: the neighbour's keep retrying.
-  const settled = await session.drain([ledger], loadEndMs + options.drainTimeoutSeconds * 1000);
-  if (!settled)
-    s.problems.push(
-      `${ledger.name}: deliveries did not settle within ${options.drainTimeoutSeconds} s`,
-    );
-  if (load.stoppedByDeadline) s.problems.push(`${ledger.name}: load stopped at its deadline`);
-  // The next run without the neighbour must be alone: its attempts end (timeout, DLQ).
-  if (withNeighbour && options.tenants) await untilNeighbourQuiet(session, s, ledger.name);
-  const run = await session.report(
-    { label: ledger.name, startMs, loadEndMs, offeredPerSecond: options.rate * s.healthy.length },
+  const seconds = options.durationSeconds;
+  const { run, problems } = await deliveryRun(session, {
+    label: ledger.name,
     ledger,
-  );
-  s.problems.push(...run.ledger.problems.map((p) => `${ledger.name}: ${p}`));
+    planned: planEvents(options.rate, seconds),
+    offeredPerSecond: options.rate * s.healthy.length,
+    // Only the healthy endpoints' messages must settle: the neighbour's keep retrying.
+    drainSeconds: options.drainTimeoutSeconds,
+    load: async () => {
+      const deadlineMs = Math.min(session.ctx.deadlineMs, now() + seconds * 1000 + 20_000);
+      const [load] = await Promise.all([
+        healthyLoad(s, ledger, (FIRST_RUN + runIndex) * SEQ_BLOCK, seconds, deadlineMs),
+        withNeighbour ? neighbourLoad(s, seconds, deadlineMs) : undefined,
+      ]);
+      return load;
+    },
+    // The next run without the neighbour must be alone: its attempts end (timeout, DLQ).
+    afterDrain: async () => {
+      if (withNeighbour && options.tenants) await untilNeighbourQuiet(session, s, ledger.name);
+    },
+  });
+  s.problems.push(...problems);
   return run;
 }
 
 const ratioOf = (a: number | undefined, b: number | undefined) => (a && b ? b / a : null);
-
-function median(values: (number | null)[]): number | null {
-  const known = values.filter((v): v is number => v !== null).sort((a, b) => a - b);
-  if (known.length === 0) return null;
-  const mid = Math.floor(known.length / 2);
-  return known.length % 2 ? known[mid] : (known[mid - 1] + known[mid]) / 2;
-}
 
 /** Reconcile: the healthy endpoints' ratios with ÷ without the neighbour, by round and pooled. */
 function compare(s: Setup, measured: RunReport[]) {

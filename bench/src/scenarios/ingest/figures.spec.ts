@@ -1,4 +1,4 @@
-import { boundHeadline, rawTargetRow, ratio, targetVerdict, TARGETS } from './figures';
+import { rawTargetRow, ratio, targetVerdict, TARGETS } from './figures';
 
 const step = (label: string, acceptedPerSecond: number, p99Ms: number | null) => ({
   label,
@@ -41,30 +41,6 @@ describe('ratio', () => {
     expect(ratio(7_321, 60_000)).toBe('0.12');
     expect(ratio(1, 0)).toBe('–');
     expect(ratio(Number.NaN, 10)).toBe('–');
-  });
-});
-
-describe('boundHeadline', () => {
-  const target = { eventsPerSecond: 10_000, p99Ms: 50 };
-
-  it('has no rows without a bound', () => {
-    expect(boundHeadline(undefined, 5_000, 0, target)).toEqual([]);
-  });
-
-  it('gives the bound at the best step and the share of it accepted', () => {
-    const rows = boundHeadline({ perSecond: 20_000, p99Ms: 12 }, 5_000, 24_000, target);
-    expect(rows).toHaveLength(2);
-    expect(rows[0][0]).toBe('bare HTTP bound');
-    expect(rows[0][1]).toMatch(/^20,000 events\/s at the same step \(p99 12/);
-    expect(rows[1]).toEqual(['accepted ÷ bare HTTP', '0.25']);
-  });
-
-  it('says when the target is above every step’s bound, and only then', () => {
-    const above = boundHeadline({ perSecond: 9_000, p99Ms: 20 }, 3_000, 9_500, target);
-    expect(above).toHaveLength(3);
-    expect(above[2][0]).toBe('target vs bound');
-    expect(above[2][1]).toMatch(/10,000\/s\) is above the highest bare HTTP bound \(9,500\/s\)/);
-    expect(boundHeadline({ perSecond: 9_000, p99Ms: 20 }, 3_000, 10_000, target)).toHaveLength(2);
   });
 });
 

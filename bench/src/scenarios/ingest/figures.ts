@@ -1,4 +1,4 @@
-import { fmtInt, fmtMs, fmtRate } from '../../core/report';
+import { fmtInt, fmtMs, fmtRate, fmtRatio } from '../../core/report';
 
 /** The ingest targets each surface is measured against on this 2-core machine. */
 export interface IngestTarget {
@@ -66,36 +66,7 @@ export function targetVerdict(steps: readonly StepFigure[], target: IngestTarget
 }
 
 /** accepted ÷ raw as "0.12", or "–" without a raw figure. */
-export function ratio(accepted: number, raw: number): string {
-  return raw > 0 && Number.isFinite(accepted) ? (accepted / raw).toFixed(2) : '–';
-}
-
-/**
- * The headline rows of the bare HTTP bound (bounds.ts): the bound at the best step, the
- * share of it ingest reached, and whether the target lies above every step's bound, that is
- * above what an HTTP server that does nothing else reached on this machine.
- */
-export function boundHeadline(
-  atBest: { perSecond: number; p99Ms: number | null } | undefined,
-  acceptedPerSecond: number,
-  highestPerSecond: number,
-  target: IngestTarget,
-): [string, string][] {
-  if (!atBest) return [];
-  const rows: [string, string][] = [
-    [
-      'bare HTTP bound',
-      `${fmtRate(atBest.perSecond)} events/s at the same step (p99 ${fmtMs(atBest.p99Ms)}): node:http parsing each body and answering, nothing else`,
-    ],
-    ['accepted ÷ bare HTTP', ratio(acceptedPerSecond, atBest.perSecond)],
-  ];
-  if (highestPerSecond > 0 && target.eventsPerSecond > highestPerSecond)
-    rows.push([
-      'target vs bound',
-      `the target (${fmtInt(target.eventsPerSecond)}/s) is above the highest bare HTTP bound (${fmtRate(highestPerSecond)}/s): no step could meet it on this machine`,
-    ]);
-  return rows;
-}
+export const ratio = (accepted: number, raw: number): string => fmtRatio(accepted, raw);
 
 /**
  * A headline row when the target lies above the raw Kafka produce rate measured in the same run:

@@ -1,28 +1,14 @@
 import { Kafka, logLevel, Message, Partitioners, Producer } from 'kafkajs';
 import { now } from '../../core/clock';
 import { benchEnvelope } from '../../drivers/envelope';
-import {
-  FanoutCommitWatch,
-  PendingOffsets,
-  ProducedRecord,
-  SpreadPicker,
-} from '../../drivers/fanout-offsets';
+import { PendingOffsets, ProducedRecord, SpreadPicker } from '../../drivers/fanout-offsets';
 import { createOrganization, Tenant } from '../../core/hookbase-api';
 import { ratio } from './figures';
-import {
-  addIngestEndpoints,
-  MeasuredRun,
-  rawBaseline,
-  rawHeadline,
-  settleRuns,
-  STEP_SEQ,
-  stepOf,
-  stepRouter,
-} from './session';
-import { Ledger } from '../../core/ledger';
+import { addIngestEndpoints, MeasuredRun, rawBaseline, rawHeadline, settleRuns } from './session';
+import { blockOf, blockRouter, Ledger, SEQ_BLOCK } from '../../core/ledger';
 import { dueAt, dueBy, PacingPlan, planEvents } from '../../core/pacing';
 import { partitionFor } from '../../partitioner';
-import { fmtInt, fmtMs, fmtRate, table } from '../../core/report';
+import { fmtCpu, fmtInt, fmtMs, fmtRate, table } from '../../core/report';
 import { RunReport, ScenarioResult } from '../../core/result';
 import { BenchOptions } from '../../core/options';
 import { RawProduceResult } from './bounds';
@@ -36,6 +22,9 @@ interface Organization {
   /** Endpoint indexes its events are addressed to (none by default). */
   targets: ReadonlySet<number>;
 }
+
+/** How often the fan-out's committed offsets are read: the resolution of "accepted at". */
+const COMMIT_POLL_MS = 25;
 
 /** Candidates tried per organization wanted before settling for an uneven spread. */
 const ORGANIZATION_TRIES = 10;
@@ -100,7 +89,7 @@ class IngestKafkaRun {
   private readonly options: BenchOptions;
   private readonly eventsTopic: string;
   private readonly producer: Producer;
-  private readonly commits: FanoutCommitWatch;
+  private stopCommits: () => Promise<void> = async () => undefined;
   private readonly ledgers = [new Ledger('burst'), new Ledger('paced')];
   private readonly pending = new PendingOffsets();
   private readonly phases: PhaseFigures[] = [];
@@ -124,11 +113,10 @@ class IngestKafkaRun {
       createPartitioner: Partitioners.DefaultPartitioner,
       allowAutoTopicCreation: false,
     });
-    this.commits = new FanoutCommitWatch(this.options.brokers, prefix);
   }
 
   async stopClients(): Promise<void> {
-    await this.commits.stop().catch(() => undefined);
+    await this.stopCommits().catch(() => undefined);
     await this.producer.disconnect().catch(() => undefined);
   }
 
@@ -142,7 +130,7 @@ class IngestKafkaRun {
     const partitions = await session.kafka.partitionCount(this.eventsTopic);
     session.setPhase('setup', () => `organizations over ${partitions} partitions`);
     const spread = await spreadOrganizations(session, partitions, options.organizations);
-    const router = stepRouter(this.ledgers);
+    const router = blockRouter(this.ledgers);
     for (const [i, { tenant, partition }] of spread.tenants.entries()) {
       const first = i * options.endpoints;
       const targets = await addIngestEndpoints(session, tenant, options.endpoints, router, first);
@@ -152,11 +140,17 @@ class IngestKafkaRun {
       session,
       this.organizations.map((o) => o.tenant.organizationId),
     );
-    await this.commits.start((partition, committed, at) => {
-      for (const record of this.pending.passed(partition, committed))
-        this.ledgers[stepOf(record.seq)]?.accepted(record.seq, at, record.eventId);
-    });
-    const invalidBefore = await this.commits.highWatermarks(`${this.eventsTopic}.invalid`);
+    const group = `${session.stack.topicPrefix}.fanout`;
+    this.stopCommits = session.kafka.pollCommits(
+      group,
+      this.eventsTopic,
+      COMMIT_POLL_MS,
+      (partition, committed, at) => {
+        for (const record of this.pending.passed(partition, committed))
+          this.ledgers[blockOf(record.seq)]?.accepted(record.seq, at, record.eventId);
+      },
+    );
+    const invalidBefore = await session.kafka.highWatermarks(`${this.eventsTopic}.invalid`);
     await this.producer.connect();
     await this.producer.send({
       topic: this.eventsTopic,
@@ -223,8 +217,8 @@ class IngestKafkaRun {
       }
       await this.send(
         ledger,
-        Array.from({ length: due - next }, (_, i) => this.build(STEP_SEQ + next + i)),
-        (seq) => dueAt(plan, seq - STEP_SEQ),
+        Array.from({ length: due - next }, (_, i) => this.build(SEQ_BLOCK + next + i)),
+        (seq) => dueAt(plan, seq - SEQ_BLOCK),
       );
       next = due;
     }
@@ -240,8 +234,8 @@ class IngestKafkaRun {
    */
   async reconcile(setup: SetupFigures): Promise<Checks> {
     const topic = `${this.eventsTopic}.invalid`;
-    const invalidNow = await this.commits.highWatermarks(topic).catch(() => null);
-    await this.commits.stop();
+    const invalidNow = await this.session.kafka.highWatermarks(topic).catch(() => null);
+    await this.stopCommits();
     const problems = await settleRuns(this.session, this.phases);
     const invalid = invalidNow === null ? null : invalidNow - setup.invalidBefore;
     if (invalid === null) problems.push(`could not read ${topic}`);
@@ -320,11 +314,7 @@ class IngestKafkaRun {
           ['p99', (p) => fmtMs(p.latency?.p99)],
           ['max', (p) => fmtMs(p.latency?.max)],
           ['peak fan-out lag', (p) => fmtInt(p.run.lag.peak?.fanout)],
-          [
-            'Hookbase CPU',
-            (p) =>
-              `${Math.round(p.run.services.reduce((sum, s) => sum + (s.cpuPercent ?? 0), 0))}%`,
-          ],
+          ['Hookbase CPU', (p) => fmtCpu(p.run)],
         ]),
       ],
       runs: this.runs,
@@ -359,7 +349,7 @@ class IngestKafkaRun {
   ): Promise<void> {
     const byPartition = new Map<number, Omit<ProducedRecord, 'offset'>[]>();
     for (const { seq, eventId, organization } of items) {
-      ledger.schedule(seq, scheduledAt(seq), organization.targets, stepOf(seq));
+      ledger.schedule(seq, scheduledAt(seq), organization.targets, blockOf(seq));
       let list = byPartition.get(organization.partition);
       if (!list) byPartition.set(organization.partition, (list = []));
       list.push({ seq, eventId });

@@ -13,29 +13,6 @@ import { BenchSession, RunWindow } from '../../core/session';
  * the optional endpoints, the raw Kafka produce baseline, and the wait for deliveries at the end.
  */
 
-/** Sequence numbers of step k start at k × STEP_SEQ, so a delivery tells its step. */
-export const STEP_SEQ = 10_000_000;
-
-/** The step a sequence number belongs to (negative numbers, the warm-up's, belong to none). */
-export function stepOf(seq: number): number {
-  return seq < 0 ? -1 : Math.floor(seq / STEP_SEQ);
-}
-
-/**
- * Deliveries of every step go to the same endpoints; each message is counted in its step's
- * ledger, found by the event's sequence number (attempts) or id (dead letters).
- */
-export function stepRouter(ledgers: readonly Ledger[]): LedgerSink {
-  return {
-    attempt: (seq, endpoint, at, ok) => ledgers[stepOf(seq)]?.attempt(seq, endpoint, at, ok),
-    deadLettered: (eventId, endpoint) =>
-      (ledgers.find((ledger) => ledger.knowsEvent(eventId)) ?? ledgers[0]).deadLettered(
-        eventId,
-        endpoint,
-      ),
-  };
-}
-
 /** `count` subscribed endpoints of the tenant, numbered from `first`; their indexes. */
 export async function addIngestEndpoints(
   session: BenchSession,

@@ -1,21 +1,13 @@
 import { now } from '../../core/clock';
 import { createOrganization, Tenant } from '../../core/hookbase-api';
 import { EventPublisher, publishGroupInto } from '../../drivers/ingest-clients';
-import { BoundRun, measureBound, RawProduceResult, startBareIngestServer } from './bounds';
-import { boundHeadline, IngestTarget, ratio, rawTargetRow, targetVerdict } from './figures';
-import {
-  addIngestEndpoints,
-  MeasuredRun,
-  rawBaseline,
-  rawHeadline,
-  settleRuns,
-  STEP_SEQ,
-  stepRouter,
-} from './session';
-import { Ledger } from '../../core/ledger';
+import { RawProduceResult } from './bounds';
+import { IngestTarget, ratio, rawTargetRow, targetVerdict } from './figures';
+import { addIngestEndpoints, MeasuredRun, rawBaseline, rawHeadline, settleRuns } from './session';
+import { blockRouter, Ledger, SEQ_BLOCK } from '../../core/ledger';
 import { BenchEvent, benchPayload, EVENT_TYPE, runClosedLoop } from '../../drivers/publisher';
-import { fmtInt, fmtMs, fmtRate, table } from '../../core/report';
-import { RunReport, ScenarioResult } from '../../core/result';
+import { fmtCpu, fmtInt, fmtMs, fmtRate, table } from '../../core/report';
+import { ScenarioResult } from '../../core/result';
 import { BenchSession, ScenarioContext } from '../../core/session';
 import { distribution, Distribution } from '../../core/stats';
 
@@ -39,59 +31,7 @@ export interface IngestSurface {
   targetName: string;
   /** The steps, in order, built once the tenant (and its API key) exists. */
   steps(tenant: Tenant, session: BenchSession): IngestStep[] | Promise<IngestStep[]>;
-  /**
-   * A client of the same kind as the step's, aimed at the bare HTTP server (bounds.ts), for
-   * the bare HTTP bound of each step; surfaces without one (gRPC) have no such bound.
-   */
-  boundPublisher?(url: string, step: IngestStep): EventPublisher;
   notes?: string[];
-}
-
-/** Each step's bare HTTP bound runs this long at most (--step-seconds when shorter). */
-const BOUND_SECONDS = 3;
-
-/**
- * The bare HTTP bound of each step, measured before the steps while Hookbase is idle: one bare
- * server, and for each step a fresh client of the step's kind at its concurrency and size.
- */
-async function measureHttpBounds(
-  session: BenchSession,
-  steps: readonly IngestStep[],
-  boundPublisher: NonNullable<IngestSurface['boundPublisher']>,
-): Promise<Map<IngestStep, BoundRun>> {
-  const { options, progress, deadlineMs } = session.ctx;
-  const bounds = new Map<IngestStep, BoundRun>();
-  const server = await startBareIngestServer();
-  try {
-    for (const [index, step] of steps.entries()) {
-      const seconds = Math.min(BOUND_SECONDS, options.stepSeconds, (deadlineMs - now()) / 1000);
-      if (seconds <= 0) break;
-      session.setPhase(`bare HTTP bound ${index + 1}/${steps.length}: ${step.label}`, () => '');
-      const publisher = boundPublisher(server.url, step);
-      try {
-        bounds.set(
-          step,
-          await measureBound({
-            publisher,
-            concurrency: step.concurrency,
-            eventsPerRequest: step.eventsPerRequest,
-            payloadBytes: options.payloadBytes,
-            seconds,
-          }),
-        );
-      } finally {
-        await publisher.close().catch(() => undefined);
-      }
-    }
-  } finally {
-    await server.stop();
-  }
-  progress.note(`  bare HTTP bound: up to ${fmtRate(highestBound(bounds))} events/s`);
-  return bounds;
-}
-
-function highestBound(bounds: ReadonlyMap<IngestStep, BoundRun>): number {
-  return Math.max(0, ...[...bounds.values()].map((b) => b.perSecond));
 }
 
 /** Calls made before step 1 (not counted): connections, the API key cache, the JIT. */
@@ -103,12 +43,6 @@ interface StepRun extends MeasuredRun {
   requests: number;
   /** Answered − sent of every call: for a batch, the latency each of its events saw. */
   requestLatency: Distribution | null;
-}
-
-function cpuPercent(run: RunReport): string {
-  const measured = run.services.filter((s) => s.cpuPercent !== null);
-  if (measured.length === 0) return '–';
-  return `${Math.round(measured.reduce((sum, s) => sum + (s.cpuPercent ?? 0), 0))}%`;
 }
 
 /** Calls before step 1, not counted: connections, the API key cache, the JIT. */
@@ -141,7 +75,7 @@ async function runStep(
   targets: ReadonlySet<number>,
 ): Promise<StepRun> {
   const { options, progress } = session.ctx;
-  let seq = index * STEP_SEQ;
+  let seq = index * SEQ_BLOCK;
   const latencies: number[] = [];
   const startMs = now();
   const untilMs = Math.min(startMs + options.stepSeconds * 1000, session.ctx.deadlineMs);
@@ -186,26 +120,20 @@ async function runStep(
   };
 }
 
-/** The report: the best step against the raw and bare HTTP bounds and the target, every step. */
+/** The report: the best step against the raw produce bound and the target, every step. */
 function stepsReport(
   session: BenchSession,
   surface: IngestSurface,
   figures: {
     raw: RawProduceResult;
-    bounds: ReadonlyMap<IngestStep, BoundRun>;
     done: StepRun[];
     problems: string[];
   },
 ): Promise<ScenarioResult> {
   const { options } = session.ctx;
-  const { raw, bounds, done, problems } = figures;
+  const { raw, done, problems } = figures;
   const steps = done.map((d) => d.step);
   const runs = done.map((d) => d.run);
-  for (const [step, bound] of bounds)
-    if (bound.unanswered > 0)
-      problems.push(
-        `bare HTTP bound, ${step.label}: ${fmtInt(bound.unanswered)} events unanswered`,
-      );
   const best = done.reduce((a, b) => (b.run.acceptedPerSecond > a.run.acceptedPerSecond ? b : a));
   const verdict = targetVerdict(
     done.map((d) => ({
@@ -230,12 +158,6 @@ function stepsReport(
       ],
       ...rawHeadline(raw, best.run.acceptedPerSecond),
       ...rawTargetRow(surface.target, raw.perSecond),
-      ...boundHeadline(
-        bounds.get(best.step),
-        best.run.acceptedPerSecond,
-        highestBound(bounds),
-        surface.target,
-      ),
       [`ingest target (${surface.targetName})`, verdict.text],
       ['accepted', fmtInt(runs.reduce((t, r) => t + r.ledger.events.accepted, 0))],
       [
@@ -257,17 +179,12 @@ function stepsReport(
         ['requests', (d) => fmtInt(d.requests)],
         ['accepted/s', (d) => fmtRate(d.run.acceptedPerSecond)],
         ['÷ raw', (d) => ratio(d.run.acceptedPerSecond, raw.perSecond)],
-        bounds.size > 0 && ['bare HTTP/s', (d) => fmtRate(bounds.get(d.step)?.perSecond)],
-        bounds.size > 0 && [
-          '÷ bare',
-          (d) => ratio(d.run.acceptedPerSecond, bounds.get(d.step)?.perSecond ?? 0),
-        ],
         ['refused', (d) => fmtInt(d.run.ledger.events.refused + d.run.ledger.events.failed)],
         ['p50', (d) => fmtMs(d.requestLatency?.p50)],
         ['p95', (d) => fmtMs(d.requestLatency?.p95)],
         ['p99', (d) => fmtMs(d.requestLatency?.p99)],
         ['max', (d) => fmtMs(d.requestLatency?.max)],
-        ['Hookbase CPU', (d) => cpuPercent(d.run)],
+        ['Hookbase CPU', (d) => fmtCpu(d.run)],
       ]),
     ],
     runs: done.map((d) => d.run),
@@ -281,16 +198,10 @@ function stepsReport(
             'no endpoints: the ledger checks every publish was answered (there are no messages to deliver)',
           ]
         : []),
-      ...(bounds.size > 0
-        ? [
-            'bare HTTP/s: a node:http server in its own process that only parses each body and answers, driven the same way before the steps while Hookbase was idle (a ceiling, like raw produce)',
-          ]
-        : []),
       ...(surface.notes ?? []),
     ],
     extra: {
       raw,
-      bareHttpBound: done.map((d) => ({ label: d.step.label, ...bounds.get(d.step) })),
       target: { ...surface.target, met: verdict.met, verdict: verdict.text },
       requestLatency: done.map((d) => ({ label: d.step.label, ...d.requestLatency })),
     },
@@ -317,18 +228,15 @@ export async function runIngestSteps(
     const tenant = await createOrganization(session.stack, 'free');
     steps = await surface.steps(tenant, session);
     const ledgers = steps.map((step) => new Ledger(step.label));
-    const router = stepRouter(ledgers);
+    const router = blockRouter(ledgers);
     const targets = await addIngestEndpoints(session, tenant, ctx.options.endpoints, router);
     const raw = await rawBaseline(session, [tenant.organizationId]);
-    const bounds = surface.boundPublisher
-      ? await measureHttpBounds(session, steps, surface.boundPublisher)
-      : new Map<IngestStep, BoundRun>();
     await warmUp(session, steps);
     const done: StepRun[] = [];
     for (const [index, step] of steps.entries())
       done.push(await runStep(session, step, index, steps.length, ledgers[index], targets));
     const problems = await settleRuns(session, done);
-    return await stepsReport(session, surface, { raw, bounds, done, problems });
+    return await stepsReport(session, surface, { raw, done, problems });
   } finally {
     for (const publisher of new Set(steps.map((step) => step.publisher)))
       await publisher.close().catch(() => undefined);

@@ -1,11 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  BodyDigests,
-  benchSequence,
-  FirstSeen,
-  parseS3Key,
-  s3EndpointPrefix,
-} from './cloud-sighting';
+import { BodyDigests, benchSequence, parseS3Key, s3EndpointPrefix } from './cloud';
 import { benchPayload } from './publisher';
 
 describe('benchSequence', () => {
@@ -41,19 +35,6 @@ describe('S3 keys', () => {
     expect(parseS3Key(root, `${root}e1/bench.event/m.txt`)).toBeUndefined();
     expect(parseS3Key(root, `${root}x1/bench.event/m.json`)).toBeUndefined();
     expect(parseS3Key(root, `${root}e1/a/b/m.json`)).toBeUndefined();
-  });
-});
-
-describe('FirstSeen', () => {
-  it('counts an id once and the repeats apart, until it is forgotten', () => {
-    const seen = new FirstSeen();
-    expect(seen.first('a')).toBe(true);
-    expect(seen.first('b')).toBe(true);
-    expect(seen.first('a')).toBe(false);
-    expect(seen.repeats).toBe(1);
-    seen.forget('a');
-    expect(seen.first('a')).toBe(true);
-    expect(seen.size).toBe(2);
   });
 });
 
