@@ -13,11 +13,13 @@ import {
   TcpProxy,
   TestReceiver,
 } from '@hookbase/testing';
+import { Hookbase } from '@hookbase/sdk';
 import {
-  FetchEventSender,
+  HookbaseEventSender,
   HookbaseOutbox1796169600000,
   OutboxError,
   OutboxRelay,
+  postgresOutbox,
   publish,
   RelayLogEntry,
 } from '../../libs/sdk/src/outbox';
@@ -46,10 +48,16 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
   let relay: OutboxRelay | null = null;
   const children: HookbaseProcess[] = [];
 
+  /** The relay's sender on the SDK client; its retries kept short so the relay's backoff shows. */
+  const sdkSender = (baseUrl: string) =>
+    new HookbaseEventSender(new Hookbase({ baseUrl, apiKey }), {
+      retry: { maxAttempts: 2, maxElapsedMs: 1000 },
+    });
+
   const startRelay = (baseUrl = stack.url, log?: (entry: RelayLogEntry) => void) => {
     const started = new OutboxRelay({
       database: producer.url,
-      sender: new FetchEventSender({ baseUrl, apiKey }),
+      sender: sdkSender(baseUrl),
       idleMs: 200,
       standbyMs: 200,
       backoff: { baseMs: 100, maxMs: 1000, growth: 'doubling' },
@@ -173,10 +181,13 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
     expect((await outboxRows()).map((row) => row.label)).not.toContain('rolled-back');
   });
 
+  /** The SDK client with the outbox as its writer: `publish(input, { transaction })`. */
+  const sdkClient = () => new Hookbase({ baseUrl: stack.url, apiKey, outbox: postgresOutbox() });
+
   it('publishes a committed transaction exactly once and marks its row sent', async () => {
     const published = await inTransaction(async (tx) => {
       await tx.query(`INSERT INTO orders VALUES (2, 'committed')`);
-      return publish(
+      return sdkClient().publish(
         { eventType: 'outbox.commit', payload: { label: 'committed' } },
         { transaction: tx },
       );
@@ -462,7 +473,7 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
     });
     const typeormRelay = new OutboxRelay({
       database: typeormProducer.url,
-      sender: new FetchEventSender({ baseUrl: stack.url, apiKey }),
+      sender: sdkSender(stack.url),
       idleMs: 200,
     });
     try {
@@ -475,7 +486,7 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
           publish({ eventType: 'outbox.typeorm', payload: [] as never }, { transaction: manager }),
         ).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
         await manager.query('INSERT INTO orders VALUES (2)');
-        await publish(
+        await sdkClient().publish(
           { eventType: 'outbox.typeorm', payload: { label: 'typeorm-manager' } },
           { transaction: manager },
         );
@@ -490,7 +501,7 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
         ).rejects.toMatchObject({ code: 'NOT_IN_TRANSACTION' });
         await runner.startTransaction();
         await runner.query('INSERT INTO orders VALUES (3)');
-        await publish(
+        await sdkClient().publish(
           { eventType: 'outbox.typeorm', payload: { label: 'typeorm-runner' } },
           { transaction: runner },
         );

@@ -1,5 +1,6 @@
 export * from './errors';
 export * from './event-sender';
+export * from './outbox-writer';
 export * from './outbox-input';
 export * from './publish';
 export * from './relay';

@@ -3,7 +3,8 @@
  * README): `node relay-main.js`. Stops on SIGTERM/SIGINT after the event in hand.
  */
 import { z } from 'zod';
-import { FetchEventSender } from './event-sender';
+import { Hookbase } from '../client/hookbase';
+import { HookbaseEventSender } from './event-sender';
 import { OutboxRelay, RelayLogEntry } from './relay';
 
 const whole = (min: number, max: number, fallback: number) =>
@@ -39,11 +40,13 @@ export function main(env: NodeJS.ProcessEnv = process.env): OutboxRelay | null {
   const config = parsed.data;
   const relay = new OutboxRelay({
     database: config.HOOKBASE_OUTBOX_DATABASE_URL,
-    sender: new FetchEventSender({
-      baseUrl: config.HOOKBASE_URL,
-      apiKey: config.HOOKBASE_API_KEY,
-      timeoutMs: config.HOOKBASE_OUTBOX_REQUEST_TIMEOUT_MS,
-    }),
+    sender: new HookbaseEventSender(
+      new Hookbase({
+        baseUrl: config.HOOKBASE_URL,
+        apiKey: config.HOOKBASE_API_KEY,
+        timeoutMs: config.HOOKBASE_OUTBOX_REQUEST_TIMEOUT_MS,
+      }),
+    ),
     batchSize: config.HOOKBASE_OUTBOX_BATCH_SIZE,
     idleMs: config.HOOKBASE_OUTBOX_IDLE_MS,
     backoff: { baseMs: 250, maxMs: config.HOOKBASE_OUTBOX_BACKOFF_MAX_MS, growth: 'doubling' },
