@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * The outbox relay as a command of its own, configured by environment variables (see the SDK
  * README): `node relay-main.js`. Stops on SIGTERM/SIGINT after the event in hand.
