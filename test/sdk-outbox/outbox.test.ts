@@ -26,7 +26,8 @@ import {
 import { createProducerDatabase } from './producer-database';
 
 const ROOT = join(__dirname, '..', '..');
-const RELAY_MAIN = join(ROOT, 'dist', 'libs', 'sdk', 'src', 'outbox', 'relay-main.js');
+/** The relay as a command: `hookbase outbox-relay`, the CLI built by `npm run build`. */
+const CLI = join(ROOT, 'apps', 'cli', 'bin', 'hookbase.js');
 const SCHEMA = readFileSync(
   join(ROOT, 'libs', 'sdk', 'src', 'outbox', 'migrations', '0001_hookbase_outbox.sql'),
   'utf8',
@@ -376,7 +377,7 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
     };
     const spawnRelay = (extra: Record<string, string>) => {
       const child = new HookbaseProcess(
-        spawn(process.execPath, ['--enable-source-maps', RELAY_MAIN], {
+        spawn(process.execPath, ['--enable-source-maps', CLI, 'outbox-relay'], {
           env: { ...env, ...extra },
           stdio: ['ignore', 'pipe', 'pipe'],
         }),

@@ -8,3 +8,4 @@ export * from './relay-policy';
 export * from './schema';
 export * from './sql-executor';
 export * from './typeorm-migration';
+export { relayEnvironmentSchema, runRelay, startRelay } from './relay-main';
