@@ -173,7 +173,10 @@ export class Hookbase {
     input: PublishInput,
     options: PublishOptions & { transaction: object },
   ): Promise<OutboxPublishResult>;
-  async publish(input: PublishInput, options?: PublishOptions): Promise<PublishResult>;
+  async publish(
+    input: PublishInput,
+    options?: PublishOptions & { transaction?: undefined },
+  ): Promise<PublishResult>;
   async publish(
     input: PublishInput,
     options: PublishOptions = {},
