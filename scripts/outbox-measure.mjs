@@ -73,7 +73,7 @@ async function main() {
     process.env.HOOKBASE_TEST_DATABASE_URL = infra.databaseUrl;
     process.env.HOOKBASE_TEST_KAFKA_BROKERS = infra.kafkaBrokers;
     const testing = require(join(root, 'dist', 'libs', 'testing', 'src', 'index.js'));
-    const outbox = require(join(root, 'dist', 'libs', 'sdk', 'src', 'outbox', 'index.js'));
+    const outbox = require(join(root, 'dist', 'libs', 'sdk', 'src', 'index.js'));
     const { Pool, Client } = require('pg');
     await testing.prepareTemplateDatabase(infra.databaseUrl);
     stack = await startStandalone(testing, infra);
@@ -97,7 +97,7 @@ async function main() {
     const relay = () =>
       new outbox.OutboxRelay({
         database: url.toString(),
-        sender: new outbox.FetchEventSender({ baseUrl: stack.url, apiKey }),
+        sender: new outbox.HookbaseEventSender(new outbox.Hookbase({ baseUrl: stack.url, apiKey })),
         idleMs: 1000,
       });
     const commit = async (labels) => {

@@ -13,18 +13,21 @@ import {
   TcpProxy,
   TestReceiver,
 } from '@hookbase/testing';
+import { Hookbase } from '@hookbase/sdk';
 import {
-  FetchEventSender,
+  HookbaseEventSender,
   HookbaseOutbox1796169600000,
   OutboxError,
   OutboxRelay,
+  postgresOutbox,
   publish,
   RelayLogEntry,
 } from '../../libs/sdk/src/outbox';
 import { createProducerDatabase } from './producer-database';
 
 const ROOT = join(__dirname, '..', '..');
-const RELAY_MAIN = join(ROOT, 'dist', 'libs', 'sdk', 'src', 'outbox', 'relay-main.js');
+/** The relay as a command: `hookbase outbox-relay`, the CLI built by `npm run build`. */
+const CLI = join(ROOT, 'apps', 'cli', 'bin', 'hookbase.js');
 const SCHEMA = readFileSync(
   join(ROOT, 'libs', 'sdk', 'src', 'outbox', 'migrations', '0001_hookbase_outbox.sql'),
   'utf8',
@@ -46,10 +49,16 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
   let relay: OutboxRelay | null = null;
   const children: HookbaseProcess[] = [];
 
+  /** The relay's sender on the SDK client; its retries kept short so the relay's backoff shows. */
+  const sdkSender = (baseUrl: string) =>
+    new HookbaseEventSender(new Hookbase({ baseUrl, apiKey }), {
+      retry: { maxAttempts: 2, maxElapsedMs: 1000 },
+    });
+
   const startRelay = (baseUrl = stack.url, log?: (entry: RelayLogEntry) => void) => {
     const started = new OutboxRelay({
       database: producer.url,
-      sender: new FetchEventSender({ baseUrl, apiKey }),
+      sender: sdkSender(baseUrl),
       idleMs: 200,
       standbyMs: 200,
       backoff: { baseMs: 100, maxMs: 1000, growth: 'doubling' },
@@ -173,10 +182,13 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
     expect((await outboxRows()).map((row) => row.label)).not.toContain('rolled-back');
   });
 
+  /** The SDK client with the outbox as its writer: `publish(input, { transaction })`. */
+  const sdkClient = () => new Hookbase({ baseUrl: stack.url, apiKey, outbox: postgresOutbox() });
+
   it('publishes a committed transaction exactly once and marks its row sent', async () => {
     const published = await inTransaction(async (tx) => {
       await tx.query(`INSERT INTO orders VALUES (2, 'committed')`);
-      return publish(
+      return sdkClient().publish(
         { eventType: 'outbox.commit', payload: { label: 'committed' } },
         { transaction: tx },
       );
@@ -365,7 +377,7 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
     };
     const spawnRelay = (extra: Record<string, string>) => {
       const child = new HookbaseProcess(
-        spawn(process.execPath, ['--enable-source-maps', RELAY_MAIN], {
+        spawn(process.execPath, ['--enable-source-maps', CLI, 'outbox-relay'], {
           env: { ...env, ...extra },
           stdio: ['ignore', 'pipe', 'pipe'],
         }),
@@ -462,7 +474,7 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
     });
     const typeormRelay = new OutboxRelay({
       database: typeormProducer.url,
-      sender: new FetchEventSender({ baseUrl: stack.url, apiKey }),
+      sender: sdkSender(stack.url),
       idleMs: 200,
     });
     try {
@@ -475,7 +487,7 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
           publish({ eventType: 'outbox.typeorm', payload: [] as never }, { transaction: manager }),
         ).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
         await manager.query('INSERT INTO orders VALUES (2)');
-        await publish(
+        await sdkClient().publish(
           { eventType: 'outbox.typeorm', payload: { label: 'typeorm-manager' } },
           { transaction: manager },
         );
@@ -490,7 +502,7 @@ describe('outbox: publish inside the producer transaction, relayed to Hookbase',
         ).rejects.toMatchObject({ code: 'NOT_IN_TRANSACTION' });
         await runner.startTransaction();
         await runner.query('INSERT INTO orders VALUES (3)');
-        await publish(
+        await sdkClient().publish(
           { eventType: 'outbox.typeorm', payload: { label: 'typeorm-runner' } },
           { transaction: runner },
         );

@@ -1,5 +1,6 @@
 import {
   Hookbase,
+  runRelay,
   type CreateEndpointInput,
   type PublishInput,
   type UpdateEndpointInput,
@@ -34,6 +35,9 @@ Usage: hookbase <command> [options]        (every command takes --json)
   dlq retry DLQ_ENTRY
   listen --forward-to URL [--event-type T]... [--interval MS]
                                      forward a polling endpoint's messages to a local URL
+  outbox-relay                       deliver your database's outbox to Hookbase until Ctrl-C;
+                                     configured by HOOKBASE_OUTBOX_DATABASE_URL, HOOKBASE_URL,
+                                     HOOKBASE_API_KEY, HOOKBASE_OUTBOX_* (see the SDK README)
 
 Environment: HOOKBASE_API_URL, HOOKBASE_API_KEY, HOOKBASE_ORG override the stored login;
 XDG_CONFIG_HOME moves the config directory.
@@ -430,6 +434,14 @@ async function listenCommand(args: string[], output: Output): Promise<number> {
   );
 }
 
+/** The @hookbase/sdk outbox relay, configured by its environment variables as its own bin is. */
+async function outboxRelay(args: string[]): Promise<number> {
+  const { positionals } = parse(args, {});
+  if (positionals.length)
+    throw usage('outbox-relay takes no arguments (configure it by environment)');
+  return runRelay(process.env);
+}
+
 const COMMANDS: Record<string, (args: string[], output: Output) => Promise<number>> = {
   login,
   orgs,
@@ -440,6 +452,7 @@ const COMMANDS: Record<string, (args: string[], output: Output) => Promise<numbe
   replay,
   dlq,
   listen: listenCommand,
+  'outbox-relay': outboxRelay,
 };
 
 /** Runs one command line; answers the exit code. */

@@ -25,8 +25,17 @@ export interface PublishResult {
  * Writes a publish into the caller's own database transaction (the outbox, see the SDK README).
  * The outbox module supplies it; the client only routes `publish(input, { transaction })` to it.
  */
-export interface OutboxWriter<Transaction = unknown> {
-  publish(input: PublishInput, transaction: Transaction): Promise<unknown>;
+export interface OutboxWriter<Transaction = never> {
+  publish(input: PublishInput, transaction: Transaction): Promise<OutboxPublishResult>;
+}
+
+/** What `publish(input, { transaction })` answers: the event is written, not yet at Hookbase. */
+export interface OutboxPublishResult {
+  /** The outbox row's id: the event's idempotency key at Hookbase unless the input gave one. */
+  id: string;
+  idempotencyKey: string;
+  /** True when the idempotency key was already in the outbox with the same type and payload. */
+  duplicate: boolean;
 }
 
 export interface PublishOptions {
@@ -52,7 +61,8 @@ export interface HookbaseOptions {
   /** Another fetch (tests, proxies). */
   fetch?: typeof globalThis.fetch;
   /** Routes `publish(input, { transaction })` into the caller's transaction. */
-  outbox?: OutboxWriter;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any writer's transaction type
+  outbox?: OutboxWriter<any>;
 }
 
 type Json<O> = O extends { responses: infer R }
@@ -159,14 +169,26 @@ export class Hookbase {
    * (generated when the input has none), honouring Retry-After, bounded by the retry policy; the
    * API answers a repeated key with the first result, so a retry never publishes twice.
    */
-  async publish(input: PublishInput, options: PublishOptions = {}): Promise<PublishResult> {
+  async publish(
+    input: PublishInput,
+    options: PublishOptions & { transaction: object },
+  ): Promise<OutboxPublishResult>;
+  async publish(
+    input: PublishInput,
+    options?: PublishOptions & { transaction?: undefined },
+  ): Promise<PublishResult>;
+  async publish(
+    input: PublishInput,
+    options: PublishOptions = {},
+  ): Promise<PublishResult | OutboxPublishResult> {
     if (options.transaction !== undefined) {
       if (!this.options.outbox) {
         throw new TypeError(
           'Hookbase: publish(input, { transaction }) needs the client created with an outbox',
         );
       }
-      return (await this.options.outbox.publish(input, options.transaction)) as PublishResult;
+      // Written in the caller's transaction: no request, so no retry; the relay sends it later.
+      return this.options.outbox.publish(input, options.transaction);
     }
     const idempotencyKey = input.idempotencyKey ?? randomUUID();
     const body = { ...input, idempotencyKey };

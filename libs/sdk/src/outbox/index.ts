@@ -1,5 +1,6 @@
 export * from './errors';
 export * from './event-sender';
+export * from './outbox-writer';
 export * from './outbox-input';
 export * from './publish';
 export * from './relay';
@@ -7,3 +8,4 @@ export * from './relay-policy';
 export * from './schema';
 export * from './sql-executor';
 export * from './typeorm-migration';
+export { relayEnvironmentSchema, runRelay, startRelay } from './relay-main';

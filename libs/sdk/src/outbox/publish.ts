@@ -3,7 +3,7 @@ import { OutboxError } from './errors';
 import { DEFAULT_MAX_EVENT_BYTES, OutboxEventInput, validateOutboxEvent } from './outbox-input';
 import { OutboxTransaction, SqlExecutor, sqlExecutorFor } from './sql-executor';
 
-export interface PublishOptions {
+export interface OutboxPublishOptions {
   /** The caller's open transaction: a `pg` client after BEGIN, or a TypeORM EntityManager/QueryRunner. */
   transaction: OutboxTransaction;
   /** The Hookbase installation's HOOKBASE_MAX_PAYLOAD_BYTES, when not the default. */
@@ -69,7 +69,7 @@ function toOutboxError(error: unknown): OutboxError {
  */
 export async function publish(
   input: OutboxEventInput,
-  options: PublishOptions,
+  options: OutboxPublishOptions,
 ): Promise<OutboxPublished> {
   const sql = sqlExecutorFor(options?.transaction);
   if (!sql || sql.knownOutsideTransaction) {

@@ -1,5 +1,5 @@
 import { Backoff, backoffDelay } from '@hookbase/domain';
-import { Client, ClientConfig } from 'pg';
+import type { Client, ClientConfig } from 'pg';
 import { EventSender, OutboxEvent } from './event-sender';
 import { DEFAULT_RELAY_BACKOFF, relayRetryDelay } from './relay-policy';
 import { OUTBOX_CHANNEL, OUTBOX_LOCK_CLASS, RELAY_LOCK } from './schema';
@@ -37,6 +37,10 @@ export type RelayPass =
   | { kind: 'retry'; sent: number; delayMs: number; reason: string };
 
 const PRUNE_EVERY_MS = 60_000;
+
+/** `pg` is an optional peer of the package: loaded when a relay first connects, not on import. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const pg = () => require('pg') as typeof import('pg');
 
 const defaultLog = (entry: RelayLogEntry) => {
   if (entry.level !== 'info') console.error(JSON.stringify(entry));
@@ -155,7 +159,7 @@ export class OutboxRelay {
   /** Connects, listens and takes the lock when needed; false while another relay holds it. */
   private async ensureActive(): Promise<boolean> {
     if (!this.client) {
-      const client = new Client(
+      const client = new (pg().Client)(
         typeof this.options.database === 'string'
           ? { connectionString: this.options.database }
           : this.options.database,
