@@ -5,4 +5,5 @@ export * from './topics';
 export * from './topic-worker';
 export * from './trace-context';
 export * from './kafka-readiness';
+export * from './request-queue-timer';
 export * from './consumer-lag.source';

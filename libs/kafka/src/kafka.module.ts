@@ -1,5 +1,7 @@
 import { DynamicModule, Global, Logger, Module } from '@nestjs/common';
 import { Kafka, logLevel } from 'kafkajs';
+// Loaded with the module that makes every service's clients: see the file.
+import './request-queue-timer';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { ConsumerLagSource } from './consumer-lag.source';
 import { KafkaProducer } from './kafka-producer';
