@@ -39,7 +39,7 @@ module.exports = {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
       globalSetup: '<rootDir>/test/global-setup.ts',
-      setupFilesAfterEnv: ['<rootDir>/test/setup-timeout.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup-timeout.ts', '<rootDir>/test/setup-kafkajs.ts'],
     },
   ],
 };

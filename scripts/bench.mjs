@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from './build.mjs';
 import { ensureInfra, stopStartedInfra } from './infra.mjs';
+import { checkRuntime } from './lib/runtime.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -33,6 +34,7 @@ async function main() {
   const args = process.argv.slice(2);
   const wantsHelp = args.length === 0 || args.includes('--help') || args.includes('-h');
   const log = (line) => console.error(`  ${line}`);
+  checkRuntime({ log: (line) => console.error(line) });
   const infra = wantsHelp ? undefined : await ensureInfra({ log });
   try {
     const started = Date.now();

@@ -254,6 +254,13 @@ export async function fuzz({ kafkaBrokers, databaseUrl, log = console.log }) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { checkRuntime } = await import('./lib/runtime.mjs');
+  try {
+    checkRuntime();
+  } catch (error) {
+    console.error(`✘ ${error.message}`);
+    process.exit(1);
+  }
   const { build } = await import('./build.mjs');
   const { ensureInfra, stopStartedInfra } = await import('./infra.mjs');
   const log = (line) => console.log(`  ${line}`);

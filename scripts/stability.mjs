@@ -10,6 +10,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from '
 import { createServer } from 'node:net';
 import { join, relative } from 'node:path';
 import { dataDir, root } from './lib/paths.mjs';
+import { checkRuntime } from './lib/runtime.mjs';
 import {
   countsOf,
   failuresOf,
@@ -87,6 +88,7 @@ const readResults = (file) => {
 };
 
 async function main() {
+  checkRuntime();
   const { runs, jestArgs } = parseStabilityArgs(process.argv.slice(2));
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const home = join(dataDir(), 'stability', stamp);

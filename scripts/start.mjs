@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from './build.mjs';
 import { ensureInfra } from './infra.mjs';
+import { checkRuntime } from './lib/runtime.mjs';
 import { banner } from './lib/start-banner.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -40,6 +41,7 @@ const credentialsKey = () =>
   );
 
 async function main() {
+  checkRuntime();
   const infra = await ensureInfra({ log: (line) => console.log(line) });
   const files = await build();
   console.log(`built ${files} files`);

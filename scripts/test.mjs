@@ -11,6 +11,7 @@ import { fuzz } from './fuzz.mjs';
 import { ensureInfra, stopStartedInfra } from './infra.mjs';
 import { ensureChromium } from './lib/chromium.mjs';
 import { dataDir } from './lib/paths.mjs';
+import { checkRuntime } from './lib/runtime.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -53,6 +54,8 @@ function summarize(file) {
 
 async function main() {
   const log = (line) => console.log(`  ${line}`);
+  console.log('▶ runtime');
+  checkRuntime({ log });
   // A stale result file must never be counted as this run's.
   rmSync(results, { force: true });
   console.log('▶ infrastructure');

@@ -14,6 +14,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
@@ -21,6 +22,23 @@ import { dataDir as dataRoot } from './paths.mjs';
 import { isAlive, isPortOpen, lastLines, run, tail, waitFor, withLock } from './wait.mjs';
 
 const { Kafka, logLevel } = kafkajs;
+
+// kafkajs re-arms an idle per-connection timer every 1 ms (a negative delay, which Node 24 reports
+// as TimeoutNegativeWarning): the same fix as libs/kafka/src/request-queue-timer.ts, which says why.
+// Checks the queue only while requests are held back: at the end of a throttle, else after 10 ms.
+createRequire(import.meta.url)(
+  'kafkajs/src/network/requestQueue',
+).prototype.scheduleCheckPendingRequests = function scheduleCheckPendingRequests() {
+  if (this.throttleCheckTimeoutId || this.pending.length === 0) return;
+  const untilThrottleEnds = this.throttledUntil - Date.now();
+  this.throttleCheckTimeoutId = setTimeout(
+    () => {
+      this.throttleCheckTimeoutId = null;
+      this.checkPendingRequests();
+    },
+    untilThrottleEnds > 0 ? untilThrottleEnds : 10,
+  );
+};
 
 export const KAFKA_VERSION = '4.1.1';
 

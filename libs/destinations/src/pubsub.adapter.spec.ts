@@ -1,3 +1,4 @@
+import { JWT } from 'google-auth-library';
 import { pubsubClientConfig } from './pubsub.adapter';
 
 describe('pubsubClientConfig', () => {
@@ -23,25 +24,28 @@ describe('pubsubClientConfig', () => {
   });
 
   it('reaches an https endpoint over TLS with credentials (port 443 by default)', () => {
-    expect(
-      pubsubClientConfig({
-        projectId: 'my-project',
-        topic: 'orders',
-        endpoint: 'https://pubsub.example.com',
-        credentials: {
-          clientEmail: 'svc@my-project.iam.gserviceaccount.com',
-          privateKey: '-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n',
-        },
-      }),
-    ).toEqual({
+    const settings = pubsubClientConfig({
+      projectId: 'my-project',
+      topic: 'orders',
+      endpoint: 'https://pubsub.example.com',
+      credentials: {
+        clientEmail: 'svc@my-project.iam.gserviceaccount.com',
+        privateKey: '-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n',
+      },
+    });
+    const { authClient, ...rest } = settings;
+    expect(rest).toEqual({
       projectId: 'my-project',
       apiEndpoint: 'pubsub.example.com:443',
       emulatorMode: false,
-      credentials: {
-        client_email: 'svc@my-project.iam.gserviceaccount.com',
-        private_key: '-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n',
-      },
     });
+    // The service account's own client (not the deprecated `credentials` option), with Pub/Sub's scopes.
+    expect(authClient).toBeInstanceOf(JWT);
+    const jwt = authClient as JWT;
+    expect(jwt.email).toBe('svc@my-project.iam.gserviceaccount.com');
+    expect(jwt.key).toBe('-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n');
+    expect(jwt.scopes).toEqual(expect.arrayContaining(['https://www.googleapis.com/auth/pubsub']));
+    expect(settings).not.toHaveProperty('credentials');
   });
 
   it('dials a checked address while TLS and :authority still name the host', () => {

@@ -1,5 +1,6 @@
 import { isIPv4 } from 'node:net';
-import { PubSub, type ClientConfig, type Topic } from '@google-cloud/pubsub';
+import { PubSub, v1, type ClientConfig, type Topic } from '@google-cloud/pubsub';
+import { JWT } from 'google-auth-library';
 import {
   checkBeforeSend,
   ClientCache,
@@ -151,6 +152,9 @@ export class PubsubDestinationAdapter implements DestinationAdapter {
   }
 }
 
+/** The OAuth scopes the Pub/Sub client asks for (its publisher's, which the subscriber's match). */
+const PUBSUB_SCOPES = [...new Set([...v1.PublisherClient.scopes, ...v1.SubscriberClient.scopes])];
+
 /**
  * The client settings for a topic's project, endpoint and credentials. With `address` (the
  * checked address of the endpoint's host) the channel dials it, while TLS verifies the
@@ -177,10 +181,13 @@ export function pubsubClientConfig(config: PubsubConfig, address?: string): Clie
     if (emulator) settings.universeDomain = 'googleapis.com';
   }
   if (config.credentials !== undefined) {
-    settings.credentials = {
-      client_email: config.credentials.clientEmail,
-      private_key: config.credentials.privateKey,
-    };
+    // A service-account client of our own: google-auth-library 11 deprecates (and warns on every
+    // client made with) the `credentials` option it would otherwise build this from.
+    settings.authClient = new JWT({
+      email: config.credentials.clientEmail,
+      key: config.credentials.privateKey,
+      scopes: PUBSUB_SCOPES,
+    });
   }
   return settings;
 }

@@ -5,6 +5,7 @@ export * from './topics';
 export * from './topic-worker';
 export * from './trace-context';
 export * from './kafka-readiness';
+export * from './request-queue-timer';
 export * from './consumer-lag.source';
 export * from './ingest-origin';
 export * from './consumer-assignment.source';

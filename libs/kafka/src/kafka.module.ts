@@ -1,6 +1,8 @@
 import { DynamicModule, Global, Logger, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Kafka, logLevel } from 'kafkajs';
+// Loaded with the module that makes every service's clients: see the file.
+import './request-queue-timer';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { ConsumerAssignmentSource } from './consumer-assignment.source';
 import { ConsumerLagSource } from './consumer-lag.source';
