@@ -1,3 +1,5 @@
+// The harness's own kafkajs clients get the same idle-timer fix as the services (libs/kafka).
+import '@hookbase/kafka';
 import { Cleanup } from './core/cleanup';
 import { EXIT, ScenarioUnavailable } from './core/errors';
 import { BenchOptions, parseCommandLine, usage, UsageError } from './core/options';
