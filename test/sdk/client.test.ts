@@ -1,5 +1,5 @@
 import { Hookbase, HookbaseApiError, HookbaseConnectionError } from '@hookbase/sdk';
-import { createTenant, RunningStack, startStack } from '@hookbase/testing';
+import { createTenant, pollUntil, RunningStack, startStack } from '@hookbase/testing';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 
@@ -96,7 +96,10 @@ describe('@hookbase/sdk client against the real stack', () => {
       idempotencyKey: first.idempotencyKey,
     });
     expect(again).toMatchObject({ id: first.id, duplicate: true });
-    const event = await hookbase.getEvent(first.id);
+    // Accepted means on Kafka; the fan-out records the event a moment later (404 until then).
+    const event = await pollUntil(() => hookbase.getEvent(first.id), {
+      description: `event ${first.id} recorded by the fan-out`,
+    });
     expect(event).toMatchObject({ id: first.id, payload: { n: 1 } });
   });
 
