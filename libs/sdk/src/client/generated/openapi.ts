@@ -2195,6 +2195,8 @@ export interface operations {
     listMessages: {
         parameters: {
             query?: {
+                createdAfter?: string;
+                createdBefore?: string;
                 cursor?: string;
                 endpointId?: string;
                 eventType?: string;
