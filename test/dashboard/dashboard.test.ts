@@ -161,6 +161,29 @@ describe('the dashboard', () => {
     await page.getByText('No endpoints yet.').waitFor();
   });
 
+  it('signs in with the admin token and picks an organization from the list', async () => {
+    const admin = new ApiClient(stack.url, stack.adminToken);
+    const made = await admin.post('/api/organizations', { name: 'Listed Ltd', plan: 'pro' });
+    expect(made.status).toBe(201);
+    await page.goto(dashboard());
+    await page.getByRole('radio', { name: 'Admin token' }).check();
+    await page.getByRole('textbox', { name: 'Admin token' }).fill(stack.adminToken);
+    await page.getByRole('radio', { name: 'Pick an existing one from the list' }).check();
+    await page.getByRole('button', { name: 'Load organizations' }).click();
+    const choice = page.getByRole('combobox', { name: 'Choose an organization' });
+    await choice.waitFor();
+    // The newest organization comes first, so it is the one chosen until another is picked.
+    expect(await choice.inputValue()).toBe(made.body.data.id);
+    expect(await choice.locator('option').allTextContents()).toContainEqual(
+      `Listed Ltd (pro) · ${made.body.data.id}`,
+    );
+    await checkPage(page, 'sign-in-pick-organization');
+    await choice.selectOption(made.body.data.id);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('Listed Ltd (pro plan)').waitFor();
+    await page.getByText('No endpoints yet.').waitFor();
+  });
+
   it('creates an HTTP endpoint with FIFO ordering on a pro plan and lists it', async () => {
     await signInAsNewOrganization('pro');
     // Keyboard alone: Tab to "Create endpoint", Enter opens the dialog.
