@@ -9,6 +9,7 @@ import { ManagementModule } from '@hookbase/management';
 import { ApiClient, createTenant, RunningStack, startStack } from '@hookbase/testing';
 import {
   AdminGuard,
+  AdminOnlyGuard,
   ApiKeyGuard,
   buildOpenApiDocument,
   controllersOf,
@@ -62,7 +63,7 @@ function routeGuards(): Record<string, string> {
       const path: string | undefined = Reflect.getMetadata('path', handler);
       if (method === undefined || path === undefined) continue;
       const all = [...onClass, ...(Reflect.getMetadata(GUARDS_METADATA, handler) ?? [])];
-      const security = all.includes(AdminGuard)
+      const security = all.some((guard) => guard === AdminGuard || guard === AdminOnlyGuard)
         ? 'admin'
         : all.includes(ApiKeyGuard)
           ? 'apiKey'

@@ -161,6 +161,29 @@ describe('the dashboard', () => {
     await page.getByText('No endpoints yet.').waitFor();
   });
 
+  it('signs in with the admin token and picks an organization from the list', async () => {
+    const admin = new ApiClient(stack.url, stack.adminToken);
+    const made = await admin.post('/api/organizations', { name: 'Listed Ltd', plan: 'pro' });
+    expect(made.status).toBe(201);
+    await page.goto(dashboard());
+    await page.getByRole('radio', { name: 'Admin token' }).check();
+    await page.getByRole('textbox', { name: 'Admin token' }).fill(stack.adminToken);
+    await page.getByRole('radio', { name: 'Pick an existing one from the list' }).check();
+    await page.getByRole('button', { name: 'Load organizations' }).click();
+    const choice = page.getByRole('combobox', { name: 'Choose an organization' });
+    await choice.waitFor();
+    // The newest organization comes first, so it is the one chosen until another is picked.
+    expect(await choice.inputValue()).toBe(made.body.data.id);
+    expect(await choice.locator('option').allTextContents()).toContainEqual(
+      `Listed Ltd (pro) · ${made.body.data.id}`,
+    );
+    await checkPage(page, 'sign-in-pick-organization');
+    await choice.selectOption(made.body.data.id);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('Listed Ltd (pro plan)').waitFor();
+    await page.getByText('No endpoints yet.').waitFor();
+  });
+
   it('creates an HTTP endpoint with FIFO ordering on a pro plan and lists it', async () => {
     await signInAsNewOrganization('pro');
     // Keyboard alone: Tab to "Create endpoint", Enter opens the dialog.
@@ -291,6 +314,53 @@ describe('the dashboard', () => {
       .map((r) => (JSON.parse(r.body) as { n: number }).n);
     expect(delivered).toEqual([1, 2, 3, 4]);
     await checkPage(page, 'endpoint-drained');
+  });
+
+  it('filters the message log by creation time on the server', async () => {
+    const { organizationId, client } = await signInAsNewOrganization('free', 'Timely Ltd');
+    await createEndpoint(client, organizationId, { url: `${receiverUrl}/timely` });
+    const messagesPath = `/api/organizations/${organizationId}/messages`;
+    const listed = async () =>
+      ((await client.get(`${messagesPath}?limit=250`)).body.data ?? []) as {
+        eventType: string;
+        createdAt: string;
+      }[];
+    for (let n = 1; n <= 2; n += 1) await publish(client, 'order.early', { n });
+    const early = await pollUntil(async () => ((await listed()).length === 2 ? listed() : false), {
+      description: 'two early messages in the log',
+    });
+    // A boundary on a whole second (the form's precision) after every early message ...
+    const latest = Math.max(...early.map((m) => Date.parse(m.createdAt)));
+    const boundary = new Date(Math.ceil((latest + 1) / 1000) * 1000);
+    await pollUntil(() => Date.now() > boundary.getTime() + 1, {
+      description: 'the clock passes the boundary',
+    });
+    // ... and before every late one.
+    for (let n = 1; n <= 3; n += 1) await publish(client, 'order.late', { n });
+    await pollUntil(async () => (await listed()).length === 5, {
+      description: 'five messages in the log',
+    });
+    const asFormTime = boundary.toISOString().slice(0, 19);
+
+    await page.getByRole('link', { name: 'Message log' }).click();
+    const rows = page.locator('tbody tr');
+    await pollUntil(async () => (await rows.count()) === 5, { description: 'five rows' });
+    await page.getByLabel('Created since (UTC)').fill(asFormTime);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await pollUntil(async () => (await rows.count()) === 3, {
+      description: 'three messages created since the boundary',
+    });
+    for (const text of await rows.allTextContents()) expect(text).toContain('order.late');
+    expect(page.url()).toContain('since=');
+
+    await page.getByLabel('Created since (UTC)').fill('');
+    await page.getByLabel('Created before (UTC)').fill(asFormTime);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await pollUntil(async () => (await rows.count()) === 2, {
+      description: 'two messages created before the boundary',
+    });
+    for (const text of await rows.allTextContents()) expect(text).toContain('order.early');
+    await checkPage(page, 'messages-time-filter');
   });
 
   it('lists dead-lettered messages with their reason, retries one and then the selected ones', async () => {

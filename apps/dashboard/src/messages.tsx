@@ -11,7 +11,8 @@ export function MessagesPage(props: { client: Client; params: URLSearchParams })
   const eventType = params.get('eventType') ?? '';
   const endpointId = params.get('endpointId') ?? '';
   const since = params.get('since') ?? '';
-  const [form, setForm] = useState({ status, eventType, endpointId, since });
+  const until = params.get('until') ?? '';
+  const [form, setForm] = useState({ status, eventType, endpointId, since, until });
   const [endpoints, setEndpoints] = useState<Endpoint[]>([]);
   const [messages, setMessages] = useState<Message[] | null>(null);
   const [cursors, setCursors] = useState<string[]>([]);
@@ -20,8 +21,8 @@ export function MessagesPage(props: { client: Client; params: URLSearchParams })
   const cursor = cursors[cursors.length - 1];
 
   useEffect(
-    () => setForm({ status, eventType, endpointId, since }),
-    [status, eventType, endpointId, since],
+    () => setForm({ status, eventType, endpointId, since, until }),
+    [status, eventType, endpointId, since, until],
   );
   useEffect(() => {
     void client.get<Endpoint[]>('/webhook-endpoints').then(setEndpoints, () => undefined);
@@ -31,19 +32,18 @@ export function MessagesPage(props: { client: Client; params: URLSearchParams })
     if (status) query.set('status', status);
     if (eventType) query.set('eventType', eventType);
     if (endpointId) query.set('endpointId', endpointId);
+    // The form's times are UTC wall-clock times; the API takes ISO 8601 instants.
+    const createdAfter = utcInstant(since);
+    const createdBefore = utcInstant(until);
+    if (createdAfter) query.set('createdAfter', createdAfter);
+    if (createdBefore) query.set('createdBefore', createdBefore);
     if (cursor) query.set('cursor', cursor);
     query.set('limit', '50');
     let cancelled = false;
     client.page<Message>(`/messages?${query.toString()}`).then(
       (page) => {
         if (cancelled) return;
-        // The API has no time filter: the page is narrowed here, and says so.
-        const from = since ? new Date(`${since}Z`).getTime() : null;
-        setMessages(
-          from === null
-            ? page.data
-            : page.data.filter((m) => new Date(m.createdAt).getTime() >= from),
-        );
+        setMessages(page.data);
         setNext(page.nextCursor ?? null);
         setError(null);
       },
@@ -52,7 +52,7 @@ export function MessagesPage(props: { client: Client; params: URLSearchParams })
     return () => {
       cancelled = true;
     };
-  }, [client, status, eventType, endpointId, since, cursor]);
+  }, [client, status, eventType, endpointId, since, until, cursor]);
 
   function apply(event: FormEvent) {
     event.preventDefault();
@@ -114,8 +114,20 @@ export function MessagesPage(props: { client: Client; params: URLSearchParams })
             <input
               id={id}
               type="datetime-local"
+              step="1"
               value={form.since}
               onChange={(e) => setForm({ ...form, since: e.target.value })}
+            />
+          )}
+        </Field>
+        <Field label="Created before (UTC)">
+          {({ id }) => (
+            <input
+              id={id}
+              type="datetime-local"
+              step="1"
+              value={form.until}
+              onChange={(e) => setForm({ ...form, until: e.target.value })}
             />
           )}
         </Field>
@@ -191,6 +203,13 @@ export function MessagesPage(props: { client: Client; params: URLSearchParams })
       </div>
     </section>
   );
+}
+
+/** A `datetime-local` value read as UTC, as an ISO 8601 instant; nothing when empty or invalid. */
+function utcInstant(local: string): string | undefined {
+  if (!local) return undefined;
+  const millis = Date.parse(`${local}Z`);
+  return Number.isNaN(millis) ? undefined : new Date(millis).toISOString();
 }
 
 interface MessageDetail extends Message {

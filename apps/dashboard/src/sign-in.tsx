@@ -3,15 +3,19 @@ import { ApiError, Organization, request, Session } from './api';
 import { ErrorBox, Field } from './ui';
 
 /**
- * Sign in with an API key (and its organization's id), or with the admin token: then open an
- * organization by id or create one, and the dashboard makes itself an API key for it.
+ * Sign in with an API key (and its organization's id), or with the admin token: then pick an
+ * organization from the list, open one by id or create one, and the dashboard makes itself an API
+ * key for it.
  */
 export function SignIn(props: { notice: string | null; onSignedIn: (session: Session) => void }) {
   const [mode, setMode] = useState<'key' | 'admin'>('key');
   const [apiKey, setApiKey] = useState('');
   const [organizationId, setOrganizationId] = useState('');
   const [adminToken, setAdminToken] = useState('');
-  const [orgChoice, setOrgChoice] = useState<'open' | 'create'>('create');
+  const [orgChoice, setOrgChoice] = useState<'pick' | 'open' | 'create'>('create');
+  const [orgs, setOrgs] = useState<Organization[] | null>(null);
+  const [orgsNext, setOrgsNext] = useState<string | null>(null);
+  const [picked, setPicked] = useState('');
   const [orgName, setOrgName] = useState('');
   const [plan, setPlan] = useState('free');
   const [error, setError] = useState<unknown>(null);
@@ -31,6 +35,39 @@ export function SignIn(props: { notice: string | null; onSignedIn: (session: Ses
     });
   }
 
+  /** The admin's list of organizations, 50 at a time; asked for on a click, not per keystroke. */
+  async function loadOrganizations(more: boolean) {
+    setError(null);
+    setBusy(true);
+    try {
+      const query = new URLSearchParams({ limit: '50' });
+      if (more && orgsNext) query.set('cursor', orgsNext);
+      const page = await request<Organization[]>(
+        'GET',
+        `/api/organizations?${query.toString()}`,
+        adminToken,
+      );
+      const listed = more && orgs ? [...orgs, ...page.data] : page.data;
+      setOrgs(listed);
+      setOrgsNext(page.nextCursor ?? null);
+      if (!picked && listed.length > 0) setPicked(listed[0].id);
+    } catch (caught) {
+      setError(refusal(caught));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  function refusal(caught: unknown) {
+    return caught instanceof ApiError && caught.status === 401
+      ? new Error(
+          mode === 'key'
+            ? 'That API key was refused. Check the key, or ask an admin for a new one.'
+            : 'That admin token was refused. It is printed by `npm start` (or set in HOOKBASE_ADMIN_TOKEN).',
+        )
+      : caught;
+  }
+
   async function submit(event: FormEvent) {
     event.preventDefault();
     setError(null);
@@ -40,7 +77,7 @@ export function SignIn(props: { notice: string | null; onSignedIn: (session: Ses
         await signInWithKey(apiKey.trim(), organizationId.trim());
         return;
       }
-      let orgId = organizationId.trim();
+      let orgId = orgChoice === 'pick' ? picked : organizationId.trim();
       if (orgChoice === 'create') {
         const created = await request<Organization>('POST', '/api/organizations', adminToken, {
           name: orgName,
@@ -56,15 +93,7 @@ export function SignIn(props: { notice: string | null; onSignedIn: (session: Ses
       );
       await signInWithKey(issued.data.key, orgId);
     } catch (caught) {
-      setError(
-        caught instanceof ApiError && caught.status === 401
-          ? new Error(
-              mode === 'key'
-                ? 'That API key was refused. Check the key, or ask an admin for a new one.'
-                : 'That admin token was refused. It is printed by `npm start` (or set in HOOKBASE_ADMIN_TOKEN).',
-            )
-          : caught,
-      );
+      setError(refusal(caught));
     } finally {
       setBusy(false);
     }
@@ -159,6 +188,15 @@ export function SignIn(props: { notice: string | null; onSignedIn: (session: Ses
                 <input
                   type="radio"
                   name="org"
+                  checked={orgChoice === 'pick'}
+                  onChange={() => setOrgChoice('pick')}
+                />
+                Pick an existing one from the list
+              </label>
+              <label className="inline">
+                <input
+                  type="radio"
+                  name="org"
                   checked={orgChoice === 'open'}
                   onChange={() => setOrgChoice('open')}
                 />
@@ -192,6 +230,47 @@ export function SignIn(props: { notice: string | null; onSignedIn: (session: Ses
                       </select>
                     )}
                   </Field>
+                </>
+              ) : orgChoice === 'pick' ? (
+                <>
+                  {orgs === null ? (
+                    <p className="hint">Enter the admin token, then load the organizations.</p>
+                  ) : orgs.length === 0 ? (
+                    <p className="hint">No organizations yet: create one instead.</p>
+                  ) : (
+                    <Field label="Choose an organization">
+                      {({ id }) => (
+                        <select
+                          id={id}
+                          required
+                          value={picked}
+                          onChange={(e) => setPicked(e.target.value)}
+                        >
+                          {orgs.map((org) => (
+                            <option key={org.id} value={org.id}>
+                              {org.name} ({org.plan}) · {org.id}
+                            </option>
+                          ))}
+                        </select>
+                      )}
+                    </Field>
+                  )}
+                  <button
+                    type="button"
+                    disabled={busy || !adminToken}
+                    onClick={() => void loadOrganizations(false)}
+                  >
+                    {orgs === null ? 'Load organizations' : 'Reload organizations'}
+                  </button>
+                  {orgsNext ? (
+                    <button
+                      type="button"
+                      disabled={busy}
+                      onClick={() => void loadOrganizations(true)}
+                    >
+                      Load more
+                    </button>
+                  ) : null}
                 </>
               ) : (
                 <Field label="Organization ID">

@@ -1,6 +1,6 @@
 import { DomainError } from './errors';
 import { newId } from './ids';
-import { createEndpointSchema, parseInput, publishEventSchema } from './inputs';
+import { createEndpointSchema, messageQuerySchema, parseInput, publishEventSchema } from './inputs';
 
 function validationIssues(run: () => unknown) {
   try {
@@ -61,5 +61,47 @@ describe('createEndpointSchema', () => {
   it('rejects unknown kinds and statuses', () => {
     validationIssues(() => parseInput(createEndpointSchema, { kind: 'ftp' }));
     validationIssues(() => parseInput(createEndpointSchema, { status: 'deleted' }));
+  });
+});
+
+describe('messageQuerySchema', () => {
+  it('accepts a time window with offsets', () => {
+    expect(
+      parseInput(messageQuerySchema, {
+        createdAfter: '2026-01-01T00:00:00Z',
+        createdBefore: '2026-01-01T02:00:00+01:00',
+      }),
+    ).toMatchObject({
+      createdAfter: '2026-01-01T00:00:00Z',
+      createdBefore: '2026-01-01T02:00:00+01:00',
+    });
+  });
+
+  it('names the field that is not an ISO 8601 timestamp', () => {
+    expect(
+      validationIssues(() => parseInput(messageQuerySchema, { createdAfter: 'yesterday' })).issues,
+    ).toEqual([expect.objectContaining({ path: 'createdAfter' })]);
+    expect(
+      validationIssues(() => parseInput(messageQuerySchema, { createdBefore: '1700000000' }))
+        .issues,
+    ).toEqual([expect.objectContaining({ path: 'createdBefore' })]);
+  });
+
+  it('refuses a window that ends before it starts, comparing instants not text', () => {
+    expect(
+      validationIssues(() =>
+        parseInput(messageQuerySchema, {
+          createdAfter: '2026-01-01T00:00:01Z',
+          createdBefore: '2026-01-01T00:00:00Z',
+        }),
+      ).issues,
+    ).toEqual([expect.objectContaining({ path: 'createdBefore' })]);
+    // 01:00+01:00 is 00:00Z: an empty window, not a reversed one.
+    expect(() =>
+      parseInput(messageQuerySchema, {
+        createdAfter: '2026-01-01T00:00:00Z',
+        createdBefore: '2026-01-01T01:00:00+01:00',
+      }),
+    ).not.toThrow();
   });
 });

@@ -115,11 +115,23 @@ export const listQuerySchema = z.object({
   cursor: z.string().max(200).optional(),
 });
 
-export const messageQuerySchema = listQuerySchema.extend({
-  endpointId: z.string().max(100).optional(),
-  status: z.enum(MESSAGE_STATUSES).optional(),
-  eventType: z.string().max(256).optional(),
-});
+export const messageQuerySchema = listQuerySchema
+  .extend({
+    endpointId: z.string().max(100).optional(),
+    status: z.enum(MESSAGE_STATUSES).optional(),
+    eventType: z.string().max(256).optional(),
+    /** Only messages created at or after this time (ISO 8601 with an offset). */
+    createdAfter: z.iso.datetime({ offset: true }).optional(),
+    /** Only messages created before this time (ISO 8601 with an offset). */
+    createdBefore: z.iso.datetime({ offset: true }).optional(),
+  })
+  .refine(
+    (query) =>
+      !query.createdAfter ||
+      !query.createdBefore ||
+      Date.parse(query.createdAfter) <= Date.parse(query.createdBefore),
+    { path: ['createdBefore'], message: 'createdBefore must not be earlier than createdAfter' },
+  );
 
 export const dlqQuerySchema = listQuerySchema.extend({
   endpointId: z.string().max(100).optional(),

@@ -7,20 +7,29 @@ import {
   Param,
   Patch,
   Post,
+  Query,
   UseGuards,
 } from '@nestjs/common';
 import {
   createApiKeySchema,
   createOrganizationSchema,
   DomainError,
+  listQuerySchema,
   parseInput,
   rotateApiKeySchema,
   updateOrganizationSchema,
 } from '@hookbase/domain';
-import { apiKeyBody, dataOf, DescribeRoute, issuedApiKeyBody, JsonSchema } from '@hookbase/web';
+import {
+  apiKeyBody,
+  dataOf,
+  DescribeRoute,
+  issuedApiKeyBody,
+  JsonSchema,
+  pageOf,
+} from '@hookbase/web';
 import { ApiKeyRepository, OrganizationRepository } from '@hookbase/persistence';
 import { AuthService } from '@hookbase/auth';
-import { AdminGuard, ApiKeyGuard } from '@hookbase/web';
+import { AdminGuard, AdminOnlyGuard, ApiKeyGuard } from '@hookbase/web';
 import { apiKeyView, issuedApiKeyView, organizationView } from './views';
 
 @Controller('api/organizations')
@@ -48,6 +57,25 @@ export class OrganizationsController {
   async create(@Body() body: unknown) {
     const input = parseInput(createOrganizationSchema, body);
     return { data: organizationView(await this.organizations.create(input)) };
+  }
+
+  @DescribeRoute({
+    operationId: 'listOrganizations',
+    tag: 'Organizations',
+    summary:
+      'Every organization of the installation, newest first (admin token only: an API key gets 403 FORBIDDEN).',
+    security: 'admin',
+    query: { name: 'ListQuery', schema: listQuerySchema },
+    success: { status: 200, description: 'A page of organizations', schema: pageOf() },
+    errors: ['FORBIDDEN', 'VALIDATION_FAILED'],
+    usesStore: true,
+  })
+  @Get()
+  @UseGuards(AdminOnlyGuard)
+  async list(@Query() query: unknown) {
+    const { limit, cursor } = parseInput(listQuerySchema, query);
+    const page = await this.organizations.list({ limit, cursor });
+    return { data: page.items.map(organizationView), nextCursor: page.nextCursor };
   }
 
   @DescribeRoute({

@@ -7,8 +7,8 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import { DomainError } from '@hookbase/domain';
-import { ApiKeyPrincipal, AuthService, RequestLimits } from '@hookbase/auth';
+import { DomainError, isWellFormedApiKey } from '@hookbase/domain';
+import { ApiKeyPrincipal, AuthService, readBearer, RequestLimits } from '@hookbase/auth';
 
 type AuthenticatedRequest = FastifyRequest & {
   organizationId?: string;
@@ -63,6 +63,28 @@ export class AdminGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     await this.auth.authenticateAdmin(request.headers.authorization, request.ip);
+    return true;
+  }
+}
+
+/**
+ * The admin token only, telling a valid API key apart from a wrong credential: the key is
+ * answered 403 FORBIDDEN (it authenticated, but an organization's key cannot do this), anything
+ * else that is not the admin token 401 as on every admin route.
+ */
+@Injectable()
+export class AdminOnlyGuard implements CanActivate {
+  constructor(private readonly auth: AuthService) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const authorization = request.headers.authorization;
+    const token = readBearer(authorization);
+    if (token !== null && !this.auth.isAdminToken(token) && isWellFormedApiKey(token)) {
+      await this.auth.authenticateApiKey(authorization, request.ip);
+      throw new DomainError('FORBIDDEN', 'An API key cannot do this: use the admin token');
+    }
+    await this.auth.authenticateAdmin(authorization, request.ip);
     return true;
   }
 }

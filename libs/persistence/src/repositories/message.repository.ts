@@ -124,6 +124,10 @@ export interface MessageFilter {
   endpointId?: string;
   status?: MessageStatus;
   eventType?: string;
+  /** Created at or after this time (ISO 8601). */
+  createdAfter?: string;
+  /** Created before this time (ISO 8601). */
+  createdBefore?: string;
 }
 
 @Injectable()
@@ -447,6 +451,8 @@ export class MessageRepository {
     if (filter.endpointId) query.andWhere('m.endpoint_id = :endpointId', filter);
     if (filter.status) query.andWhere('m.status = :status', filter);
     if (filter.eventType) query.andWhere('m.event_type = :eventType', filter);
+    if (filter.createdAfter) query.andWhere('m.created_at >= :createdAfter', filter);
+    if (filter.createdBefore) query.andWhere('m.created_at < :createdBefore', filter);
     if (options.cursor) query.andWhere('m.id < :cursor', { cursor: options.cursor });
     return toPage(await query.getMany(), options.limit);
   }

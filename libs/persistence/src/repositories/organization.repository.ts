@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { HostIdentityGrant, newId, Plan } from '@hookbase/domain';
 import { OrganizationEntity } from '../entities';
+import { Page, toPage } from './page';
 
 @Injectable()
 export class OrganizationRepository {
@@ -35,6 +36,16 @@ export class OrganizationRepository {
       [id],
     );
     return rows[0]?.host_cloud_identity ?? null;
+  }
+
+  /** Every organization of the installation, newest first, a page at a time (by id). */
+  async list(options: { limit: number; cursor?: string }): Promise<Page<OrganizationEntity>> {
+    const query = this.repo
+      .createQueryBuilder('o')
+      .orderBy('o.id', 'DESC')
+      .take(options.limit + 1);
+    if (options.cursor) query.where('o.id < :cursor', { cursor: options.cursor });
+    return toPage(await query.getMany(), options.limit);
   }
 
   findById(id: string): Promise<OrganizationEntity | null> {
