@@ -124,6 +124,19 @@ describe('the message log filters by creation time', () => {
     expect(eventIds(rows)).toEqual(sorted(expected));
   });
 
+  it('takes any ISO 8601 offset, even beyond what PostgreSQL accepts, as its instant', async () => {
+    // The boundary, written 18:26 ahead of UTC: PostgreSQL itself refuses offsets past ±15:59.
+    const far = new Date(Date.parse(boundary) + (18 * 60 + 26) * 60_000)
+      .toISOString()
+      .replace('Z', '+18:26');
+    const rows = await allPages({ createdAfter: far });
+    expect(eventIds(rows)).toEqual(sorted(secondBatch));
+    const ancient = await client.get(
+      `${messagesPath}?${new URLSearchParams({ createdBefore: '1209-02-04T15:45:38+18:26' })}`,
+    );
+    expect({ status: ancient.status, data: ancient.body.data }).toEqual({ status: 200, data: [] });
+  });
+
   it('answers 400 VALIDATION_FAILED naming a bad timestamp or a reversed window', async () => {
     const bad = await client.get(`${messagesPath}?createdAfter=yesterday`);
     expect({ status: bad.status, code: bad.body.error?.code }).toEqual({

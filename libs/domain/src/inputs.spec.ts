@@ -87,6 +87,18 @@ describe('messageQuerySchema', () => {
     ).toEqual([expect.objectContaining({ path: 'createdBefore' })]);
   });
 
+  it('accepts any offset ISO 8601 allows, and refuses an instant outside the years 1 to 9999', () => {
+    expect(() =>
+      parseInput(messageQuerySchema, { createdAfter: '1209-02-04T15:45:38+18:26' }),
+    ).not.toThrow();
+    // 0000-01-01T00:00+01:00 is an instant in the year -1.
+    expect(
+      validationIssues(() =>
+        parseInput(messageQuerySchema, { createdBefore: '0000-01-01T00:00:00+01:00' }),
+      ).issues,
+    ).toEqual([expect.objectContaining({ path: 'createdBefore' })]);
+  });
+
   it('refuses a window that ends before it starts, comparing instants not text', () => {
     expect(
       validationIssues(() =>

@@ -115,15 +115,28 @@ export const listQuerySchema = z.object({
   cursor: z.string().max(200).optional(),
 });
 
+/** The instant an ISO 8601 time names, checked to lie in years 1 to 9999 (what the store holds). */
+const instantWithOffset = () =>
+  z.iso.datetime({ offset: true }).refine(
+    (value) => {
+      const time = Date.parse(value);
+      // Not a timestamp at all: the format check above says so, once.
+      if (Number.isNaN(time)) return true;
+      const year = new Date(time).getUTCFullYear();
+      return year >= 1 && year <= 9999;
+    },
+    { message: 'must name an instant between the years 1 and 9999' },
+  );
+
 export const messageQuerySchema = listQuerySchema
   .extend({
     endpointId: z.string().max(100).optional(),
     status: z.enum(MESSAGE_STATUSES).optional(),
     eventType: z.string().max(256).optional(),
     /** Only messages created at or after this time (ISO 8601 with an offset). */
-    createdAfter: z.iso.datetime({ offset: true }).optional(),
+    createdAfter: instantWithOffset().optional(),
     /** Only messages created before this time (ISO 8601 with an offset). */
-    createdBefore: z.iso.datetime({ offset: true }).optional(),
+    createdBefore: instantWithOffset().optional(),
   })
   .refine(
     (query) =>

@@ -451,8 +451,13 @@ export class MessageRepository {
     if (filter.endpointId) query.andWhere('m.endpoint_id = :endpointId', filter);
     if (filter.status) query.andWhere('m.status = :status', filter);
     if (filter.eventType) query.andWhere('m.event_type = :eventType', filter);
-    if (filter.createdAfter) query.andWhere('m.created_at >= :createdAfter', filter);
-    if (filter.createdBefore) query.andWhere('m.created_at < :createdBefore', filter);
+    // As UTC instants: PostgreSQL refuses offsets beyond ±15:59 that ISO 8601 allows.
+    if (filter.createdAfter) {
+      query.andWhere('m.created_at >= :createdAfter', { createdAfter: utc(filter.createdAfter) });
+    }
+    if (filter.createdBefore) {
+      query.andWhere('m.created_at < :createdBefore', { createdBefore: utc(filter.createdBefore) });
+    }
     if (options.cursor) query.andWhere('m.id < :cursor', { cursor: options.cursor });
     return toPage(await query.getMany(), options.limit);
   }
@@ -533,4 +538,9 @@ export class MessageRepository {
       }),
     );
   }
+}
+
+/** An ISO 8601 time with any offset, as the same instant in UTC. */
+function utc(time: string): string {
+  return new Date(time).toISOString();
 }
