@@ -1,7 +1,7 @@
 // The harness's own kafkajs clients get the same idle-timer fix as the services (libs/kafka).
 import '@hookbase/kafka';
 import { Cleanup } from './core/cleanup';
-import { EXIT, ScenarioUnavailable } from './core/errors';
+import { EXIT, ScenarioUnavailable } from './core/util';
 import { BenchOptions, parseCommandLine, usage, UsageError } from './core/options';
 import { Progress } from './core/progress';
 import { renderResult, renderTable, writeResultFiles } from './core/report';

@@ -1,4 +1,4 @@
-import { now } from './clock';
+import { now } from './util';
 import { Ledger } from './ledger';
 import { RunReport } from './result';
 import { BenchSession } from './session';

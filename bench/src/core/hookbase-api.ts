@@ -1,5 +1,5 @@
 import { ApiClient, createTenant } from '@hookbase/testing';
-import { eachLimited } from './concurrency';
+import { eachLimited } from './util';
 import { BenchStack } from './stack';
 
 export interface Tenant {

@@ -1,5 +1,5 @@
 import { Admin, Consumer, Kafka, logLevel } from 'kafkajs';
-import { now } from './clock';
+import { now } from './util';
 
 /** The fields of a DLQ record the ledger needs (Hookbase's DlqRecord has more). */
 export interface DeadLetter {

@@ -1,7 +1,7 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { answerFor, EndpointBehaviour, HEALTHY } from './behaviour';
-import { now } from './clock';
+import { now } from './util';
 import { LedgerSink } from './ledger';
 
 /** Where one endpoint's requests are accounted for, and how they are answered. */

@@ -1,5 +1,5 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { now } from './clock';
+import { now } from './util';
 import { ConsumerLag } from './kafka-watch';
 import { CLOCK_TICKS_PER_SECOND, sampleProcess } from './process-stats';
 import { ServiceHandle } from './stack';

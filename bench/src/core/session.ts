@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { EndpointBehaviour } from './behaviour';
 import { Cleanup } from './cleanup';
-import { now } from './clock';
+import { now } from './util';
 import { KafkaWatch } from './kafka-watch';
 import { Ledger, LedgerSink } from './ledger';
 import { BenchOptions } from './options';
@@ -13,7 +13,7 @@ import { BenchReceiver } from './receiver';
 import { fmtInt, runsTable, servicesTable } from './report';
 import { ResultTable, RunReport, ScenarioResult } from './result';
 import { ResourceSampler } from './sampler';
-import { attachedStack, BenchStack, startBenchStack } from './stack';
+import { BenchStack, startBenchStack } from './stack';
 import { distribution, ratePerSecond } from './stats';
 import { buildTimeline, peakDeliveredPerSecond } from './timeline';
 
@@ -63,7 +63,7 @@ export interface RunWindow {
 }
 
 /**
- * One scenario's machinery around Hookbase: the receiver, the stack (started or attached), the
+ * One scenario's machinery around Hookbase: the receiver, the stack it starts, the
  * DLQ watcher feeding the ledgers, the resource sampler and the progress line. Scenarios only
  * create endpoints, drive load and say what their figures mean.
  */
@@ -97,9 +97,11 @@ export class BenchSession {
     session.setPhase('setup', () => 'starting the receiver and Hookbase');
     session.receiverUrl = await session.receiver.start();
     const { options } = ctx;
-    session.stack = options.attach
-      ? attachedStack(options.attach)
-      : await startBenchStack(options, (line) => ctx.progress.note(line), ctx.deadlineMs);
+    session.stack = await startBenchStack(
+      options,
+      (line) => ctx.progress.note(line),
+      ctx.deadlineMs,
+    );
     session.kafka = new KafkaWatch(options.brokers, session.stack.topicPrefix, session.runId);
     await session.kafka.start((record) => {
       const index = session.endpointIndex.get(record.endpointId);
@@ -289,7 +291,6 @@ export class BenchSession {
       options: {
         ...options,
         databaseUrl: options.databaseUrl.replace(/:[^:@/]+@/, ':***@'),
-        attach: options.attach ? { ...options.attach, adminToken: '***' } : undefined,
       },
       summary: parts.summary,
       headline: parts.headline,
@@ -304,14 +305,11 @@ export class BenchSession {
       serviceLogs: this.stack.logs.summary(),
       harness: this.sampler.harness(),
       problems,
-      notes: [...(parts.notes ?? []), ...this.observabilityNotes()],
+      notes: parts.notes ?? [],
       extra: {
         receiver: this.receiver.stats,
         kafkaClientErrors: this.kafka.errors,
         deadLetterReasons: this.reasonsFor(),
-        // With --tracing on: the exports the OTLP sink took (null: tracing off).
-        traceExports: this.stack.traceExports(),
-        metricsStatus: this.stack.metricsStatus,
         // The memory, CPU and lag samples, in seconds since the scenario began (see the README to plot).
         resources: this.sampler.points.map(({ at, ...point }) => ({
           t: this.offset(at),
@@ -321,22 +319,6 @@ export class BenchSession {
       },
       files: null,
     };
-  }
-
-  /** Whether the services measured themselves (metrics, traces): what an A/B of their cost varies. */
-  private observabilityNotes(): string[] {
-    if (!this.stack.owned) return [];
-    const status = this.stack.metricsStatus;
-    const metrics =
-      status === 200 ? 'on' : status === 404 ? 'off (/metrics answered 404)' : `/metrics ${status}`;
-    const traces = this.stack.traceExports();
-    return [
-      `services: metrics ${metrics}, traces ${
-        traces
-          ? `on, to a discarding OTLP sink on loopback (${fmtInt(traces.requests)} exports, ${fmtInt(traces.bytes)} bytes, when the results were taken; the SDK sends in batches every 5 s)`
-          : 'off'
-      }`,
-    ];
   }
 
   offset(ms: number): number {

@@ -9,7 +9,6 @@ import {
   DeleteMessageBatchCommand,
   DeleteQueueCommand,
   ReceiveMessageCommand,
-  SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import {
@@ -17,22 +16,20 @@ import {
   DeleteBucketCommand,
   DeleteObjectsCommand,
   ListObjectsV2Command,
-  PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { now } from '../core/clock';
-import { eachLimited } from '../core/concurrency';
+import { now } from '../core/util';
+import { eachLimited } from '../core/util';
 import { EndpointRequest } from '../core/hookbase-api';
 import { LedgerSink } from '../core/ledger';
-import { ROOT } from '../core/paths';
+import { ROOT } from '../core/util';
 import { fmtMs } from '../core/report';
 import { distribution } from '../core/stats';
 import { benchPayload } from './publisher';
 
 /**
  * Cloud endpoints in moto for e2e --kind sqs|s3: the moto lease, the run's queues (one per
- * endpoint) or bucket (a prefix per endpoint), the endpoints' configuration, moto's own bound,
- * and the readers that see each delivery and write it to the ledger.
+ * endpoint) or bucket (a prefix per endpoint), the endpoints' configuration, and the readers that see each delivery and write it to the ledger.
  */
 export type CloudKind = 'sqs' | 's3';
 
@@ -199,9 +196,6 @@ class Reader {
 
 /** Most SQS receive loops at once: one long poll per queue up to this, then loops share queues. */
 const MAX_RECEIVE_LOOPS = 100;
-/** The moto bound: the bench's own SendMessage/PutObject calls, this many in flight, this long. */
-export const BOUND_CONCURRENCY = 16;
-export const BOUND_SECONDS = 2;
 
 /** The cloud side of one e2e run: moto's clients, the queues or bucket, the reader. */
 export class CloudRig {
@@ -261,53 +255,6 @@ export class CloudRig {
         ? { ...common, queueUrl: this.queueUrls[index] }
         : { ...common, bucket: this.name, prefix: s3EndpointPrefix(this.root, index) };
     return { kind: this.kind, config, retry };
-  }
-
-  /**
-   * moto's own rate for the call Hookbase makes per delivery (SendMessage or PutObject of a body
-   * the payload's size), from the bench, on a scratch queue or prefix: what moto takes here.
-   */
-  async bound(
-    bodyBytes: number,
-  ): Promise<{ callsPerSecond: number; calls: number; errors: number }> {
-    const body = JSON.stringify(benchPayload(0, bodyBytes));
-    const queueUrl =
-      this.kind === 'sqs'
-        ? (await this.sqs.send(new CreateQueueCommand({ QueueName: `${this.name}-bound` })))
-            .QueueUrl
-        : undefined;
-    let calls = 0;
-    let errors = 0;
-    const started = now();
-    const until = started + BOUND_SECONDS * 1000;
-    // With the attribute and metadata Hookbase sends beside each body.
-    const call = (n: number) =>
-      queueUrl
-        ? this.sqs.send(
-            new SendMessageCommand({
-              QueueUrl: queueUrl,
-              MessageBody: body,
-              MessageAttributes: { 'webhook-id': { DataType: 'String', StringValue: `b${n}` } },
-            }),
-          )
-        : this.s3.send(
-            new PutObjectCommand({
-              Bucket: this.name,
-              Key: `bound/${n}.json`,
-              Body: body,
-              ContentType: 'application/json',
-              Metadata: { 'webhook-id': `b${n}` },
-            }),
-          );
-    await Promise.all(
-      Array.from({ length: BOUND_CONCURRENCY }, async () => {
-        while (now() < until) await call(calls++).catch(() => errors++);
-      }),
-    );
-    const elapsed = now() - started;
-    if (queueUrl) await this.sqs.send(new DeleteQueueCommand({ QueueUrl: queueUrl }));
-    else await this.emptyBucket('bound/');
-    return { callsPerSecond: ((calls - errors) * 1000) / elapsed, calls: calls - errors, errors };
   }
 
   /**
@@ -445,11 +392,9 @@ export class CloudRig {
     return { ...this.reader?.stats, delay: distribution(this.reader?.delays ?? []) };
   }
 
-  private async emptyBucket(prefix?: string): Promise<void> {
+  private async emptyBucket(): Promise<void> {
     for (let pass = 0; pass < 1000; pass++) {
-      const page = await this.s3.send(
-        new ListObjectsV2Command({ Bucket: this.name, Prefix: prefix }),
-      );
+      const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.name }));
       const keys = (page.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
       if (keys.length === 0) return;
       await this.s3.send(

@@ -9,7 +9,7 @@ import type {
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { EventPublisher, PublishOutcome } from './ingest-clients';
-import { ROOT } from '../core/paths';
+import { ROOT } from '../core/util';
 import { BenchEvent } from './publisher';
 
 /** The contract the server loads, read from the repository (never copied). */

@@ -1,5 +1,5 @@
 import { Pool } from 'undici';
-import { now } from '../core/clock';
+import { now } from '../core/util';
 import { Ledger } from '../core/ledger';
 import { BenchEvent, benchPayload, EVENT_TYPE } from './publisher';
 

@@ -1,4 +1,4 @@
-import { now } from '../core/clock';
+import { now } from '../core/util';
 import { dueAt, PacingPlan, waitFor } from '../core/pacing';
 
 export const EVENT_TYPE = 'bench.event';

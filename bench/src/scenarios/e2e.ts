@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { now } from '../core/clock';
+import { now } from '../core/util';
 import { DeliveryRun, deliveryRun } from '../core/delivery-run';
-import { ScenarioUnavailable } from '../core/errors';
+import { ScenarioUnavailable } from '../core/util';
 import {
   ApiRefusal,
   createEndpoints,
@@ -15,14 +15,7 @@ import { fmtInt, fmtMs, fmtRate, fmtRatio } from '../core/report';
 import { RunReport, ScenarioResult } from '../core/result';
 import { Scenario } from '../core/scenario';
 import { BenchSession, ScenarioContext } from '../core/session';
-import {
-  acquireMoto,
-  BodyDigests,
-  BOUND_CONCURRENCY,
-  BOUND_SECONDS,
-  CloudKind,
-  CloudRig,
-} from '../drivers/cloud';
+import { acquireMoto, BodyDigests, CloudKind, CloudRig } from '../drivers/cloud';
 import { IngestClient, publishSeq } from '../drivers/ingest-clients';
 import { runOpenLoop } from '../drivers/publisher';
 
@@ -175,8 +168,8 @@ async function runHttpE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
 }
 
 /**
- * e2e --kind sqs|s3: setup (moto, queues or bucket, endpoints, the reader) → moto's bound → the
- * fan-out run to moto → then, unless --no-http-run, the same load to as many http endpoints of
+ * e2e --kind sqs|s3: setup (moto, queues or bucket, endpoints, the reader) → the fan-out run
+ * to moto → then, unless --no-http-run, the same load to as many http endpoints of
  * a second organization in the same stack, so the two figures stand side by side.
  */
 async function runCloudE2e(ctx: ScenarioContext, kind: CloudKind): Promise<ScenarioResult> {
@@ -200,9 +193,6 @@ async function runCloudE2e(ctx: ScenarioContext, kind: CloudKind): Promise<Scena
       () => `${kind === 'sqs' ? `queues ${made}/${count}` : 'bucket'} in moto`,
     );
     await rig.provision(count, (done) => (made = done));
-    const call = kind === 'sqs' ? 'SendMessage' : 'PutObject';
-    session.setPhase('moto bound', () => `${call} from the bench, ${BOUND_SECONDS} s`);
-    const bound = await rig.bound(options.payloadBytes);
     const tenant = await createOrganization(session.stack, 'free');
     const ledger = new Ledger(kind);
     const requests = Array.from({ length: count }, (_, i) => rig.endpointRequest(i, SHORT_RETRY));
@@ -215,7 +205,7 @@ async function runCloudE2e(ctx: ScenarioContext, kind: CloudKind): Promise<Scena
     const planned = planEvents(options.rate, options.durationSeconds);
     rig.startReader(ledger, new BodyDigests(planned, options.payloadBytes));
     progress.note(
-      `e2e --kind ${kind}: ${fmtInt(count)} endpoints; ${options.rate} events/s for ${options.durationSeconds} s, each to all; moto bound ${fmtRate(bound.callsPerSecond)} calls/s`,
+      `e2e --kind ${kind}: ${fmtInt(count)} endpoints; ${options.rate} events/s for ${options.durationSeconds} s, each to all`,
     );
     // Leave the http run its time: its load, a drain and setup.
     const httpReserveMs = options.httpBeside ? (options.durationSeconds + 30) * 1000 : 0;
@@ -230,7 +220,6 @@ async function runCloudE2e(ctx: ScenarioContext, kind: CloudKind): Promise<Scena
     const http = options.httpBeside ? await httpRun(session, 'http', count) : undefined;
     const runs = [cloud.run, ...(http ? [http.run] : [])];
     const ratio = fmtRatio(cloud.run.throughputPerSecond, http?.run.throughputPerSecond);
-    const ofBound = fmtRatio(cloud.run.throughputPerSecond, bound.callsPerSecond);
     const where =
       kind === 'sqs'
         ? `${fmtInt(count)} SQS queues (one per endpoint)`
@@ -242,10 +231,6 @@ async function runCloudE2e(ctx: ScenarioContext, kind: CloudKind): Promise<Scena
       headline: [
         ...headlineOf(cloud.run),
         rig.describeReader(),
-        [
-          'moto bound',
-          `${fmtRate(bound.callsPerSecond)} ${call}/s from the bench (${BOUND_CONCURRENCY} in flight, ${BOUND_SECONDS} s, ${bound.errors} errors); ${kind} deliveries ÷ bound ${ofBound}`,
-        ],
         ...(http
           ? [
               ...headlineOf(http.run),
@@ -262,12 +247,11 @@ async function runCloudE2e(ctx: ScenarioContext, kind: CloudKind): Promise<Scena
       notes: [
         `${kind} latency is first seen by the bench's reader − scheduled: it includes the reader's own delay (${kind === 'sqs' ? 'long-poll ReceiveMessage, then the response' : 'the ListObjectsV2 sweep interval'}), measured above`,
         `${kind} attempts count what the reader saw (successful deliveries); failed attempts are not visible to it`,
-        'moto is a single Python process on the same 2 cores: the cloud figure is Hookbase plus moto, bounded by moto (see the moto bound)',
+        'moto is a single Python process on the same cores: the cloud figure is Hookbase plus moto, bounded by moto',
         FAN_OUT_NOTE,
       ],
       extra: {
         kind,
-        motoBound: bound,
         reader: rig.readerExtra(),
         motoStartedByUs: moto.startedByUs,
       },

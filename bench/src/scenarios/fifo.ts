@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { now } from '../core/clock';
+import { now } from '../core/util';
 import { DeliveryRun, deliveryRun } from '../core/delivery-run';
 import { createEndpoints, createOrganization } from '../core/hookbase-api';
 import { Ledger } from '../core/ledger';
@@ -113,7 +113,6 @@ function deliveryWindowRate(ledger: Ledger, fromMs = 0): number {
 
 interface LaneRun extends DeliveryRun {
   ledger: Ledger;
-  notes: string[];
   orderedPerSecond: number;
   /** The same rate counted only after the publisher stopped: the lanes alone on the machine. */
   drainPerSecond: number;
@@ -122,7 +121,7 @@ interface LaneRun extends DeliveryRun {
 }
 
 /**
- * fifo-rtt and fifo-many: `lanes` FIFO endpoints (plain with --non-fifo) of a pro organization;
+ * fifo-rtt and fifo-many: `lanes` FIFO endpoints of a pro organization;
  * `perLane` events to each, published in lane order (one in flight per lane); drained; the
  * order checked on every endpoint.
  */
@@ -143,7 +142,7 @@ async function runOrderedLanes(
   const requests = Array.from({ length: lanes }, (_, index) => ({
     url: `${session.receiverUrl}/e/${index}`,
     retry: SHORT_RETRY,
-    fifoEnabled: options.nonFifo ? undefined : true,
+    fifoEnabled: true,
   }));
   const ids = await createEndpoints(tenant, requests, 16, (done) => (created = done));
   const ledger = new Ledger(label, { trackOrder: true });
@@ -154,11 +153,6 @@ async function runOrderedLanes(
     failAttempts: 'first' as const,
   };
   ids.forEach((id, index) => session.addEndpoint(id, index, ledger, behaviour));
-  const notes: string[] = [];
-  if (options.nonFifo)
-    notes.push(
-      '--non-fifo: plain endpoints, order is NOT promised; this run checks the harness, not FIFO',
-    );
   const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, options.maxInFlight);
   let seq = 0;
   const measured = await deliveryRun(session, {
@@ -192,15 +186,12 @@ async function runOrderedLanes(
     const examples = order.firstViolations
       .map((v) => `endpoint ${v.lane}: ${v.got} after ${v.after}`)
       .join('; ');
-    const text = `${order.violations} deliveries out of order (${examples})`;
-    // Plain endpoints promise no order: there it is information, on FIFO endpoints a failure.
-    (options.nonFifo ? notes : measured.problems).push(text);
+    measured.problems.push(`${order.violations} deliveries out of order (${examples})`);
   }
   const { loadEndMs } = measured;
   return {
     ...measured,
     ledger,
-    notes,
     orderedPerSecond: deliveryWindowRate(ledger),
     drainPerSecond: deliveryWindowRate(ledger, loadEndMs),
     drainDeliveries: ledger.deliveries().filter((d) => d.deliveredAt >= loadEndMs).length,
@@ -229,17 +220,14 @@ export async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> 
     const ratio = measured / bound;
     const wholeRunRatio = lane.orderedPerSecond / bound;
     const { run } = lane;
-    const notes = [
-      ...lane.notes,
-      'the publisher sends faster than the bound, so deliveries run back to back',
-    ];
+    const notes = ['the publisher sends faster than the bound, so deliveries run back to back'];
     if (!alone)
       notes.push(
         `only ${lane.drainDeliveries} deliveries after the publisher stopped (fewer than ${MIN_DRAIN_DELIVERIES}): the ratio is the whole run's; raise --events`,
       );
     return await session.result({
       summary: `${fmtRate(measured)} ordered deliveries/s, ${ratio.toFixed(2)} of the 1/RTT bound, ${fmtInt(run.order!.violations)} out of order`,
-      title: `one ${options.nonFifo ? 'plain (--non-fifo)' : 'FIFO'} endpoint, receiver latency ${options.receiverLatencyMs} ms, ${options.events} events`,
+      title: `one FIFO endpoint, receiver latency ${options.receiverLatencyMs} ms, ${options.events} events`,
       headline: [
         [
           'ordered deliveries/s',
@@ -290,7 +278,7 @@ export async function runFifoMany(ctx: ScenarioContext): Promise<ScenarioResult>
     const { run } = lane;
     return await session.result({
       summary: `${fmtRate(run.throughputPerSecond)} ordered deliveries/s over ${fmtInt(options.endpoints)} endpoints, ${fmtInt(run.order!.violations)} out of order`,
-      title: `${fmtInt(options.endpoints)} ${options.nonFifo ? 'plain (--non-fifo)' : 'FIFO'} endpoints × ${options.eventsPerEndpoint} events, receiver latency ${options.receiverLatencyMs} ms`,
+      title: `${fmtInt(options.endpoints)} FIFO endpoints × ${options.eventsPerEndpoint} events, receiver latency ${options.receiverLatencyMs} ms`,
       headline: [
         [
           'ordered deliveries/s',
@@ -304,7 +292,6 @@ export async function runFifoMany(ctx: ScenarioContext): Promise<ScenarioResult>
       runs: [run],
       problems: lane.problems,
       notes: [
-        ...lane.notes,
         `each endpoint's events are published one at a time (acceptance order = sequence order), ${options.maxInFlight} endpoints at once`,
       ],
       extra: { orderedPerSecond: run.throughputPerSecond, order: run.order },
@@ -319,7 +306,7 @@ const RECEIVER_FLAGS = ['receiver-latency', 'fail-rate', 'fail-status', 'max-in-
 export const FIFO_RTT: Scenario = {
   name: 'fifo-rtt',
   summary: 'one FIFO endpoint, receiver latency 10 ms: ordered deliveries/s against 1/RTT',
-  flags: ['events', ...RECEIVER_FLAGS, 'non-fifo'],
+  flags: ['events', ...RECEIVER_FLAGS],
   defaults: { endpoints: 1, events: 500, receiverLatencyMs: 10 },
   run: runFifoRtt,
 };
@@ -327,7 +314,7 @@ export const FIFO_RTT: Scenario = {
 export const FIFO_MANY: Scenario = {
   name: 'fifo-many',
   summary: '--endpoints FIFO endpoints: aggregate ordered deliveries/s, order verified',
-  flags: ['endpoints', 'events-per-endpoint', ...RECEIVER_FLAGS, 'non-fifo'],
+  flags: ['endpoints', 'events-per-endpoint', ...RECEIVER_FLAGS],
   defaults: { endpoints: 500, eventsPerEndpoint: 10, receiverLatencyMs: 10, maxInFlight: 32 },
   run: runFifoMany,
 };
