@@ -90,12 +90,9 @@ function number(flag: string, value: string, min: number, max: number, integer =
 }
 
 type K = keyof Tunable;
-const flag = (key: K, arg: string | undefined, help: string, parse: Flag['parse']): Flag => ({
-  key,
-  arg,
-  help,
-  parse,
-});
+const flag = (key: K, arg: string | undefined, help: string, parse: Flag['parse']): Flag => {
+  return { key, arg, help, parse };
+};
 const int = (key: K, arg: string, min: number, max: number, help: string) =>
   flag(key, arg, help, (v, f) => number(f, v, min, max));
 const real = (key: K, arg: string, min: number, max: number, help: string) =>
@@ -107,60 +104,24 @@ const oneOf = (key: K, values: readonly string[], says: string, help: string) =>
     if (!values.includes(v)) throw new UsageError(`--${f} must be ${says}, got "${v}"`);
     return v as Tunable[K];
   });
+const LEVELS = ['error', 'warn', 'info', 'debug'];
 const on = (key: K, help: string, value = true) => flag(key, undefined, help, () => value);
 
 /** Every flag that sets an option, once. A scenario lists the ones it reads. */
 const FLAGS = {
-  topology: oneOf(
-    'topology',
-    ['standalone', 'split'],
-    'standalone or split',
-    'one process or one per service',
-  ),
-  'log-level': oneOf(
-    'logLevel',
-    ['error', 'warn', 'info', 'debug'],
-    'error, warn, info or debug',
-    "services' LOG_LEVEL",
-  ),
+  topology: oneOf('topology', ['standalone', 'split'], 'standalone or split', 'process(es)'),
+  'log-level': oneOf('logLevel', LEVELS, LEVELS.join(', '), "services' LOG_LEVEL"),
   'max-seconds': int('maxSeconds', 'S', 10, 3600, 'hard bound on the scenario'),
-  'drain-timeout': int(
-    'drainTimeoutSeconds',
-    'S',
-    1,
-    3600,
-    'wait at most S s for deliveries after the load',
-  ),
+  'drain-timeout': int('drainTimeoutSeconds', 'S', 1, 3600, 'drain deliveries for S s at most'),
   'payload-bytes': int('payloadBytes', 'N', 0, 200_000, 'event payload size'),
   duration: real('durationSeconds', 'S', 0.5, 3600, 'seconds of open-loop load'),
   rate: real('rate', 'N', 0.01, 1_000_000, 'events/s of open-loop load'),
   endpoints: int('endpoints', 'N', 0, 100_000, 'endpoints to create'),
   'max-in-flight': int('maxInFlight', 'N', 1, 4096, 'publishes in flight at most'),
-  'receiver-latency': int(
-    'receiverLatencyMs',
-    'MS',
-    0,
-    60_000,
-    'the receiver answers after MS milliseconds',
-  ),
-  'fail-rate': real(
-    'failRate',
-    'F',
-    0,
-    1,
-    'fail this share of first attempts (later attempts succeed)',
-  ),
-  'fail-status': flag(
-    'failWith',
-    'S|drop',
-    'fail with this status, or drop the connection',
-    (v) => {
-      try {
-        return parseFailWith(v);
-      } catch (error) {
-        throw new UsageError((error as Error).message);
-      }
-    },
+  'receiver-latency': int('receiverLatencyMs', 'MS', 0, 60_000, 'the receiver answers after MS'),
+  'fail-rate': real('failRate', 'F', 0, 1, 'fail this share of first attempts (not retries)'),
+  'fail-status': flag('failWith', 'S|drop', 'fail with this status, or drop the connection', (v) =>
+    parseFailWith(v, UsageError),
   ),
   steps: list('steps', 1, 4096, 'requests in flight, one step each'),
   'step-seconds': real('stepSeconds', 'S', 0.5, 600, 'seconds a step'),
@@ -173,30 +134,14 @@ const FLAGS = {
   'events-per-endpoint': int('eventsPerEndpoint', 'N', 1, 1_000_000, 'events to each endpoint'),
   healthy: int('healthy', 'N', 1, 100, 'healthy endpoints'),
   'neighbour-rate': real('neighbourRate', 'N', 0, 100_000, 'events/s to each neighbour endpoint'),
-  'neighbour-latency': int(
-    'neighbourLatencyMs',
-    'MS',
-    0,
-    60_000,
-    'the neighbour answers after MS milliseconds',
-  ),
-  'neighbour-backlog': int(
-    'neighbourBacklog',
-    'N',
-    0,
-    1_000_000,
-    "messages queued behind the FIFO neighbour's head (50000)",
-  ),
+  'neighbour-latency': int('neighbourLatencyMs', 'MS', 0, 60_000, 'the neighbour answers after MS'),
+  'neighbour-backlog': int('neighbourBacklog', 'N', 0, 1e6, 'queued behind the neighbour (50000)'),
   rounds: int('rounds', 'N', 1, 10, 'rounds alone then beside'),
   'non-fifo': on('nonFifo', 'plain endpoints instead of FIFO lanes'),
   tenants: on('tenants', "the neighbour is another organization's endpoints that never answer"),
   neighbours: int('neighbours', 'N', 1, 1000, "the neighbour organization's endpoints (--tenants)"),
   kind: oneOf('kind', E2E_KINDS, E2E_KINDS.join(', '), "the endpoints' kind; sqs and s3 in moto"),
-  'no-http-run': on(
-    'httpBeside',
-    'with --kind sqs|s3: skip the http run at the same settings',
-    false,
-  ),
+  'no-http-run': on('httpBeside', 'with --kind sqs|s3: no http run at the same settings', false),
 } satisfies Record<string, Flag>;
 export type FlagName = keyof typeof FLAGS;
 

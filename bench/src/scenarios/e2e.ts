@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { now } from '../core/util';
-import { DeliveryRun, deliveryRun } from '../core/delivery-run';
 import { ScenarioUnavailable } from '../core/util';
 import {
   ApiRefusal,
@@ -13,8 +12,7 @@ import { Ledger } from '../core/ledger';
 import { planEvents } from '../core/pacing';
 import { fmtInt, fmtMs, fmtRate, fmtRatio } from '../core/report';
 import { RunReport, ScenarioResult } from '../core/result';
-import { Scenario } from '../core/scenario';
-import { BenchSession, ScenarioContext } from '../core/session';
+import { BenchSession, DeliveryRun, Scenario, ScenarioContext } from '../core/session';
 import { acquireMoto, BodyDigests, CloudKind, CloudRig } from '../drivers/cloud';
 import { IngestClient, publishSeq } from '../drivers/ingest-clients';
 import { runOpenLoop } from '../drivers/publisher';
@@ -53,7 +51,7 @@ function fanOutRun(
   const { options, deadlineMs } = session.ctx;
   const targets = new Set(spec.endpoints);
   const planned = planEvents(options.rate, options.durationSeconds);
-  return deliveryRun(session, {
+  return session.deliveryRun({
     label: spec.label,
     ledger: spec.ledger,
     planned,

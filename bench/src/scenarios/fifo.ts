@@ -1,12 +1,10 @@
 import { spawn } from 'node:child_process';
 import { now } from '../core/util';
-import { DeliveryRun, deliveryRun } from '../core/delivery-run';
 import { createEndpoints, createOrganization } from '../core/hookbase-api';
 import { Ledger } from '../core/ledger';
 import { fmtInt, fmtMs, fmtRate } from '../core/report';
 import { ScenarioResult } from '../core/result';
-import { Scenario } from '../core/scenario';
-import { BenchSession, ScenarioContext } from '../core/session';
+import { BenchSession, DeliveryRun, Scenario, ScenarioContext } from '../core/session';
 import { distribution, ratePerSecond } from '../core/stats';
 import { IngestClient, publishSeq } from '../drivers/ingest-clients';
 import { runLanes } from '../drivers/publisher';
@@ -155,7 +153,7 @@ async function runOrderedLanes(
   ids.forEach((id, index) => session.addEndpoint(id, index, ledger, behaviour));
   const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, options.maxInFlight);
   let seq = 0;
-  const measured = await deliveryRun(session, {
+  const measured = await session.deliveryRun({
     label,
     ledger,
     planned: lanes * perLane,

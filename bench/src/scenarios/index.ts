@@ -1,4 +1,4 @@
-import { Scenario } from '../core/scenario';
+import { Scenario } from '../core/session';
 import { E2E } from './e2e';
 import { FIFO_MANY, FIFO_RTT } from './fifo';
 import { INGEST_KAFKA } from './ingest/kafka';

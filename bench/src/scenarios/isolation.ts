@@ -1,13 +1,11 @@
 import { EndpointBehaviour, HEALTHY } from '../core/behaviour';
-import { deliveryRun } from '../core/delivery-run';
 import { createEndpoints, createOrganization, Tenant } from '../core/hookbase-api';
 import { blockRouter, Ledger, SEQ_BLOCK } from '../core/ledger';
 import { UsageError } from '../core/options';
 import { planEvents } from '../core/pacing';
 import { fmtInt, fmtMb, fmtMs } from '../core/report';
 import { RunReport, ScenarioResult } from '../core/result';
-import { Scenario } from '../core/scenario';
-import { BenchSession, ScenarioContext } from '../core/session';
+import { BenchSession, Scenario, ScenarioContext } from '../core/session';
 import { distribution, median } from '../core/stats';
 import { now } from '../core/util';
 import { IngestClient, publishGroupInto, publishSeq } from '../drivers/ingest-clients';
@@ -316,7 +314,7 @@ async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
           );
       }
       const seconds = options.durationSeconds;
-      const done = await deliveryRun(session, {
+      const done = await session.deliveryRun({
         label,
         ledger: ledgers[k],
         planned: planEvents(options.rate, seconds),

@@ -4,8 +4,7 @@ import { blockOf, blockRouter, Ledger, SEQ_BLOCK } from '../../core/ledger';
 import { dueAt, dueBy, planEvents } from '../../core/pacing';
 import { fmtCpu, fmtInt, fmtMs, fmtRate, fmtRatio, table } from '../../core/report';
 import { ScenarioResult } from '../../core/result';
-import { Scenario } from '../../core/scenario';
-import { BenchSession, ScenarioContext } from '../../core/session';
+import { BenchSession, Scenario, ScenarioContext } from '../../core/session';
 import { distribution, Distribution, ratePerSecond } from '../../core/stats';
 import { now } from '../../core/util';
 import { benchEnvelope } from '../../drivers/envelope';
@@ -130,7 +129,7 @@ async function runIngestKafka(ctx: ScenarioContext): Promise<ScenarioResult> {
       scheduledAt: (seq: number) => number,
     ) => {
       for (const { seq, organization } of items)
-        ledger.schedule(seq, scheduledAt(seq), organization.targets, blockOf(seq));
+        ledger.schedule(seq, scheduledAt(seq), organization.targets);
       const sentAt = now();
       for (const { seq } of items) ledger.sent(seq, sentAt);
       try {

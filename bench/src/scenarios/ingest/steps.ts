@@ -3,8 +3,7 @@ import { createEndpoints, createOrganization, Tenant } from '../../core/hookbase
 import { blockRouter, Ledger, LedgerSink, SEQ_BLOCK } from '../../core/ledger';
 import { fmtCpu, fmtInt, fmtMs, fmtRate, fmtRatio, table } from '../../core/report';
 import { RunReport, ScenarioResult } from '../../core/result';
-import { Scenario } from '../../core/scenario';
-import { BenchSession, RunWindow, ScenarioContext } from '../../core/session';
+import { BenchSession, RunWindow, Scenario, ScenarioContext } from '../../core/session';
 import { distribution, Distribution } from '../../core/stats';
 import { freeLoopbackPort, now } from '../../core/util';
 import { GrpcIngestClient } from '../../drivers/grpc-ingest-client';
@@ -131,7 +130,7 @@ async function runStep(
     send: async () => {
       const at = now();
       const seqs = Array.from({ length: step.eventsPerRequest }, () => seq++);
-      for (const s of seqs) ledger.schedule(s, at, targets, index);
+      for (const s of seqs) ledger.schedule(s, at, targets);
       const events = seqs.map((s) => ({
         eventType: EVENT_TYPE,
         payload: benchPayload(s, options.payloadBytes),
