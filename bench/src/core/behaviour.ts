@@ -19,6 +19,18 @@ export const HEALTHY: EndpointBehaviour = Object.freeze({
   failAttempts: 'first',
 });
 
+/** The behaviour --receiver-latency, --fail-rate and --fail-status ask for (first attempts fail). */
+export const askedBehaviour = (options: {
+  receiverLatencyMs: number;
+  failRate: number;
+  failWith: number | 'drop';
+}): EndpointBehaviour => ({
+  latencyMs: options.receiverLatencyMs,
+  failRate: options.failRate,
+  failWith: options.failWith,
+  failAttempts: 'first',
+});
+
 export type ReceiverAnswer =
   { kind: 'respond'; status: number; delayMs: number } | { kind: 'drop'; delayMs: number };
 

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { EndpointBehaviour } from './behaviour';
 import { Cleanup } from './cleanup';
+import { createEndpoints, EndpointRequest, Tenant } from './hookbase-api';
 import { KafkaWatch } from './kafka-watch';
 import { Ledger, LedgerSink } from './ledger';
 import { BenchOptions, ScenarioOptions } from './options';
@@ -137,6 +138,18 @@ export class BenchSession {
 
   setPhase(name: string, detail: () => string, fraction: () => number | null = () => null): void {
     this.phase = { name, detail, fraction };
+  }
+
+  /** Creates endpoints of `tenant` (ids in request order), showing how far it got. */
+  async createEndpoints(tenant: Tenant, requests: EndpointRequest[], concurrency = 16) {
+    let created = 0;
+    const total = requests.length;
+    this.setPhase(
+      'setup',
+      () => `endpoints ${fmtInt(created)}/${fmtInt(total)}`,
+      () => created / total,
+    );
+    return createEndpoints(tenant, requests, concurrency, (done) => (created = done));
   }
 
   /** Endpoint `index` is `id` in Hookbase, answers as `behaviour`, and is counted in `ledger`. */
