@@ -160,7 +160,7 @@ describe('parseCommandLine', () => {
   });
 
   it('takes no flags of a stack it does not start', () => {
-    for (const flag of ['--url', '--tracing', '--metrics', '--grpc-address'])
+    for (const flag of ['--url', '--tracing', '--metrics', '--grpc-address', '--kind'])
       expect(() => parseCommandLine(['e2e', flag, 'x'], env)).toThrow(UsageError);
     expect(() => parseCommandLine(['fifo-rtt', '--non-fifo'], env)).toThrow(/isolation/);
   });
@@ -220,27 +220,5 @@ describe('per-scenario options', () => {
     // fifo-rtt does not read --duration: its default stays.
     expect(line.optionsFor('fifo-rtt').durationSeconds).toBe(10);
     expect(line.optionsFor('isolation').durationSeconds).toBe(3);
-  });
-});
-
-describe('e2e --kind', () => {
-  const of = (...args: string[]) => parseCommandLine(['e2e', ...args], env).optionsFor('e2e');
-
-  it('delivers to http endpoints unless told otherwise', () => {
-    expect(of()).toMatchObject({ kind: 'http', endpoints: 1000, httpBeside: true });
-  });
-
-  it('defaults cloud kinds to 50 endpoints with an http run beside them', () => {
-    expect(of('--kind', 'sqs')).toMatchObject({ kind: 'sqs', endpoints: 50, httpBeside: true });
-    expect(of('--kind', 's3', '--endpoints', '20', '--no-http-run')).toMatchObject({
-      kind: 's3',
-      endpoints: 20,
-      httpBeside: false,
-    });
-  });
-
-  it('refuses unknown kinds and --kind on other scenarios', () => {
-    expect(() => of('--kind', 'sns')).toThrow(UsageError);
-    expect(() => parseCommandLine(['fifo-rtt', '--kind', 'sqs'], env)).toThrow(UsageError);
   });
 });

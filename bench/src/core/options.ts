@@ -14,10 +14,6 @@ export const SCENARIOS = [
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
-/** Endpoint kinds the e2e scenario can deliver to: the bench's receiver, or moto. */
-export const E2E_KINDS = ['http', 'sqs', 's3'] as const;
-export type E2eKind = (typeof E2E_KINDS)[number];
-
 export class UsageError extends Error {}
 
 /** The options a flag sets; a scenario reads the ones it declares, at its defaults. */
@@ -56,9 +52,6 @@ const DEFAULTS = {
   /** The raw Kafka produce bound's records, and records per send (also ingest-kafka's). */
   records: 100_000,
   batch: 500,
-  kind: 'http' as E2eKind,
-  /** e2e with a cloud kind: also run http endpoints at the same settings, in the same stack. */
-  httpBeside: true,
 };
 export type Tunable = typeof DEFAULTS;
 type Parsed = Partial<Tunable>;
@@ -140,8 +133,6 @@ const FLAGS = {
   'non-fifo': on('nonFifo', 'plain endpoints instead of FIFO lanes'),
   tenants: on('tenants', "the neighbour is another organization's endpoints that never answer"),
   neighbours: int('neighbours', 'N', 1, 1000, "the neighbour organization's endpoints (--tenants)"),
-  kind: oneOf('kind', E2E_KINDS, E2E_KINDS.join(', '), "the endpoints' kind; sqs and s3 in moto"),
-  'no-http-run': on('httpBeside', 'with --kind sqs|s3: no http run at the same settings', false),
 } satisfies Record<string, Flag>;
 export type FlagName = keyof typeof FLAGS;
 

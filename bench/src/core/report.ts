@@ -111,7 +111,6 @@ export function renderResult(result: ScenarioResult): string {
   const verdict = {
     ok: 'OK',
     void: 'VOID (see problems)',
-    'not-run': 'NOT RUN',
     error: 'ERROR',
   }[result.status];
   out.push(

@@ -154,13 +154,8 @@ export class BenchSession {
 
   /** Endpoint `index` is `id` in Hookbase, answers as `behaviour`, and is counted in `ledger`. */
   addEndpoint(id: string, index: number, ledger: LedgerSink, behaviour: EndpointBehaviour): void {
-    this.trackDeadLetters(id, index, ledger);
-    this.receiver.route(index, { behaviour, ledger });
-  }
-
-  /** Endpoint `index` is `id`; its dead letters count in `ledger`, its deliveries come otherwise. */
-  trackDeadLetters(id: string, index: number, ledger: LedgerSink): void {
     this.endpoints.set(id, { index, ledger });
+    this.receiver.route(index, { behaviour, ledger });
   }
 
   /** Shows ledgers' progress: during load by events scheduled, then by messages settled. */

@@ -46,7 +46,4 @@ export async function eachLimited<T>(
   );
 }
 
-/** A scenario this build cannot run (the API refuses a feature it needs): exit code 2. */
-export class ScenarioUnavailable extends Error {}
-
-export const EXIT = { ok: 0, void: 1, unavailable: 2, usage: 64 } as const;
+export const EXIT = { ok: 0, void: 1, usage: 64 } as const;
