@@ -92,8 +92,8 @@ const real = (key: K, arg: string, min: number, max: number, help: string) =>
   flag(key, arg, help, (v, f) => number(f, v, min, max, false));
 const list = (key: K, min: number, max: number, help: string) =>
   flag(key, 'LIST', help, (v, f) => v.split(',').map((item) => number(f, item.trim(), min, max)));
-const oneOf = (key: K, values: readonly string[], says: string, help: string) =>
-  flag(key, values.join('|'), help, (v, f) => {
+const oneOf = (key: K, values: readonly string[], says: string, help: string, arg = 'V') =>
+  flag(key, arg, help, (v, f) => {
     if (!values.includes(v)) throw new UsageError(`--${f} must be ${says}, got "${v}"`);
     return v as Tunable[K];
   });
@@ -102,8 +102,14 @@ const on = (key: K, help: string, value = true) => flag(key, undefined, help, ()
 
 /** Every flag that sets an option, once. A scenario lists the ones it reads. */
 const FLAGS = {
-  topology: oneOf('topology', ['standalone', 'split'], 'standalone or split', 'process(es)'),
-  'log-level': oneOf('logLevel', LEVELS, LEVELS.join(', '), "services' LOG_LEVEL"),
+  topology: oneOf(
+    'topology',
+    ['standalone', 'split'],
+    'standalone or split',
+    'split: a process per service',
+    'T',
+  ),
+  'log-level': oneOf('logLevel', LEVELS, LEVELS.join(', '), "services' LOG_LEVEL", 'L'),
   'max-seconds': int('maxSeconds', 'S', 10, 3600, 'hard bound on the scenario'),
   'drain-timeout': int('drainTimeoutSeconds', 'S', 1, 3600, 'drain deliveries for S s at most'),
   'payload-bytes': int('payloadBytes', 'N', 0, 200_000, 'event payload size'),
