@@ -74,7 +74,7 @@ async function placeNeighbours(session: BenchSession, tenant: Tenant, ledger: Le
     return { tenant, ids: [id], indices: [NEIGHBOUR] };
   }
   const other = await createOrganization(session.stack, 'free');
-  const origin = await session.receiver.anotherOrigin();
+  const origin = await session.receiver.start();
   const indices = Array.from({ length: options.neighbours }, (_, i) => TENANT_NEIGHBOUR_BASE + i);
   const retry = { delaysMs: [0], maxAgeMs: 600_000 };
   const ids = await createEndpoints(
