@@ -31,6 +31,10 @@ export function fmtCpu(run: RunReport): string {
   return `${Math.round(measured.reduce((sum, s) => sum + (s.cpuPercent ?? 0), 0))}%`;
 }
 
+/** Headline rows, leaving out the ones a condition turned into `false`. */
+export const rows = (...all: ([string, string] | false)[]) =>
+  all.filter((row): row is [string, string] => row !== false);
+
 /** A plain-text table: columns padded to their widest cell, numbers right-aligned. */
 export function renderTable(
   header: readonly string[],

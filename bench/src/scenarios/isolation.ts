@@ -3,7 +3,7 @@ import { createEndpoints, createOrganization, Tenant } from '../core/hookbase-ap
 import { blockRouter, Ledger, SEQ_BLOCK } from '../core/ledger';
 import { UsageError } from '../core/options';
 import { planEvents } from '../core/pacing';
-import { fmtInt, fmtMb, fmtMs } from '../core/report';
+import { fmtInt, fmtMb, fmtMs, rows } from '../core/report';
 import { RunReport, ScenarioResult } from '../core/result';
 import { BenchSession, Scenario, ScenarioContext } from '../core/session';
 import { distribution, median } from '../core/stats';
@@ -387,23 +387,19 @@ async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
       title: options.tenants
         ? `${healthy.ids.length} healthy endpoints beside another organization's ${neighbour.ids.length} hanging endpoints, ${rate} msg/s for ${options.durationSeconds} s`
         : `${healthy.ids.length} healthy endpoints beside an always-503 ${kind} neighbour on partition ${partition}, ${rate} msg/s for ${options.durationSeconds} s`,
-      headline: [
+      headline: rows(
         [
           'run',
           options.tenants
             ? `--tenants: two organizations, plain endpoints, ${session.stack.topology}`
             : `${kind} endpoints, ${session.stack.topology}`,
         ],
-        ...(options.tenants
-          ? [
-              [
-                `healthy p99 within ${TENANT_P99_TOLERANCE * 100} % of its run alone`,
-                pooledRatio === null
-                  ? 'unknown (no latency measured)'
-                  : `${pooledRatio <= 1 + TENANT_P99_TOLERANCE ? 'yes' : 'NO'} (p99 of all ${options.rounds} runs of each kind: ${fmtMs(pooled.with)} beside ÷ ${fmtMs(pooled.without)} alone = ${pooledRatio.toFixed(2)})`,
-              ] as [string, string],
-            ]
-          : []),
+        options.tenants && [
+          `healthy p99 within ${TENANT_P99_TOLERANCE * 100} % of its run alone`,
+          pooledRatio === null
+            ? 'unknown (no latency measured)'
+            : `${pooledRatio <= 1 + TENANT_P99_TOLERANCE ? 'yes' : 'NO'} (p99 of all ${options.rounds} runs of each kind: ${fmtMs(pooled.with)} beside ÷ ${fmtMs(pooled.without)} alone = ${pooledRatio.toFixed(2)})`,
+        ],
         [
           'healthy throughput ratio',
           `${throughputRatio.toFixed(2)} (median of ${options.rounds} rounds with ÷ without: ${list(perRound.map((r) => r.throughput))})`,
@@ -413,22 +409,18 @@ async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
           `p50 ${p50Ratio?.toFixed(2) ?? '–'} · p99 ${p99Ratio?.toFixed(2) ?? '–'} (medians; p99 by round: ${list(perRound.map((r) => r.p99))})`,
         ],
         ['dispatcher memory', memory],
-        ...(backlog
-          ? [
-              [
-                'blocked lane',
-                `${fmtInt(backlog.accepted)} messages queued behind the failing head before the last run (published in ${backlog.publishSeconds.toFixed(1)} s, all queued ${backlog.parkSeconds.toFixed(1)} s later)` +
-                  (laneAtEnd
-                    ? `; at the end: queueDepth ${fmtInt(laneAtEnd.queueDepth)}, blocked (${laneAtEnd.blockedReason ?? '–'}), head attempts ${laneAtEnd.head?.attempts ?? '–'}`
-                    : ''),
-              ] as [string, string],
-            ]
-          : []),
+        !!backlog && [
+          'blocked lane',
+          `${fmtInt(backlog.accepted)} messages queued behind the failing head before the last run (published in ${backlog.publishSeconds.toFixed(1)} s, all queued ${backlog.parkSeconds.toFixed(1)} s later)` +
+            (laneAtEnd
+              ? `; at the end: queueDepth ${fmtInt(laneAtEnd.queueDepth)}, blocked (${laneAtEnd.blockedReason ?? '–'}), head attempts ${laneAtEnd.head?.attempts ?? '–'}`
+              : ''),
+        ],
         [
           'neighbour backlog',
           `${fmtInt(n.published)} messages published to it, ${fmtInt(n.attempts)} attempts (${options.tenants ? 'none answered' : 'all 503'}), ${fmtInt(n.deadLettered)} dead-lettered ${JSON.stringify(session.reasonsFor(neighbour.indices))}, ${fmtInt(n.published - n.deadLettered)} still waiting for a retry`,
         ],
-      ],
+      ),
       runs: measured,
       problems,
       notes: [
