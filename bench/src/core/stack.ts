@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { Client } from 'pg';
 import { dropDatabase, HookbaseProcess } from '@hookbase/testing';
-import { freeLoopbackPort, now, serviceEntry } from './util';
+import { freeLoopbackPort, now, serviceEntry, sleep } from './util';
 import { BenchOptions } from './options';
 import { ServiceLogWatch } from './service-logs';
 
@@ -28,7 +28,6 @@ export interface BenchStack {
 }
 
 const WORKER_GROUPS = ['fanout', 'dispatcher', 'dlq-handler'] as const;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);

@@ -10,6 +10,8 @@ export function now(): number {
   return performance.timeOrigin + performance.now();
 }
 
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 /** The repository root: the CLI runs compiled from dist/bench/src (scripts/bench.mjs). */
 export const ROOT = join(__dirname, '..', '..', '..', '..');
 

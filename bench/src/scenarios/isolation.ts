@@ -7,7 +7,7 @@ import { fmtInt, fmtMb, fmtMs, rows } from '../core/report';
 import { RunReport, ScenarioResult } from '../core/result';
 import { BenchSession, Scenario, ScenarioContext } from '../core/session';
 import { distribution, median } from '../core/stats';
-import { now } from '../core/util';
+import { now, sleep } from '../core/util';
 import { IngestClient, publishGroupInto, publishSeq } from '../drivers/ingest-clients';
 import { benchPayload, EVENT_TYPE, runOpenLoop } from '../drivers/publisher';
 import { partitionFor } from '../partitioner';
@@ -32,7 +32,6 @@ const ALWAYS_503 = (latencyMs: number): EndpointBehaviour => ({
   failWith: 503,
   failAttempts: 'all',
 });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface FifoState {
   queueDepth: number;

@@ -6,7 +6,7 @@ import { fmtCpu, fmtInt, fmtMs, fmtRate, fmtRatio, table } from '../../core/repo
 import { ScenarioResult } from '../../core/result';
 import { BenchSession, Scenario, ScenarioContext } from '../../core/session';
 import { distribution, Distribution, ratePerSecond } from '../../core/stats';
-import { now } from '../../core/util';
+import { now, sleep } from '../../core/util';
 import { benchEnvelope } from '../../drivers/envelope';
 import { PendingOffsets, SpreadPicker } from '../../drivers/fanout-offsets';
 import { partitionFor } from '../../partitioner';
@@ -37,7 +37,6 @@ interface Phase extends MeasuredRun {
 
 /** How often the fan-out's committed offsets are read: the resolution of "accepted at". */
 const COMMIT_POLL_MS = 25;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * ingest-kafka: events written straight onto `<prefix>.events` by a kafkajs producer set up as
