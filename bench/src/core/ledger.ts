@@ -41,26 +41,8 @@ export interface DeliveryTiming {
   attempts: number;
 }
 
-export interface Reconciliation {
-  events: Record<'scheduled' | 'sent' | 'accepted' | 'refused' | 'failed' | 'unanswered', number>;
-  messages: Record<
-    | 'published'
-    | 'delivered'
-    | 'deadLettered'
-    | 'missing'
-    | 'duplicates'
-    | 'unexpected'
-    | 'deliveredAndDeadLettered'
-    | 'attempts'
-    | 'failedAttempts',
-    number
-  >;
-  /** published = delivered + deadLettered + missing. */
-  balanced: boolean;
-  /** Why the run is void, empty when it is not. */
-  problems: string[];
-  refusals: Record<string, number>;
-}
+/** published = delivered + deadLettered + missing, checked; `problems` say why a run is void. */
+export type Reconciliation = ReturnType<Ledger['reconcile']>;
 
 /** Where the receiver and the DLQ watcher write: a ledger, or something routing to several. */
 export interface LedgerSink {
@@ -212,7 +194,7 @@ export class Ledger implements LedgerSink {
     return eventId !== undefined && (this.deadLetters.get(eventId)?.has(endpoint) ?? false);
   }
 
-  reconcile(): Reconciliation {
+  reconcile() {
     const events = { scheduled: 0, sent: 0, accepted: 0, refused: 0, failed: 0, unanswered: 0 };
     const m = {
       published: 0,
