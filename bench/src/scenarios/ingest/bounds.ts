@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Kafka, logLevel, Message, Partitioners } from 'kafkajs';
+import { Message } from 'kafkajs';
 import { fmtInt, fmtRate, fmtRatio } from '../../core/report';
 import { BenchSession } from '../../core/session';
 import { now } from '../../core/util';
-import { benchEnvelope } from '../../drivers/envelope';
+import { benchEnvelope, hookbaseLikeProducer } from '../../drivers/envelope';
 
 /** The raw Kafka produce bound every ingest scenario measures first, in the same run. */
 export interface RawProduceResult {
@@ -54,18 +54,8 @@ export async function rawBaseline(
   const { options, cleanup, progress, deadlineMs } = session.ctx;
   const partitions = await session.kafka.partitionCount(`${session.stack.topicPrefix}.events`);
   const topic = `hookbase-bench-raw-${randomBytes(4).toString('hex')}`;
-  const kafka = new Kafka({
-    clientId: 'hookbase-bench-raw',
-    brokers: options.brokers.split(','),
-    logLevel: logLevel.NOTHING,
-  });
+  const { kafka, producer } = hookbaseLikeProducer(options.brokers, 'hookbase-bench-raw');
   const admin = kafka.admin();
-  const producer = kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    allowAutoTopicCreation: false,
-  });
   const removeTopic = async () => {
     await producer.disconnect().catch(() => undefined);
     await admin.deleteTopics({ topics: [topic], timeout: 15_000 }).catch(() => undefined);

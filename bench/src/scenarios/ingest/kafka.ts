@@ -1,4 +1,4 @@
-import { Kafka, logLevel, Message, Partitioners } from 'kafkajs';
+import { Message } from 'kafkajs';
 import { createOrganization, Tenant } from '../../core/hookbase-api';
 import { blockOf, blockRouter, Ledger, SEQ_BLOCK } from '../../core/ledger';
 import { dueAt, dueBy, planEvents } from '../../core/pacing';
@@ -7,7 +7,7 @@ import { ScenarioResult } from '../../core/result';
 import { BenchSession, Scenario, ScenarioContext } from '../../core/session';
 import { distribution, Distribution, ratePerSecond } from '../../core/stats';
 import { now, sleep } from '../../core/util';
-import { benchEnvelope } from '../../drivers/envelope';
+import { benchEnvelope, hookbaseLikeProducer } from '../../drivers/envelope';
 import { PendingOffsets, SpreadPicker } from '../../drivers/fanout-offsets';
 import { partitionFor } from '../../partitioner';
 import { rawBaseline, rawHeadline } from './bounds';
@@ -53,17 +53,7 @@ async function runIngestKafka(ctx: ScenarioContext): Promise<ScenarioResult> {
   const { options } = ctx;
   const session = await BenchSession.open(ctx);
   const topic = `${session.stack.topicPrefix}.events`;
-  const kafka = new Kafka({
-    clientId: 'hookbase-bench-direct',
-    brokers: options.brokers.split(','),
-    logLevel: logLevel.NOTHING,
-  });
-  const producer = kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    allowAutoTopicCreation: false,
-  });
+  const { producer } = hookbaseLikeProducer(options.brokers, 'hookbase-bench-direct');
   let stopCommits: () => Promise<void> = async () => undefined;
   const stopClients = async () => {
     await stopCommits().catch(() => undefined);
