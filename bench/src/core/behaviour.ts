@@ -19,6 +19,18 @@ export const HEALTHY: EndpointBehaviour = Object.freeze({
   failAttempts: 'first',
 });
 
+/** The behaviour --receiver-latency, --fail-rate and --fail-status ask for (first attempts fail). */
+export const askedBehaviour = (options: {
+  receiverLatencyMs: number;
+  failRate: number;
+  failWith: number | 'drop';
+}): EndpointBehaviour => ({
+  latencyMs: options.receiverLatencyMs,
+  failRate: options.failRate,
+  failWith: options.failWith,
+  failAttempts: 'first',
+});
+
 export type ReceiverAnswer =
   { kind: 'respond'; status: number; delayMs: number } | { kind: 'drop'; delayMs: number };
 
@@ -39,11 +51,11 @@ export function answerFor(
 }
 
 /** Parses `--fail-status`: an HTTP status from 400 to 599, or `drop` (connection closed). */
-export function parseFailWith(value: string): number | 'drop' {
+export function parseFailWith(value: string, As: new (message: string) => Error = Error) {
   if (value === 'drop') return 'drop';
   const status = Number(value);
   if (!Number.isInteger(status) || status < 400 || status > 599) {
-    throw new Error(`--fail-status must be an HTTP status 400..599 or "drop", got "${value}"`);
+    throw new As(`--fail-status must be an HTTP status 400..599 or "drop", got "${value}"`);
   }
   return status;
 }

@@ -1,6 +1,6 @@
 import { ApiClient, createTenant } from '@hookbase/testing';
-import { eachLimited } from './concurrency';
 import { BenchStack } from './stack';
+import { eachLimited } from './util';
 
 export interface Tenant {
   organizationId: string;
@@ -9,46 +9,13 @@ export interface Tenant {
 }
 
 export interface EndpointRequest {
-  /** http endpoints (the default kind) */
-  url?: string;
-  /** Cloud kinds (sqs, s3, …) take a `config` instead of a url. */
-  kind?: string;
-  config?: Record<string, unknown>;
-  eventTypes?: string[];
+  url: string;
   retry?: { delaysMs: number[]; maxAgeMs: number };
   fifoEnabled?: boolean;
 }
 
-/** The API said no to something the scenario needs (a feature this build does not have). */
-export class ApiRefusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    readonly apiMessage: string,
-  ) {
-    super(`${status} ${code}: ${apiMessage}`);
-  }
-}
-
-export async function createOrganization(
-  stack: BenchStack,
-  plan: 'free' | 'pro' | 'business',
-): Promise<Tenant> {
+export function createOrganization(stack: BenchStack, plan: 'free' | 'pro'): Promise<Tenant> {
   return createTenant(stack.apiUrl, stack.adminToken, plan);
-}
-
-export async function createEndpoint(tenant: Tenant, request: EndpointRequest): Promise<string> {
-  const response = await tenant.client.post(
-    `/api/organizations/${tenant.organizationId}/webhook-endpoints`,
-    { eventTypes: [], ...request },
-  );
-  if (response.status === 201) return response.body.data.id as string;
-  const error = response.body?.error ?? {};
-  throw new ApiRefusal(
-    response.status,
-    String(error.code ?? 'UNKNOWN'),
-    String(error.message ?? JSON.stringify(response.body)),
-  );
 }
 
 /** Creates endpoints through the API, `concurrency` at a time; ids come back in request order. */
@@ -61,7 +28,12 @@ export async function createEndpoints(
   const ids = new Array<string>(requests.length);
   let done = 0;
   await eachLimited(requests, concurrency, async (request, index) => {
-    ids[index] = await createEndpoint(tenant, request);
+    const { status, body } = await tenant.client.post(
+      `/api/organizations/${tenant.organizationId}/webhook-endpoints`,
+      { eventTypes: [], ...request },
+    );
+    if (status !== 201) throw new Error(`creating an endpoint: ${status} ${JSON.stringify(body)}`);
+    ids[index] = body.data.id as string;
     onCreated(++done);
   });
   return ids;

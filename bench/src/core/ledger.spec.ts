@@ -150,11 +150,8 @@ describe('Ledger', () => {
       {
         seq: 0,
         endpoint: 3,
-        tag: 0,
         scheduledAt: 1000,
         sentAt: 1400,
-        acceptedAt: 1410,
-        firstAttemptAt: 1450,
         deliveredAt: 1500,
         attempts: 2,
       },

@@ -1,21 +1,19 @@
 /**
  * The bench's own account of every event and message, filled in by the publisher (scheduled,
- * sent, accepted/refused/failed), the receiver (each attempt, first success) and the DLQ watcher
- * (dead letters). Counts are exact and come from here, never from Hookbase's metrics, so the
- * reconciliation published = delivered + dead-lettered + missing is a real check: the three
- * terms are counted from different sources, and anything delivered or dead-lettered that was
- * never published (or published twice) breaks it.
+ * sent, accepted/refused/failed), the receiver (each attempt) and the DLQ watcher (dead letters).
+ * Counts are exact and never come from Hookbase's metrics, so published = delivered +
+ * dead-lettered + missing is a real check: the three terms come from different sources, and
+ * anything delivered or dead-lettered that was never published breaks it.
  */
 
 /** Messages are keyed by event sequence number and endpoint index, packed into one number. */
 const ENDPOINT_BITS = 2 ** 20;
+const key = (seq: number, endpoint: number) => seq * ENDPOINT_BITS + endpoint;
 
 export type EventOutcome = 'scheduled' | 'sent' | 'accepted' | 'refused' | 'failed';
 
 export interface EventEntry {
   seq: number;
-  /** A grouping of the caller's (ingest-rest's step number); 0 by default. */
-  tag: number;
   scheduledAt: number;
   sentAt: number;
   answeredAt: number;
@@ -29,7 +27,6 @@ export interface EventEntry {
 interface MessageEntry {
   seq: number;
   endpoint: number;
-  firstAttemptAt: number;
   deliveredAt: number;
   attempts: number;
   deliveries: number;
@@ -38,56 +35,14 @@ interface MessageEntry {
 export interface DeliveryTiming {
   seq: number;
   endpoint: number;
-  tag: number;
   scheduledAt: number;
   sentAt: number;
-  acceptedAt: number;
-  firstAttemptAt: number;
   deliveredAt: number;
   attempts: number;
 }
 
-export interface Reconciliation {
-  events: {
-    scheduled: number;
-    sent: number;
-    accepted: number;
-    refused: number;
-    /** The publish failed on the client side (connection error, timeout): outcome unknown. */
-    failed: number;
-    /** Sent but never answered by the time the run ended. */
-    unanswered: number;
-  };
-  messages: {
-    published: number;
-    delivered: number;
-    deadLettered: number;
-    missing: number;
-    duplicates: number;
-    /** Delivered or dead-lettered although never published (or not to that endpoint). */
-    unexpected: number;
-    deliveredAndDeadLettered: number;
-    attempts: number;
-    failedAttempts: number;
-  };
-  /** published = delivered + deadLettered + missing. */
-  balanced: boolean;
-  /** Human-readable reasons a run is void, empty when it is not. */
-  problems: string[];
-  refusals: Record<string, number>;
-}
-
-export interface LedgerProgress {
-  scheduled: number;
-  sent: number;
-  accepted: number;
-  refused: number;
-  failed: number;
-  expected: number;
-  delivered: number;
-  deadLettered: number;
-  attempts: number;
-}
+/** published = delivered + deadLettered + missing, checked; `problems` say why a run is void. */
+export type Reconciliation = ReturnType<Ledger['reconcile']>;
 
 /** Where the receiver and the DLQ watcher write: a ledger, or something routing to several. */
 export interface LedgerSink {
@@ -99,9 +54,7 @@ export interface LedgerSink {
 export const SEQ_BLOCK = 10_000_000;
 
 /** The block a sequence number belongs to (negative numbers, a warm-up's, belong to none). */
-export function blockOf(seq: number): number {
-  return seq < 0 ? -1 : Math.floor(seq / SEQ_BLOCK);
-}
+export const blockOf = (seq: number) => (seq < 0 ? -1 : Math.floor(seq / SEQ_BLOCK));
 
 /**
  * Runs (or steps) that deliver to the same endpoints: each attempt counts in the ledger that owns
@@ -112,14 +65,11 @@ export function blockRouter(ledgers: readonly Ledger[], first = 0): LedgerSink {
     attempt: (seq, endpoint, at, ok) =>
       ledgers[blockOf(seq) - first]?.attempt(seq, endpoint, at, ok),
     deadLettered: (eventId, endpoint) =>
-      (
-        ledgers.find((ledger) => ledger.knowsEvent(eventId)) ?? ledgers[ledgers.length - 1]
-      ).deadLettered(eventId, endpoint),
+      (ledgers.find((l) => l.knowsEvent(eventId)) ?? ledgers.at(-1))?.deadLettered(
+        eventId,
+        endpoint,
+      ),
   };
-}
-
-function messageKey(seq: number, endpoint: number): number {
-  return seq * ENDPOINT_BITS + endpoint;
 }
 
 export class Ledger implements LedgerSink {
@@ -145,85 +95,71 @@ export class Ledger implements LedgerSink {
     private readonly options: { trackOrder?: boolean } = {},
   ) {}
 
-  schedule(seq: number, scheduledAt: number, targets: ReadonlySet<number>, tag = 0): void {
+  schedule(seq: number, scheduledAt: number, targets: ReadonlySet<number>): void {
     if (this.events.has(seq)) throw new Error(`event ${seq} scheduled twice`);
-    for (const endpoint of targets) {
+    for (const endpoint of targets)
       if (!Number.isInteger(endpoint) || endpoint < 0 || endpoint >= ENDPOINT_BITS)
         throw new Error(`endpoint index ${endpoint} out of range`);
-    }
+    const [sentAt, answeredAt, eventId, detail] = [NaN, NaN, undefined, undefined];
+    const outcome = 'scheduled';
     this.events.set(seq, {
       seq,
-      tag,
       scheduledAt,
-      sentAt: Number.NaN,
-      answeredAt: Number.NaN,
-      eventId: undefined,
-      outcome: 'scheduled',
-      detail: undefined,
+      sentAt,
+      answeredAt,
+      eventId,
+      outcome,
+      detail,
       targets,
     });
     this.counts.scheduled++;
   }
 
   sent(seq: number, at: number): void {
-    const event = this.event(seq);
+    const event = this.events.get(seq);
+    if (!event) throw new Error(`event ${seq} was never scheduled`);
     event.sentAt = at;
     event.outcome = 'sent';
     this.counts.sent++;
   }
 
   accepted(seq: number, at: number, eventId: string): void {
-    const event = this.answer(seq, at, 'accepted');
+    const event = this.answer(seq, at, 'accepted', undefined);
     event.eventId = eventId;
     this.byEventId.set(eventId, seq);
-    this.counts.accepted++;
     this.counts.expected += event.targets.size;
   }
 
   refused(seq: number, at: number, detail: string): void {
-    this.answer(seq, at, 'refused').detail = detail;
-    this.counts.refused++;
+    this.answer(seq, at, 'refused', detail);
   }
 
   failed(seq: number, at: number, detail: string): void {
-    this.answer(seq, at, 'failed').detail = detail;
-    this.counts.failed++;
+    this.answer(seq, at, 'failed', detail);
   }
 
   /** One request at the receiver for (event, endpoint); `ok` when the receiver answered 2xx. */
   attempt(seq: number, endpoint: number, at: number, ok: boolean): void {
-    const key = messageKey(seq, endpoint);
-    let message = this.messages.get(key);
+    let message = this.messages.get(key(seq, endpoint));
     if (!message) {
-      message = {
-        seq,
-        endpoint,
-        firstAttemptAt: at,
-        deliveredAt: Number.NaN,
-        attempts: 0,
-        deliveries: 0,
-      };
-      this.messages.set(key, message);
+      message = { seq, endpoint, deliveredAt: NaN, attempts: 0, deliveries: 0 };
+      this.messages.set(key(seq, endpoint), message);
     }
     message.attempts++;
     this.counts.attempts++;
-    if (!ok) return;
-    message.deliveries++;
-    if (message.deliveries === 1) {
-      message.deliveredAt = at;
-      this.counts.delivered++;
-      if (this.options.trackOrder) {
-        let lane = this.laneArrivals.get(endpoint);
-        if (!lane) this.laneArrivals.set(endpoint, (lane = []));
-        lane.push(seq);
-      }
-    }
+    if (!ok || ++message.deliveries > 1) return;
+    message.deliveredAt = at;
+    this.counts.delivered++;
+    if (!this.options.trackOrder) return;
+    const lane = this.laneArrivals.get(endpoint) ?? [];
+    this.laneArrivals.set(endpoint, lane);
+    lane.push(seq);
   }
 
   /** A record read from the DLQ topic (Hookbase's event id, the bench's endpoint index). */
   deadLettered(eventId: string, endpoint: number): void {
-    let endpoints = this.deadLetters.get(eventId);
-    if (!endpoints) this.deadLetters.set(eventId, (endpoints = new Set()));
+    const endpoints = this.deadLetters.get(eventId) ?? new Set<number>();
+    this.deadLetters.set(eventId, endpoints);
     if (endpoints.has(endpoint)) return;
     endpoints.add(endpoint);
     this.counts.deadLettered++;
@@ -233,14 +169,13 @@ export class Ledger implements LedgerSink {
     return this.byEventId.has(eventId);
   }
 
-  get progress(): LedgerProgress {
+  get progress() {
     return { ...this.counts };
   }
 
   /**
-   * Every publish answered, and every published message delivered or dead-lettered. The cheap
-   * count comparison comes first; the full reconciliation confirms it (counts alone could be
-   * fooled by unexpected deliveries).
+   * Every publish answered, and every published message delivered or dead-lettered: the cheap
+   * counts first, then the full reconciliation (counts alone could be fooled by strays).
    */
   isSettled(): boolean {
     const c = this.counts;
@@ -251,7 +186,7 @@ export class Ledger implements LedgerSink {
 
   private isPublished(seq: number, endpoint: number): boolean {
     const event = this.events.get(seq);
-    return event !== undefined && event.outcome === 'accepted' && event.targets.has(endpoint);
+    return event?.outcome === 'accepted' && event.targets.has(endpoint);
   }
 
   private isDeadLettered(seq: number, endpoint: number): boolean {
@@ -259,11 +194,20 @@ export class Ledger implements LedgerSink {
     return eventId !== undefined && (this.deadLetters.get(eventId)?.has(endpoint) ?? false);
   }
 
-  reconcile(): Reconciliation {
+  reconcile() {
     const events = { scheduled: 0, sent: 0, accepted: 0, refused: 0, failed: 0, unanswered: 0 };
+    const m = {
+      published: 0,
+      delivered: 0,
+      deadLettered: 0,
+      missing: 0,
+      duplicates: 0,
+      unexpected: 0,
+      deliveredAndDeadLettered: 0,
+      attempts: 0,
+      failedAttempts: 0,
+    };
     const refusals: Record<string, number> = {};
-    let published = 0;
-    let missing = 0;
     for (const event of this.events.values()) {
       events.scheduled++;
       if (event.outcome !== 'scheduled') events.sent++;
@@ -275,100 +219,52 @@ export class Ledger implements LedgerSink {
       } else if (event.outcome === 'accepted') {
         events.accepted++;
         for (const endpoint of event.targets) {
-          published++;
-          const delivered =
-            (this.messages.get(messageKey(event.seq, endpoint))?.deliveries ?? 0) > 0;
-          if (!delivered && !this.isDeadLettered(event.seq, endpoint)) missing++;
+          m.published++;
+          const delivered = (this.messages.get(key(event.seq, endpoint))?.deliveries ?? 0) > 0;
+          if (!delivered && !this.isDeadLettered(event.seq, endpoint)) m.missing++;
         }
       }
     }
-
-    let delivered = 0;
-    let duplicates = 0;
-    let unexpected = 0;
-    let deliveredAndDeadLettered = 0;
-    let attempts = 0;
-    let failedAttempts = 0;
     for (const message of this.messages.values()) {
-      attempts += message.attempts;
-      failedAttempts += message.attempts - message.deliveries;
-      if (message.deliveries === 0) {
-        if (!this.isPublished(message.seq, message.endpoint)) unexpected++;
-        continue;
-      }
-      delivered++;
-      duplicates += message.deliveries - 1;
-      if (!this.isPublished(message.seq, message.endpoint)) unexpected++;
-      if (this.isDeadLettered(message.seq, message.endpoint)) deliveredAndDeadLettered++;
+      m.attempts += message.attempts;
+      m.failedAttempts += message.attempts - message.deliveries;
+      if (!this.isPublished(message.seq, message.endpoint)) m.unexpected++;
+      if (message.deliveries === 0) continue;
+      m.delivered++;
+      m.duplicates += message.deliveries - 1;
+      if (this.isDeadLettered(message.seq, message.endpoint)) m.deliveredAndDeadLettered++;
     }
-
-    let deadLettered = 0;
     for (const [eventId, endpoints] of this.deadLetters) {
       const seq = this.byEventId.get(eventId);
       for (const endpoint of endpoints) {
-        const known = seq !== undefined && this.isPublished(seq, endpoint);
-        const message =
-          seq === undefined ? undefined : this.messages.get(messageKey(seq, endpoint));
+        const message = seq === undefined ? undefined : this.messages.get(key(seq, endpoint));
         // A message the receiver saw was already judged (and counted) in the loop above.
-        if (!known && !message) unexpected++;
-        if ((message?.deliveries ?? 0) === 0) deadLettered++;
+        if (!message && (seq === undefined || !this.isPublished(seq, endpoint))) m.unexpected++;
+        if ((message?.deliveries ?? 0) === 0) m.deadLettered++;
       }
     }
-
-    const balanced = published === delivered + deadLettered + missing;
+    const balanced = m.published === m.delivered + m.deadLettered + m.missing;
     const problems: string[] = [];
-    if (!balanced) {
+    const strays = `${m.unexpected} messages seen that were never published to that endpoint`;
+    if (!balanced)
       problems.push(
-        `ledger does not balance: published ${published} ≠ delivered ${delivered} + dead-lettered ${deadLettered} + missing ${missing}` +
-          (unexpected > 0
-            ? ` (${unexpected} messages seen that were never published to that endpoint)`
-            : ''),
+        `ledger does not balance: published ${m.published} ≠ delivered ${m.delivered} + dead-lettered ${m.deadLettered} + missing ${m.missing}${m.unexpected > 0 ? ` (${strays})` : ''}`,
       );
-    } else if (unexpected > 0) {
-      problems.push(
-        `${unexpected} requests for messages that were never published to that endpoint`,
-      );
-    }
-    if (missing > 0)
-      problems.push(`${missing} published messages were neither delivered nor dead-lettered`);
+    else if (m.unexpected > 0) problems.push(strays);
+    if (m.missing > 0)
+      problems.push(`${m.missing} published messages were neither delivered nor dead-lettered`);
     if (events.unanswered > 0) problems.push(`${events.unanswered} publishes were never answered`);
-    return {
-      events,
-      messages: {
-        published,
-        delivered,
-        deadLettered,
-        missing,
-        duplicates,
-        unexpected,
-        deliveredAndDeadLettered,
-        attempts,
-        failedAttempts,
-      },
-      balanced,
-      problems,
-      refusals,
-    };
+    return { events, messages: m, balanced, problems, refusals };
   }
 
   /** Timings of every published message delivered at least once (first success). */
   deliveries(): DeliveryTiming[] {
     const timings: DeliveryTiming[] = [];
-    for (const message of this.messages.values()) {
-      if (message.deliveries === 0) continue;
-      const event = this.events.get(message.seq);
-      if (!event || !this.isPublished(message.seq, message.endpoint)) continue;
-      timings.push({
-        seq: message.seq,
-        endpoint: message.endpoint,
-        tag: event.tag,
-        scheduledAt: event.scheduledAt,
-        sentAt: event.sentAt,
-        acceptedAt: event.answeredAt,
-        firstAttemptAt: message.firstAttemptAt,
-        deliveredAt: message.deliveredAt,
-        attempts: message.attempts,
-      });
+    for (const { seq, endpoint, deliveries, deliveredAt, attempts } of this.messages.values()) {
+      const event = this.events.get(seq);
+      if (deliveries === 0 || !event || !this.isPublished(seq, endpoint)) continue;
+      const { scheduledAt, sentAt } = event;
+      timings.push({ seq, endpoint, scheduledAt, sentAt, deliveredAt, attempts });
     }
     return timings;
   }
@@ -382,17 +278,13 @@ export class Ledger implements LedgerSink {
     return this.laneArrivals;
   }
 
-  private event(seq: number): EventEntry {
+  private answer(seq: number, at: number, outcome: EventOutcome, detail: string | undefined) {
     const event = this.events.get(seq);
-    if (!event) throw new Error(`event ${seq} was never scheduled`);
-    return event;
-  }
-
-  private answer(seq: number, at: number, outcome: EventOutcome): EventEntry {
-    const event = this.event(seq);
-    if (event.outcome !== 'sent') throw new Error(`event ${seq} answered twice or never sent`);
+    if (event?.outcome !== 'sent') throw new Error(`event ${seq} answered twice or never sent`);
     event.answeredAt = at;
     event.outcome = outcome;
+    event.detail = detail;
+    this.counts[outcome as 'accepted' | 'refused' | 'failed']++;
     return event;
   }
 }

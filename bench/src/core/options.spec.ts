@@ -33,9 +33,8 @@ describe('parseCommandLine', () => {
     const of = (...args: string[]) =>
       parseCommandLine(['isolation', ...args], env).optionsFor('isolation');
     expect(of()).toMatchObject({ rate: 50, fifo: true, neighbourBacklog: null });
-    expect(of('--fifo')).toMatchObject({ rate: 50, fifo: true });
     expect(of('--non-fifo')).toMatchObject({ rate: 150, fifo: false, nonFifo: true });
-    expect(of('--fifo', '--rate', '80', '--neighbour-backlog', '1000')).toMatchObject({
+    expect(of('--rate', '80', '--neighbour-backlog', '1000')).toMatchObject({
       rate: 80,
       neighbourBacklog: 1000,
     });
@@ -108,7 +107,6 @@ describe('parseCommandLine', () => {
       batchSteps: [1, 4, 16],
       records: 100_000,
       batch: 500,
-      grpcAddress: undefined,
     });
     expect(parseCommandLine(['ingest-grpc'], env).optionsFor('ingest-grpc').steps).toEqual([
       1, 8, 32, 128,
@@ -130,25 +128,6 @@ describe('parseCommandLine', () => {
     ).toBe(3);
   });
 
-  it('takes a running stack’s gRPC address only with --url, and only on loopback', () => {
-    const attached = ['--url', 'http://127.0.0.1:3000', '--admin-token', 't'];
-    expect(
-      parseCommandLine(
-        ['ingest-grpc', ...attached, '--grpc-address', '127.0.0.1:50051'],
-        env,
-      ).optionsFor('ingest-grpc').grpcAddress,
-    ).toBe('127.0.0.1:50051');
-    expect(() =>
-      parseCommandLine(['ingest-grpc', '--grpc-address', '127.0.0.1:50051'], env),
-    ).toThrow(/goes with --url/);
-    expect(() =>
-      parseCommandLine(['ingest-grpc', ...attached, '--grpc-address', '10.0.0.5:50051'], env),
-    ).toThrow(/loopback/);
-    expect(() => parseCommandLine(['ingest-batch', '--batch-sizes', '100,0'], env)).toThrow(
-      /--batch-sizes must be an integer from 1/,
-    );
-  });
-
   it('expands all into every scenario, in order', () => {
     const line = parseCommandLine(['all'], env);
     expect(line.target).toBe('all');
@@ -159,25 +138,6 @@ describe('parseCommandLine', () => {
       'ingest-grpc',
       'ingest-kafka',
     ]);
-  });
-
-  it('reads a running stack, and only on loopback', () => {
-    const line = parseCommandLine(
-      ['e2e', '--url', 'http://127.0.0.1:3000/', '--admin-token', 't'],
-      env,
-    );
-    expect(line.optionsFor('e2e').attach).toEqual({
-      url: 'http://127.0.0.1:3000',
-      adminToken: 't',
-      topicPrefix: 'hookbase',
-      pid: undefined,
-    });
-    expect(() =>
-      parseCommandLine(['e2e', '--url', 'http://10.0.0.5:3000', '--admin-token', 't'], env),
-    ).toThrow(/loopback/);
-    expect(() => parseCommandLine(['e2e', '--url', 'http://127.0.0.1:3000'], env)).toThrow(
-      /go together/,
-    );
   });
 
   it('refuses what it cannot use, saying why', () => {
@@ -193,28 +153,16 @@ describe('parseCommandLine', () => {
     refuses(['e2e', '--bogus'], /bogus/);
     refuses(['e2e', '--topology', 'mesh'], /standalone or split/);
     refuses(['e2e', '--stack-env', 'lower=1'], /KEY=VALUE/);
-    refuses(['isolation', '--fifo', '--non-fifo'], /contradict/);
+    refuses(['isolation', '--tenants', '--non-fifo'], /plain endpoints/);
     refuses(['e2e', '--tenants'], /goes with the isolation scenario/);
-    refuses(['isolation', '--tenants', '--fifo'], /plain endpoints/);
     refuses(['isolation', '--neighbours', '3'], /--tenants/);
     refuses(['isolation', '--tenants', '--neighbours', '0'], /neighbours/);
   });
 
-  it('turns the services metrics off and traces on for a measure of their cost', () => {
-    const of = (...args: string[]) => parseCommandLine(args, env).optionsFor(args[0] as 'e2e');
-    expect(of('e2e')).toMatchObject({ tracing: false, stackEnv: {} });
-    expect(of('e2e', '--metrics', 'off')).toMatchObject({
-      tracing: false,
-      stackEnv: { HOOKBASE_METRICS: 'false' },
-    });
-    expect(of('ingest-rest', '--metrics', 'on', '--tracing', 'on')).toMatchObject({
-      tracing: true,
-      stackEnv: { HOOKBASE_METRICS: 'true' },
-    });
-    expect(() => of('e2e', '--tracing', 'yes')).toThrow(/--tracing must be on or off/);
-    expect(() =>
-      of('e2e', '--url', 'http://127.0.0.1:3000', '--admin-token', 't', '--metrics', 'off'),
-    ).toThrow(/started stack/);
+  it('takes no flags of a stack it does not start', () => {
+    for (const flag of ['--url', '--tracing', '--metrics', '--grpc-address', '--kind'])
+      expect(() => parseCommandLine(['e2e', flag, 'x'], env)).toThrow(UsageError);
+    expect(() => parseCommandLine(['fifo-rtt', '--non-fifo'], env)).toThrow(/isolation/);
   });
 
   it('needs infrastructure only when a scenario runs', () => {
@@ -272,27 +220,5 @@ describe('per-scenario options', () => {
     // fifo-rtt does not read --duration: its default stays.
     expect(line.optionsFor('fifo-rtt').durationSeconds).toBe(10);
     expect(line.optionsFor('isolation').durationSeconds).toBe(3);
-  });
-});
-
-describe('e2e --kind', () => {
-  const of = (...args: string[]) => parseCommandLine(['e2e', ...args], env).optionsFor('e2e');
-
-  it('delivers to http endpoints unless told otherwise', () => {
-    expect(of()).toMatchObject({ kind: 'http', endpoints: 1000, httpBeside: true });
-  });
-
-  it('defaults cloud kinds to 50 endpoints with an http run beside them', () => {
-    expect(of('--kind', 'sqs')).toMatchObject({ kind: 'sqs', endpoints: 50, httpBeside: true });
-    expect(of('--kind', 's3', '--endpoints', '20', '--no-http-run')).toMatchObject({
-      kind: 's3',
-      endpoints: 20,
-      httpBeside: false,
-    });
-  });
-
-  it('refuses unknown kinds and --kind on other scenarios', () => {
-    expect(() => of('--kind', 'sns')).toThrow(UsageError);
-    expect(() => parseCommandLine(['fifo-rtt', '--kind', 'sqs'], env)).toThrow(UsageError);
   });
 });

@@ -1,7 +1,7 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { answerFor, EndpointBehaviour, HEALTHY } from './behaviour';
-import { now } from './clock';
+import { now } from './util';
 import { LedgerSink } from './ledger';
 
 /** Where one endpoint's requests are accounted for, and how they are answered. */
@@ -27,27 +27,12 @@ export class BenchReceiver {
     this.routes.set(endpoint, route);
   }
 
-  /** Changes how an endpoint answers from now on (the isolation scenario's second run). */
-  behave(endpoint: number, behaviour: EndpointBehaviour): void {
-    const route = this.routes.get(endpoint);
-    if (route) this.routes.set(endpoint, { ...route, behaviour });
-  }
-
-  async start(): Promise<string> {
-    return this.listen();
-  }
-
   /**
-   * The same endpoints at another origin (a port of its own): Hookbase keeps its connections per
-   * origin, and receivers of different tenants are different hosts, so a scenario gives a
-   * neighbour's endpoints their own.
+   * Starts a server; called again, the same endpoints at another origin (a port of its own):
+   * Hookbase keeps its connections per origin, and receivers of different tenants are different
+   * hosts, so a scenario gives a neighbour's endpoints their own.
    */
-  async anotherOrigin(): Promise<string> {
-    if (this.servers.length === 0) throw new Error('start the receiver first');
-    return this.listen();
-  }
-
-  private async listen(): Promise<string> {
+  async start(): Promise<string> {
     const server = createServer({ keepAlive: true }, (req, res) => this.handle(req, res));
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;

@@ -3,36 +3,26 @@ import { join } from 'node:path';
 import { RunReport, ResultTable, ScenarioResult } from './result';
 import { ServiceUsage } from './sampler';
 
-export function fmtInt(value: number | null | undefined): string {
-  return value === null || value === undefined || !Number.isFinite(value)
-    ? '–'
-    : Math.round(value).toLocaleString('en-US');
-}
+type Figure = number | null | undefined;
+const known = (value: Figure): value is number => value != null && Number.isFinite(value);
 
-export function fmtRate(value: number | null | undefined): string {
-  if (value === null || value === undefined || !Number.isFinite(value)) return '–';
-  return value >= 100 ? fmtInt(value) : value.toFixed(1);
-}
+export const fmtInt = (value: Figure) =>
+  known(value) ? Math.round(value).toLocaleString('en-US') : '–';
 
-export function fmtMs(value: number | null | undefined): string {
-  if (value === null || value === undefined || !Number.isFinite(value)) return '–';
-  if (value >= 10_000) return `${(value / 1000).toFixed(1)} s`;
-  if (value >= 1000) return `${(value / 1000).toFixed(2)} s`;
+export const fmtRate = (value: Figure) =>
+  known(value) ? (value >= 100 ? fmtInt(value) : value.toFixed(1)) : '–';
+
+export function fmtMs(value: Figure): string {
+  if (!known(value)) return '–';
+  if (value >= 1000) return `${(value / 1000).toFixed(value >= 10_000 ? 1 : 2)} s`;
   return value >= 100 ? `${Math.round(value)} ms` : `${value.toFixed(1)} ms`;
 }
 
-export function fmtMb(value: number | null | undefined): string {
-  return value === null || value === undefined || !Number.isFinite(value)
-    ? '–'
-    : `${Math.round(value)} MB`;
-}
+export const fmtMb = (value: Figure) => (known(value) ? `${Math.round(value)} MB` : '–');
 
 /** a ÷ b to two places, or "–" when b is not a positive figure. */
-export function fmtRatio(a: number | null | undefined, b: number | null | undefined): string {
-  return a !== null && a !== undefined && Number.isFinite(a) && b && b > 0
-    ? (a / b).toFixed(2)
-    : '–';
-}
+export const fmtRatio = (a: Figure, b: Figure) =>
+  known(a) && known(b) && b > 0 ? (a / b).toFixed(2) : '–';
 
 /** The CPU of a run's Hookbase processes together (100 % = one core). */
 export function fmtCpu(run: RunReport): string {
@@ -40,6 +30,10 @@ export function fmtCpu(run: RunReport): string {
   if (measured.length === 0) return '–';
   return `${Math.round(measured.reduce((sum, s) => sum + (s.cpuPercent ?? 0), 0))}%`;
 }
+
+/** Headline rows, leaving out the ones a condition turned into `false`. */
+export const rows = (...all: ([string, string] | false)[]) =>
+  all.filter((row): row is [string, string] => row !== false);
 
 /** A plain-text table: columns padded to their widest cell, numbers right-aligned. */
 export function renderTable(
@@ -108,12 +102,7 @@ export function servicesTable(services: readonly ServiceUsage[]): ResultTable {
 
 export function renderResult(result: ScenarioResult): string {
   const out: string[] = [];
-  const verdict = {
-    ok: 'OK',
-    void: 'VOID (see problems)',
-    'not-run': 'NOT RUN',
-    error: 'ERROR',
-  }[result.status];
+  const verdict = { ok: 'OK', void: 'VOID (see problems)', error: 'ERROR' }[result.status];
   out.push(
     `\n══ ${result.scenario}: ${result.title} — ${verdict} (${result.durationSeconds.toFixed(0)} s)`,
   );
@@ -121,9 +110,8 @@ export function renderResult(result: ScenarioResult): string {
     const width = Math.max(...result.headline.map(([k]) => k.length));
     for (const [key, value] of result.headline) out.push(`  ${key.padEnd(width)}  ${value}`);
   }
-  for (const table of result.tables) {
+  for (const table of result.tables)
     out.push('', `${table.title}:`, renderTable(table.header, table.rows));
-  }
   if (result.serviceLogs && (result.serviceLogs.errors > 0 || result.serviceLogs.warnings > 0)) {
     out.push(
       '',
@@ -140,9 +128,7 @@ export function renderResult(result: ScenarioResult): string {
   }
   for (const note of result.notes) out.push(`note: ${note}`);
   for (const problem of result.problems) out.push(`PROBLEM: ${problem}`);
-  if (result.files) {
-    out.push(`results: ${result.files.json}`);
-  }
+  if (result.files) out.push(`results: ${result.files.json}`);
   return out.join('\n');
 }
 

@@ -36,7 +36,7 @@ export interface ResultTable {
   rows: string[][];
 }
 
-export type ScenarioStatus = 'ok' | 'void' | 'not-run' | 'error';
+export type ScenarioStatus = 'ok' | 'void' | 'error';
 
 export interface ScenarioResult {
   scenario: string;

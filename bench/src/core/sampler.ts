@@ -1,14 +1,13 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { now } from './clock';
 import { ConsumerLag } from './kafka-watch';
 import { CLOCK_TICKS_PER_SECOND, sampleProcess } from './process-stats';
 import { ServiceHandle } from './stack';
+import { now } from './util';
 
 export interface ResourcePoint {
   at: number;
-  /** Resident set size per service, MB. */
+  /** Resident set size (MB) and CPU time used so far (s), per service. */
   rssMb: Record<string, number>;
-  /** CPU time used so far per service, seconds. */
   cpuSeconds: Record<string, number>;
   lag: ConsumerLag | null;
 }
@@ -16,20 +15,21 @@ export interface ResourcePoint {
 export interface ServiceUsage {
   name: string;
   pid: number | undefined;
-  /** VmHWM at the end of the run: the process's peak over its whole life. */
+  /** VmHWM when read: the process's peak over its whole life. */
   peakRssMb: number | null;
   /** Highest VmRSS sampled within the window asked for. */
   windowPeakRssMb: number | null;
-  /** CPU time used within the window (or since sampling began). */
+  /** CPU time used within the window, and as a share of one core over it (percent). */
   cpuSeconds: number | null;
-  /** That CPU time as a share of one core over the window, percent. */
   cpuPercent: number | null;
 }
 
+type Window = { fromMs: number; toMs: number };
+
 /**
  * Samples every service's memory and CPU (from /proc) and the consumer lag once a second, for
- * the result's time series and the peaks. One sample at a time: a slow broker answer delays the next sample
- * rather than piling requests up.
+ * the result's time series and the peaks; one sample at a time, so a slow broker delays the next
+ * sample rather than piling requests up. Also watches the harness's own event loop and CPU.
  */
 export class ResourceSampler {
   readonly points: ResourcePoint[] = [];
@@ -41,7 +41,6 @@ export class ResourceSampler {
   constructor(
     private readonly services: readonly ServiceHandle[],
     private readonly lag: () => Promise<ConsumerLag>,
-    private readonly intervalMs = 1000,
   ) {}
 
   start(): void {
@@ -50,29 +49,20 @@ export class ResourceSampler {
     this.loop = (async () => {
       while (this.running) {
         const started = now();
-        await this.sample();
-        const wait = this.intervalMs - (now() - started);
+        const rssMb: Record<string, number> = {};
+        const cpuSeconds: Record<string, number> = {};
+        for (const { name, pid } of this.services) {
+          const sample = pid ? await sampleProcess(pid) : undefined;
+          if (!sample) continue;
+          rssMb[name] = sample.rssKb / 1024;
+          cpuSeconds[name] = sample.cpuTicks / CLOCK_TICKS_PER_SECOND;
+        }
+        const lag = await this.lag().catch(() => null);
+        this.points.push({ at: now(), rssMb, cpuSeconds, lag });
+        const wait = 1000 - (now() - started);
         if (wait > 0 && this.running) await new Promise((resolve) => setTimeout(resolve, wait));
       }
     })();
-  }
-
-  async sample(): Promise<ResourcePoint> {
-    const rssMb: Record<string, number> = {};
-    const cpuSeconds: Record<string, number> = {};
-    await Promise.all(
-      this.services.map(async (service) => {
-        if (!service.pid) return;
-        const sample = await sampleProcess(service.pid);
-        if (!sample) return;
-        rssMb[service.name] = sample.rssKb / 1024;
-        cpuSeconds[service.name] = sample.cpuTicks / CLOCK_TICKS_PER_SECOND;
-      }),
-    );
-    const lag = await this.lag().catch(() => null);
-    const point = { at: now(), rssMb, cpuSeconds, lag };
-    this.points.push(point);
-    return point;
   }
 
   async stop(): Promise<void> {
@@ -81,43 +71,38 @@ export class ResourceSampler {
     this.loopDelay.disable();
   }
 
-  /** Peaks and CPU of each service, read before the services are stopped. */
-  async usage(window?: { fromMs: number; toMs: number }): Promise<ServiceUsage[]> {
+  private within(window?: Window): ResourcePoint[] {
+    return this.points.filter((p) => !window || (p.at >= window.fromMs && p.at <= window.toMs));
+  }
+
+  /** Peaks and CPU of each service (read before the services are stopped). */
+  usage(window?: Window): Promise<ServiceUsage[]> {
+    const points = this.within(window);
     return Promise.all(
-      this.services.map(async (service) => {
-        const sample = service.pid ? await sampleProcess(service.pid) : undefined;
-        const inWindow = this.points.filter(
-          (p) => !window || (p.at >= window.fromMs && p.at <= window.toMs),
-        );
-        const sampled = inWindow.map((p) => p.rssMb[service.name]).filter((v) => v !== undefined);
-        const cpu = inWindow.filter((p) => p.cpuSeconds[service.name] !== undefined);
-        const cpuSeconds =
-          cpu.length >= 2
-            ? cpu[cpu.length - 1].cpuSeconds[service.name] - cpu[0].cpuSeconds[service.name]
-            : null;
-        const spanSeconds = cpu.length >= 2 ? (cpu[cpu.length - 1].at - cpu[0].at) / 1000 : 0;
+      this.services.map(async ({ name, pid }) => {
+        const sample = pid ? await sampleProcess(pid) : undefined;
+        const rss = points.flatMap((p) => (p.rssMb[name] === undefined ? [] : [p.rssMb[name]]));
+        const cpu = points.filter((p) => p.cpuSeconds[name] !== undefined);
+        const [first, last] = [cpu[0], cpu.at(-1)];
+        const cpuSeconds = cpu.length >= 2 ? last!.cpuSeconds[name] - first.cpuSeconds[name] : null;
+        const span = cpu.length >= 2 ? (last!.at - first.at) / 1000 : 0;
         return {
-          name: service.name,
-          pid: service.pid,
+          name,
+          pid,
           peakRssMb: sample ? sample.peakRssKb / 1024 : null,
-          windowPeakRssMb: sampled.length > 0 ? Math.max(...sampled) : null,
+          windowPeakRssMb: rss.length > 0 ? Math.max(...rss) : null,
           cpuSeconds,
-          cpuPercent:
-            cpuSeconds !== null && spanSeconds > 0 ? (100 * cpuSeconds) / spanSeconds : null,
+          cpuPercent: cpuSeconds !== null && span > 0 ? (100 * cpuSeconds) / span : null,
         };
       }),
     );
   }
 
-  peakLag(window?: { fromMs: number; toMs: number }): ConsumerLag | null {
-    const lags = this.points
-      .filter((p) => p.lag && (!window || (p.at >= window.fromMs && p.at <= window.toMs)))
-      .map((p) => p.lag!);
+  peakLag(window?: Window): ConsumerLag | null {
+    const lags = this.within(window).flatMap((p) => (p.lag ? [p.lag] : []));
     if (lags.length === 0) return null;
-    return {
-      dispatcher: Math.max(...lags.map((l) => l.dispatcher)),
-      fanout: Math.max(...lags.map((l) => l.fanout)),
-    };
+    const peak = (pick: (lag: ConsumerLag) => number) => Math.max(...lags.map(pick));
+    return { dispatcher: peak((l) => l.dispatcher), fanout: peak((l) => l.fanout) };
   }
 
   /** The harness's own load: if its event loop lagged, its timings are suspect, and it says so. */

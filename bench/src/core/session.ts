@@ -3,19 +3,20 @@ import { execFileSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { EndpointBehaviour } from './behaviour';
 import { Cleanup } from './cleanup';
-import { now } from './clock';
+import { createEndpoints, EndpointRequest, Tenant } from './hookbase-api';
 import { KafkaWatch } from './kafka-watch';
 import { Ledger, LedgerSink } from './ledger';
-import { BenchOptions } from './options';
+import { BenchOptions, ScenarioOptions } from './options';
 import { checkOrder } from './order';
 import { Progress } from './progress';
 import { BenchReceiver } from './receiver';
 import { fmtInt, runsTable, servicesTable } from './report';
 import { ResultTable, RunReport, ScenarioResult } from './result';
 import { ResourceSampler } from './sampler';
-import { attachedStack, BenchStack, startBenchStack } from './stack';
+import { BenchStack, startBenchStack } from './stack';
 import { distribution, ratePerSecond } from './stats';
 import { buildTimeline, peakDeliveredPerSecond } from './timeline';
+import { now } from './util';
 
 /** What the CLI hands to a scenario. */
 export interface ScenarioContext {
@@ -26,16 +27,17 @@ export interface ScenarioContext {
   deadlineMs: number;
 }
 
+/** A scenario: its options (declared for the command line) and its run. */
+export interface Scenario extends ScenarioOptions {
+  run(ctx: ScenarioContext): Promise<ScenarioResult>;
+}
+
 let commit: string | undefined;
 
-/**
- * The checkout's commit (`git rev-parse --short HEAD`), read once: the services were built from it
- * when the run began, even if someone commits while a long `all` runs.
- */
+/** The checkout's commit, read once: the services were built from it when the run began. */
 export function gitCommit(): string {
-  if (commit) return commit;
   try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+    commit ??= execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
     }).trim();
@@ -45,14 +47,12 @@ export function gitCommit(): string {
   return commit;
 }
 
-export function machine(): ScenarioResult['machine'] {
-  return {
-    cpus: cpus().length,
-    memoryGb: Math.round(totalmem() / 2 ** 30),
-    node: process.version,
-    platform: `${process.platform}-${process.arch}`,
-  };
-}
+export const machine = (): ScenarioResult['machine'] => ({
+  cpus: cpus().length,
+  memoryGb: Math.round(totalmem() / 2 ** 30),
+  node: process.version,
+  platform: `${process.platform}-${process.arch}`,
+});
 
 export interface RunWindow {
   label: string;
@@ -62,10 +62,35 @@ export interface RunWindow {
   offeredPerSecond: number | null;
 }
 
+/** One measured run of a delivery scenario, as the scenario declares it. */
+export interface DeliveryRunSpec {
+  label: string;
+  ledger: Ledger;
+  /** Events the load plans, for the progress line (null when unknown). */
+  planned: number | null;
+  offeredPerSecond: number | null;
+  /** The load: resolves once its last event is answered. */
+  load(): Promise<{ stoppedByDeadline: boolean }>;
+  /** Deliveries must settle this long after the load (and by `drainByMs`, when given). */
+  drainSeconds: number;
+  drainByMs?: number;
+  trackOrder?: boolean;
+  /** After the drain, before the report: what must end before the next run begins. */
+  afterDrain?(): Promise<void>;
+}
+
+export interface DeliveryRun {
+  run: RunReport;
+  /** The ledger's problems, an unsettled drain, a load cut at its deadline; each labelled. */
+  problems: string[];
+  startMs: number;
+  loadEndMs: number;
+}
+
 /**
- * One scenario's machinery around Hookbase: the receiver, the stack (started or attached), the
- * DLQ watcher feeding the ledgers, the resource sampler and the progress line. Scenarios only
- * create endpoints, drive load and say what their figures mean.
+ * One scenario's machinery around Hookbase: the receiver, the stack, the DLQ watcher feeding the
+ * ledgers, the resource sampler and the progress line. Scenarios only create endpoints, drive
+ * load and say what their figures mean.
  */
 export class BenchSession {
   readonly runId = randomBytes(4).toString('hex');
@@ -75,8 +100,7 @@ export class BenchSession {
   stack!: BenchStack;
   kafka!: KafkaWatch;
   sampler!: ResourceSampler;
-  private readonly endpointIndex = new Map<string, number>();
-  private readonly deadLetterLedgers = new Map<number, LedgerSink>();
+  private readonly endpoints = new Map<string, { index: number; ledger: LedgerSink }>();
   unknownDeadLetters = 0;
   /** DLQ reasons per endpoint index, as Hookbase wrote them (max_attempts, circuit_open, …). */
   private readonly deadLetterReasons = new Map<number, Record<string, number>>();
@@ -87,7 +111,8 @@ export class BenchSession {
 
   static async open(ctx: ScenarioContext): Promise<BenchSession> {
     const session = new BenchSession(ctx);
-    ctx.progress.start(() => ({
+    const { options, progress } = ctx;
+    progress.start(() => ({
       phase: session.phase.name,
       elapsedSeconds: (now() - session.startedMs) / 1000,
       fraction: session.phase.fraction(),
@@ -96,22 +121,15 @@ export class BenchSession {
     ctx.cleanup.add('bench session', () => session.close());
     session.setPhase('setup', () => 'starting the receiver and Hookbase');
     session.receiverUrl = await session.receiver.start();
-    const { options } = ctx;
-    session.stack = options.attach
-      ? attachedStack(options.attach)
-      : await startBenchStack(options, (line) => ctx.progress.note(line), ctx.deadlineMs);
+    session.stack = await startBenchStack(options, (line) => progress.note(line), ctx.deadlineMs);
     session.kafka = new KafkaWatch(options.brokers, session.stack.topicPrefix, session.runId);
     await session.kafka.start((record) => {
-      const index = session.endpointIndex.get(record.endpointId);
-      const ledger = index === undefined ? undefined : session.deadLetterLedgers.get(index);
-      if (index === undefined || !ledger) {
-        session.unknownDeadLetters++;
-        return;
-      }
-      ledger.deadLettered(record.eventId, index);
-      const reasons = session.deadLetterReasons.get(index) ?? {};
+      const endpoint = session.endpoints.get(record.endpointId);
+      if (!endpoint) return void session.unknownDeadLetters++;
+      endpoint.ledger.deadLettered(record.eventId, endpoint.index);
+      const reasons = session.deadLetterReasons.get(endpoint.index) ?? {};
       reasons[record.reason] = (reasons[record.reason] ?? 0) + 1;
-      session.deadLetterReasons.set(index, reasons);
+      session.deadLetterReasons.set(endpoint.index, reasons);
     });
     session.sampler = new ResourceSampler(session.stack.services, () => session.kafka.lag());
     session.sampler.start();
@@ -122,22 +140,25 @@ export class BenchSession {
     this.phase = { name, detail, fraction };
   }
 
+  /** Creates endpoints of `tenant` (ids in request order), showing how far it got. */
+  async createEndpoints(tenant: Tenant, requests: EndpointRequest[], concurrency = 16) {
+    let created = 0;
+    const total = requests.length;
+    this.setPhase(
+      'setup',
+      () => `endpoints ${fmtInt(created)}/${fmtInt(total)}`,
+      () => created / total,
+    );
+    return createEndpoints(tenant, requests, concurrency, (done) => (created = done));
+  }
+
   /** Endpoint `index` is `id` in Hookbase, answers as `behaviour`, and is counted in `ledger`. */
   addEndpoint(id: string, index: number, ledger: LedgerSink, behaviour: EndpointBehaviour): void {
-    this.trackDeadLetters(id, index, ledger);
+    this.endpoints.set(id, { index, ledger });
     this.receiver.route(index, { behaviour, ledger });
   }
 
-  /**
-   * Endpoint `index` is `id` in Hookbase and its dead letters count in `ledger`; its deliveries
-   * reach the ledger some other way (the cloud readers).
-   */
-  trackDeadLetters(id: string, index: number, ledger: LedgerSink): void {
-    this.endpointIndex.set(id, index);
-    this.deadLetterLedgers.set(index, ledger);
-  }
-
-  /** Shows a ledger's progress: during load by events scheduled, then by messages settled. */
+  /** Shows ledgers' progress: during load by events scheduled, then by messages settled. */
   watch(name: string, ledgers: readonly Ledger[], plannedEvents: number | null): void {
     const sum = (pick: (p: Ledger['progress']) => number) =>
       ledgers.reduce((total, ledger) => total + pick(ledger.progress), 0);
@@ -161,10 +182,7 @@ export class BenchSession {
     );
   }
 
-  /**
-   * Waits until every ledger is settled (each published message delivered or dead-lettered), or
-   * the deadline passes, polling; never a fixed sleep. False when time ran out.
-   */
+  /** Waits (polling) until every ledger is settled or the deadline passes; false on time out. */
   async drain(ledgers: readonly Ledger[], deadlineMs: number): Promise<boolean> {
     for (;;) {
       if (ledgers.every((ledger) => ledger.isSettled())) return true;
@@ -174,22 +192,43 @@ export class BenchSession {
     }
   }
 
+  /**
+   * The loop every delivery scenario shares once its endpoints exist: load → drain (until the
+   * ledger settles, polled, bounded) → reconcile (the ledger) → the run's report.
+   */
+  async deliveryRun(spec: DeliveryRunSpec): Promise<DeliveryRun> {
+    const { label, ledger } = spec;
+    this.watch(`${label}: load`, [ledger], spec.planned);
+    const startMs = now();
+    const load = await spec.load();
+    const loadEndMs = now();
+    this.watch(`${label}: draining`, [ledger], null);
+    const drainBy = Math.min(loadEndMs + spec.drainSeconds * 1000, spec.drainByMs ?? Infinity);
+    const settled = await this.drain([ledger], drainBy);
+    await spec.afterDrain?.();
+    const window = { label, startMs, loadEndMs, offeredPerSecond: spec.offeredPerSecond };
+    const run = await this.report(window, ledger, spec.trackOrder);
+    const problems = run.ledger.problems.map((p) => `${label}: ${p}`);
+    if (!settled) problems.push(`${label}: deliveries did not settle in time after the load`);
+    if (load.stoppedByDeadline) problems.push(`${label}: the load stopped at its deadline`);
+    return { run, problems, startMs, loadEndMs };
+  }
+
   /** Figures of one run, from its ledger and the samples taken during it. */
   async report(window: RunWindow, ledger: Ledger, trackOrder = false): Promise<RunReport> {
     const endMs = now();
     const deliveries = ledger.deliveries();
     const events = ledger.allEvents();
     const accepted = events.filter((e) => e.outcome === 'accepted');
+    const latest = (times: number[]) => times.reduce((max, t) => Math.max(max, t), -Infinity);
     const firstScheduled = events.reduce((min, e) => Math.min(min, e.scheduledAt), Infinity);
-    const lastDelivered = deliveries.reduce((max, d) => Math.max(max, d.deliveredAt), -Infinity);
-    const lastAccepted = accepted.reduce((max, e) => Math.max(max, e.answeredAt), -Infinity);
+    const lastDelivered = latest(deliveries.map((d) => d.deliveredAt));
+    const lastAccepted = latest(accepted.map((e) => e.answeredAt));
     const from = Number.isFinite(firstScheduled) ? firstScheduled : window.startMs;
-    const span = Math.max(endMs - window.startMs, 1000);
-    const bucketMs = span <= 40_000 ? 500 : 1000;
     const timeline = buildTimeline({
       startMs: window.startMs,
       endMs: Number.isFinite(lastDelivered) ? Math.max(lastDelivered, window.loadEndMs) : endMs,
-      bucketMs,
+      bucketMs: endMs - window.startMs <= 40_000 ? 500 : 1000,
       accepted: accepted.map((e) => ({
         at: e.answeredAt,
         weight: Math.max(1, e.targets.size),
@@ -200,17 +239,15 @@ export class BenchSession {
         latencyMs: d.deliveredAt - d.scheduledAt,
       })),
     });
-    const final = await this.kafka.lag().catch(() => null);
+    const during = { fromMs: window.startMs, toMs: endMs };
     return {
       label: window.label,
       startSeconds: this.offset(window.startMs),
       loadSeconds: (window.loadEndMs - window.startMs) / 1000,
       offeredPerSecond: window.offeredPerSecond,
-      throughputPerSecond:
-        deliveries.length > 0 ? ratePerSecond(deliveries.length, from, lastDelivered) : 0,
+      throughputPerSecond: ratePerSecond(deliveries.length, from, lastDelivered),
       peakDeliveredPerSecond: peakDeliveredPerSecond(timeline),
-      acceptedPerSecond:
-        accepted.length > 0 ? ratePerSecond(accepted.length, from, lastAccepted) : 0,
+      acceptedPerSecond: ratePerSecond(accepted.length, from, lastAccepted),
       latency: distribution(deliveries.map((d) => d.deliveredAt - d.scheduledAt)),
       sendDelay: distribution(
         events.filter((e) => Number.isFinite(e.sentAt)).map((e) => e.sentAt - e.scheduledAt),
@@ -218,8 +255,8 @@ export class BenchSession {
       acceptLatency: distribution(accepted.map((e) => e.answeredAt - e.sentAt)),
       ledger: ledger.reconcile(),
       order: trackOrder ? checkOrder(ledger.arrivals()) : null,
-      lag: { peak: this.sampler.peakLag({ fromMs: window.startMs, toMs: endMs }), final },
-      services: await this.sampler.usage({ fromMs: window.startMs, toMs: endMs }),
+      lag: { peak: this.sampler.peakLag(during), final: await this.kafka.lag().catch(() => null) },
+      services: await this.sampler.usage(during),
       timeline,
     };
   }
@@ -235,32 +272,10 @@ export class BenchSession {
     return total;
   }
 
-  /** Problems every scenario shares: a crashed service, dead letters of unknown endpoints. */
-  sharedProblems(): string[] {
-    const problems: string[] = [];
-    const exited = this.stack.exited();
-    if (exited.length > 0) {
-      problems.push(
-        `Hookbase exited during the run: ${exited.join(', ')}\n${this.stack.recentLogs(20)}`,
-      );
-    }
-    if (this.unknownDeadLetters > 0) {
-      problems.push(`${this.unknownDeadLetters} DLQ records for endpoints this run did not create`);
-    }
-    if (this.kafka.malformedDeadLetters > 0) {
-      problems.push(`${this.kafka.malformedDeadLetters} unreadable DLQ records`);
-    }
-    if (this.receiver.stats.unrouted > 0 || this.receiver.stats.malformed > 0) {
-      problems.push(
-        `receiver got ${this.receiver.stats.unrouted} requests for unknown paths and ${this.receiver.stats.malformed} bodies without a sequence number`,
-      );
-    }
-    return problems;
-  }
-
   /**
    * The scenario's result with everything shared filled in: service peaks (read before the
-   * services stop), logs, harness load, and the verdict (void when any problem).
+   * services stop), logs, harness load, and the verdict (void on any problem, the shared ones
+   * too: a crashed service, dead letters of unknown endpoints, stray requests).
    */
   async result(parts: {
     title: string;
@@ -274,9 +289,21 @@ export class BenchSession {
   }): Promise<ScenarioResult> {
     await this.sampler.stop();
     const services = await this.sampler.usage();
-    const problems = [...parts.problems, ...this.sharedProblems()];
-    const { runs } = parts;
+    const problems = [...parts.problems];
+    const exited = this.stack.exited();
+    if (exited.length > 0)
+      problems.push(`Hookbase exited: ${exited.join(', ')}\n${this.stack.recentLogs(20)}`);
+    if (this.unknownDeadLetters > 0)
+      problems.push(`${this.unknownDeadLetters} DLQ records for endpoints this run did not create`);
+    if (this.kafka.malformedDeadLetters > 0)
+      problems.push(`${this.kafka.malformedDeadLetters} unreadable DLQ records`);
+    const { unrouted, malformed } = this.receiver.stats;
+    if (unrouted > 0 || malformed > 0)
+      problems.push(
+        `receiver got ${unrouted} requests for unknown paths and ${malformed} bodies without a sequence number`,
+      );
     const { options } = this.ctx;
+    const { runs } = parts;
     return {
       scenario: options.scenario,
       status: problems.length > 0 ? 'void' : 'ok',
@@ -286,16 +313,12 @@ export class BenchSession {
       commit: gitCommit(),
       machine: machine(),
       topology: this.stack.topology,
-      options: {
-        ...options,
-        databaseUrl: options.databaseUrl.replace(/:[^:@/]+@/, ':***@'),
-        attach: options.attach ? { ...options.attach, adminToken: '***' } : undefined,
-      },
+      options: { ...options, databaseUrl: options.databaseUrl.replace(/:[^:@/]+@/, ':***@') },
       summary: parts.summary,
       headline: parts.headline,
       tables: [
         ...(parts.tables ?? []),
-        // Runs without messages (ingest-rest with no endpoints) have nothing for this table.
+        // Runs without messages (ingest with no endpoints) have nothing for this table.
         ...(runs.some((run) => run.ledger.messages.published > 0) ? [runsTable(runs)] : []),
         servicesTable(services),
       ],
@@ -304,15 +327,12 @@ export class BenchSession {
       serviceLogs: this.stack.logs.summary(),
       harness: this.sampler.harness(),
       problems,
-      notes: [...(parts.notes ?? []), ...this.observabilityNotes()],
+      notes: parts.notes ?? [],
       extra: {
         receiver: this.receiver.stats,
         kafkaClientErrors: this.kafka.errors,
         deadLetterReasons: this.reasonsFor(),
-        // With --tracing on: the exports the OTLP sink took (null: tracing off).
-        traceExports: this.stack.traceExports(),
-        metricsStatus: this.stack.metricsStatus,
-        // The memory, CPU and lag samples, in seconds since the scenario began (see the README to plot).
+        // Memory, CPU and lag samples, in seconds since the scenario began (the README plots them).
         resources: this.sampler.points.map(({ at, ...point }) => ({
           t: this.offset(at),
           ...point,
@@ -321,22 +341,6 @@ export class BenchSession {
       },
       files: null,
     };
-  }
-
-  /** Whether the services measured themselves (metrics, traces): what an A/B of their cost varies. */
-  private observabilityNotes(): string[] {
-    if (!this.stack.owned) return [];
-    const status = this.stack.metricsStatus;
-    const metrics =
-      status === 200 ? 'on' : status === 404 ? 'off (/metrics answered 404)' : `/metrics ${status}`;
-    const traces = this.stack.traceExports();
-    return [
-      `services: metrics ${metrics}, traces ${
-        traces
-          ? `on, to a discarding OTLP sink on loopback (${fmtInt(traces.requests)} exports, ${fmtInt(traces.bytes)} bytes, when the results were taken; the SDK sends in batches every 5 s)`
-          : 'off'
-      }`,
-    ];
   }
 
   offset(ms: number): number {

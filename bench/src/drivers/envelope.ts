@@ -1,3 +1,4 @@
+import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { EventEnvelope, newId } from '@hookbase/domain';
 import { benchPayload, EVENT_TYPE } from './publisher';
 
@@ -27,4 +28,19 @@ export function benchEnvelope(
     acceptedAt: new Date(atMs).toISOString(),
   };
   return { eventId: envelope.id, key: organizationId, value: JSON.stringify(envelope) };
+}
+
+/**
+ * A kafkajs client and producer set up as Hookbase's own producer, and as the documented direct
+ * producer should be: idempotent, one request in flight, murmur2 partitioner, no compression.
+ */
+export function hookbaseLikeProducer(brokers: string, clientId: string) {
+  const kafka = new Kafka({ clientId, brokers: brokers.split(','), logLevel: logLevel.NOTHING });
+  const producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    allowAutoTopicCreation: false,
+  });
+  return { kafka, producer };
 }

@@ -1,47 +1,25 @@
 import { join } from 'node:path';
 import { credentials, loadPackageDefinition, Metadata, status } from '@grpc/grpc-js';
-import type {
-  CallOptions,
-  Client,
-  GrpcObject,
-  ServiceClientConstructor,
-  ServiceError,
-} from '@grpc/grpc-js';
+import type { Client, GrpcObject, ServiceClientConstructor, ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import { ROOT } from '../core/util';
 import { EventPublisher, PublishOutcome } from './ingest-clients';
-import { ROOT } from '../core/paths';
 import { BenchEvent } from './publisher';
-
-/** The contract the server loads, read from the repository (never copied). */
-export const INGEST_PROTO_FILE = join(ROOT, 'proto', 'hookbase', 'v1', 'ingest.proto');
 
 interface PublishRequest {
   event_type: string;
   payload_json: string;
 }
 
-interface PublishResponse {
-  id: string;
-}
-
 /** A PublishBatch result as @grpc/proto-loader decodes it with `oneofs: true`. */
 export interface BatchResult {
   result?: 'event' | 'error';
-  event?: PublishResponse;
+  event?: { id: string };
   error?: { code: string; message: string };
 }
 
-type Unary<Request, Response> = (
-  request: Request,
-  metadata: Metadata,
-  options: CallOptions,
-  callback: (error: ServiceError | null, value?: Response) => void,
-) => unknown;
-
-interface IngestStub extends Client {
-  Publish: Unary<PublishRequest, PublishResponse>;
-  PublishBatch: Unary<{ events: PublishRequest[] }, { results: BatchResult[] }>;
-}
+type Callback<T> = (error: ServiceError | null, value?: T) => void;
+type Unary = (request: unknown, metadata: Metadata, options: object, done: Callback<never>) => void;
 
 /** A bench event as the .proto's PublishRequest: the payload as JSON text. */
 export function toPublishRequest(event: BenchEvent): PublishRequest {
@@ -49,9 +27,9 @@ export function toPublishRequest(event: BenchEvent): PublishRequest {
 }
 
 /**
- * A failed call, as the ledger counts it: a status the server chose (it carries the Hookbase
- * code in the `hookbase-error-code` trailer, or the gRPC layer refused the request as too large)
- * is a refusal; anything else (deadline, connection lost) failed with the outcome unknown.
+ * A failed call, as the ledger counts it: a status the server chose (the Hookbase code in the
+ * `hookbase-error-code` trailer, or a request refused as too large) is a refusal; anything else
+ * (deadline, connection lost) failed with the outcome unknown.
  */
 export function grpcErrorOutcome(error: Pick<ServiceError, 'code' | 'metadata'>): PublishOutcome {
   const hookbaseCode = error.metadata?.get('hookbase-error-code')[0];
@@ -68,10 +46,8 @@ export function grpcBatchOutcomes(
   count: number,
 ): PublishOutcome[] {
   if (!results || results.length !== count) {
-    return Array.from({ length: count }, () => ({
-      kind: 'failed' as const,
-      detail: `PublishBatch answered ${results?.length ?? 'no'} results for ${count} events`,
-    }));
+    const detail = `PublishBatch answered ${results?.length ?? 'no'} results for ${count} events`;
+    return Array.from({ length: count }, () => ({ kind: 'failed', detail }));
   }
   return results.map((result): PublishOutcome => {
     if (result.result === 'event' && typeof result.event?.id === 'string')
@@ -82,47 +58,37 @@ export function grpcBatchOutcomes(
   });
 }
 
-const CALL_TIMEOUT_MS = 30_000;
-
 /**
- * A real @grpc/grpc-js client of `hookbase.v1.Ingest`, built from the repository's .proto as the
- * integration test builds it, the API key in the `authorization` metadata. One channel (one
- * HTTP/2 connection): concurrent calls are streams on it, as a gRPC back end would send them.
+ * A @grpc/grpc-js client of `hookbase.v1.Ingest`, built from the repository's .proto, the API
+ * key in the `authorization` metadata. One channel (one HTTP/2 connection): concurrent calls are
+ * streams on it, as a gRPC back end would send them. Every call has a 30 s deadline.
  */
 export class GrpcIngestClient {
-  private readonly stub: IngestStub;
+  private readonly stub: Client & Record<'Publish' | 'PublishBatch', Unary>;
+  private readonly metadata = new Metadata();
 
-  constructor(
-    address: string,
-    private readonly apiKey: string,
-  ) {
-    const definition = loadSync(INGEST_PROTO_FILE, {
-      keepCase: true,
-      longs: String,
-      enums: String,
-      defaults: true,
-      oneofs: true,
-    });
-    const v1 = (loadPackageDefinition(definition).hookbase as GrpcObject).v1 as GrpcObject;
-    const Ingest = v1.Ingest as ServiceClientConstructor;
-    this.stub = new Ingest(address, credentials.createInsecure()) as unknown as IngestStub;
+  constructor(address: string, apiKey: string) {
+    const proto = join(ROOT, 'proto', 'hookbase', 'v1', 'ingest.proto');
+    const options = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
+    const hookbase = loadPackageDefinition(loadSync(proto, options)).hookbase as GrpcObject;
+    const Ingest = (hookbase.v1 as GrpcObject).Ingest as ServiceClientConstructor;
+    this.stub = new Ingest(address, credentials.createInsecure()) as unknown as typeof this.stub;
+    this.metadata.set('authorization', `Bearer ${apiKey}`);
   }
 
-  private call<Request, Response>(
-    method: Unary<Request, Response>,
-    request: Request,
-  ): Promise<{ value?: Response; error?: ServiceError }> {
-    const metadata = new Metadata();
-    metadata.set('authorization', `Bearer ${this.apiKey}`);
-    return new Promise((resolve) => {
-      method.call(
-        this.stub,
-        request,
-        metadata,
-        { deadline: Date.now() + CALL_TIMEOUT_MS },
-        (error, value) => resolve(error ? { error } : { value }),
-      );
-    });
+  private closed = false;
+  /** Closes the channel (once, whichever publisher asks first). */
+  close(): void {
+    if (!this.closed) this.stub.close();
+    this.closed = true;
+  }
+
+  private call<T>(method: 'Publish' | 'PublishBatch', request: unknown) {
+    return new Promise<{ value?: T; error?: ServiceError }>((resolve) =>
+      this.stub[method](request, this.metadata, { deadline: Date.now() + 30_000 }, (error, value) =>
+        resolve(error ? { error } : { value: value as T }),
+      ),
+    );
   }
 
   /** `Publish`, one call per event (the events of a group go concurrently). */
@@ -130,7 +96,10 @@ export class GrpcIngestClient {
     publish: (events) =>
       Promise.all(
         events.map(async (event): Promise<PublishOutcome> => {
-          const { value, error } = await this.call(this.stub.Publish, toPublishRequest(event));
+          const { value, error } = await this.call<{ id?: string }>(
+            'Publish',
+            toPublishRequest(event),
+          );
           if (error) return grpcErrorOutcome(error);
           return typeof value?.id === 'string'
             ? { kind: 'accepted', eventId: value.id }
@@ -143,24 +112,11 @@ export class GrpcIngestClient {
   /** `PublishBatch`, the group as one call. */
   readonly publishBatch: EventPublisher = {
     publish: async (events) => {
-      const { value, error } = await this.call(this.stub.PublishBatch, {
-        events: events.map(toPublishRequest),
-      });
-      if (error) {
-        const outcome = grpcErrorOutcome(error);
-        return events.map(() => outcome);
-      }
+      const request = { events: events.map(toPublishRequest) };
+      const { value, error } = await this.call<{ results: BatchResult[] }>('PublishBatch', request);
+      if (error) return events.map(() => grpcErrorOutcome(error));
       return grpcBatchOutcomes(value?.results, events.length);
     },
     close: async () => this.close(),
   };
-
-  private closed = false;
-
-  /** Closes the channel (once, whichever publisher asks first). */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.stub.close();
-  }
 }

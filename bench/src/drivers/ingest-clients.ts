@@ -1,12 +1,10 @@
 import { Pool } from 'undici';
-import { now } from '../core/clock';
 import { Ledger } from '../core/ledger';
+import { now } from '../core/util';
 import { BenchEvent, benchPayload, EVENT_TYPE } from './publisher';
 
 export type PublishOutcome =
-  | { kind: 'accepted'; eventId: string }
-  | { kind: 'refused'; detail: string }
-  | { kind: 'failed'; detail: string };
+  { kind: 'accepted'; eventId: string } | { kind: 'refused' | 'failed'; detail: string };
 
 /**
  * One call of an ingest surface: the events of one request in, one outcome per event out, in the
@@ -24,18 +22,17 @@ export function refusalDetail(statusCode: number, body: unknown): string {
   return `HTTP ${statusCode}${typeof code === 'string' && code ? ` ${code}` : ''}`;
 }
 
-function parseJson(text: string): unknown {
+const parseJson = (text: string): unknown => {
   try {
     return JSON.parse(text);
   } catch {
     return null;
   }
-}
+};
 
-/** The outcome of a `POST /v1/events` answer: 202 with the event's id, or a refusal. */
-function singleOutcome(statusCode: number, text: string): PublishOutcome {
-  const body = parseJson(text);
-  if (statusCode !== 202) return { kind: 'refused', detail: refusalDetail(statusCode, body) };
+/** A 202 (single) or a batch result's `{ status: 202, data: { id } }`, or a refusal. */
+function outcomeOf(status: number, body: unknown): PublishOutcome {
+  if (status !== 202) return { kind: 'refused', detail: refusalDetail(status, body) };
   const id = (body as { data?: { id?: unknown } } | null)?.data?.id;
   return typeof id === 'string'
     ? { kind: 'accepted', eventId: id }
@@ -43,36 +40,21 @@ function singleOutcome(statusCode: number, text: string): PublishOutcome {
 }
 
 /**
- * The outcomes of a `POST /v1/events/batch` answer: 207 with one result per event, in order
- * (`{ status: 202, data: { id } }` or `{ status, error: { code } }`); any other status refuses
- * the whole request, and a 207 that does not answer every event fails them all.
+ * The outcomes of a `POST /v1/events/batch` answer: 207 with one result per event, in order; any
+ * other status refuses the whole request, and a 207 that does not answer every event fails them.
  */
 export function batchOutcomes(statusCode: number, text: string, count: number): PublishOutcome[] {
   const body = parseJson(text);
-  if (statusCode !== 207) {
-    return Array.from({ length: count }, () => ({
-      kind: 'refused' as const,
-      detail: refusalDetail(statusCode, body),
-    }));
-  }
+  const all = (outcome: PublishOutcome) => Array.from({ length: count }, () => outcome);
+  if (statusCode !== 207) return all({ kind: 'refused', detail: refusalDetail(statusCode, body) });
   const results = (body as { data?: unknown } | null)?.data;
   if (!Array.isArray(results) || results.length !== count) {
     const got = Array.isArray(results) ? results.length : 'no';
-    return Array.from({ length: count }, () => ({
-      kind: 'failed' as const,
-      detail: `HTTP 207 with ${got} results for ${count} events`,
-    }));
+    return all({ kind: 'failed', detail: `HTTP 207 with ${got} results for ${count} events` });
   }
-  return results.map((result: { status?: unknown; data?: { id?: unknown } }): PublishOutcome => {
-    const status = typeof result?.status === 'number' ? result.status : 0;
-    if (status === 202) {
-      const id = result.data?.id;
-      return typeof id === 'string'
-        ? { kind: 'accepted', eventId: id }
-        : { kind: 'failed', detail: 'result 202 without an event id' };
-    }
-    return { kind: 'refused', detail: refusalDetail(status, result) };
-  });
+  return results.map((result: { status?: unknown }) =>
+    outcomeOf(typeof result?.status === 'number' ? result.status : 0, result),
+  );
 }
 
 /**
@@ -98,7 +80,7 @@ export class IngestClient implements EventPublisher {
         batchOutcomes(status, text, events.length),
       );
     const one = (event: BenchEvent) =>
-      this.post('/v1/events', event, 1, (status, text) => [singleOutcome(status, text)]);
+      this.post('/v1/events', event, 1, (status, text) => [outcomeOf(status, parseJson(text))]);
     return (await Promise.all(events.map(one))).flat();
   }
 
@@ -119,8 +101,8 @@ export class IngestClient implements EventPublisher {
       });
       return read(response.statusCode, await response.body.text());
     } catch (error) {
-      const e = error as { code?: string; message: string };
-      return Array.from({ length: count }, () => ({ kind: 'failed', detail: e.code ?? e.message }));
+      const detail = (error as { code?: string }).code ?? (error as Error).message;
+      return Array.from({ length: count }, () => ({ kind: 'failed', detail }));
     }
   }
 
@@ -147,8 +129,7 @@ export async function publishGroupInto(
   seqs.forEach((seq, i) => {
     const outcome = outcomes[i] ?? { kind: 'failed', detail: 'no outcome for this event' };
     if (outcome.kind === 'accepted') ledger.accepted(seq, at, outcome.eventId);
-    else if (outcome.kind === 'refused') ledger.refused(seq, at, outcome.detail);
-    else ledger.failed(seq, at, outcome.detail);
+    else ledger[outcome.kind](seq, at, outcome.detail);
   });
   return at - sentAt;
 }

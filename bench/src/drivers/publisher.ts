@@ -1,4 +1,4 @@
-import { now } from '../core/clock';
+import { now, sleep } from '../core/util';
 import { dueAt, PacingPlan, waitFor } from '../core/pacing';
 
 export const EVENT_TYPE = 'bench.event';
@@ -14,8 +14,6 @@ export function benchPayload(seq: number, bytes: number): BenchEvent['payload'] 
   const base = JSON.stringify({ s: seq, pad: '' }).length;
   return bytes > base ? { s: seq, pad: 'x'.repeat(bytes - base) } : { s: seq };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Open-loop load: event i is due at start + i / rate. When all `maxInFlight` slots are busy the

@@ -1,12 +1,11 @@
 import { spawn } from 'node:child_process';
-import { now } from '../core/clock';
-import { DeliveryRun, deliveryRun } from '../core/delivery-run';
-import { createEndpoints, createOrganization } from '../core/hookbase-api';
+import { now } from '../core/util';
+import { askedBehaviour } from '../core/behaviour';
+import { createOrganization } from '../core/hookbase-api';
 import { Ledger } from '../core/ledger';
 import { fmtInt, fmtMs, fmtRate } from '../core/report';
 import { ScenarioResult } from '../core/result';
-import { Scenario } from '../core/scenario';
-import { BenchSession, ScenarioContext } from '../core/session';
+import { BenchSession, Scenario, ScenarioContext } from '../core/session';
 import { distribution, ratePerSecond } from '../core/stats';
 import { IngestClient, publishSeq } from '../drivers/ingest-clients';
 import { runLanes } from '../drivers/publisher';
@@ -98,154 +97,103 @@ function probeRoundTripDuring(
 /** Deliveries after the publisher stopped needed to measure the lane alone. */
 const MIN_DRAIN_DELIVERIES = 100;
 
-/**
- * Delivered messages per second between the first and the last delivery at or after `fromMs`
- * (the lanes' pace).
- */
-function deliveryWindowRate(ledger: Ledger, fromMs = 0): number {
+/** Deliveries per second between the first and the last delivery at or after `fromMs`. */
+function paceFrom(ledger: Ledger, fromMs = 0): { perSecond: number; deliveries: number } {
   const times = ledger
     .deliveries()
-    .map((d) => d.deliveredAt)
-    .filter((at) => at >= fromMs);
-  if (times.length < 2) return 0;
-  return ratePerSecond(times.length - 1, Math.min(...times), Math.max(...times));
-}
-
-interface LaneRun extends DeliveryRun {
-  ledger: Ledger;
-  notes: string[];
-  orderedPerSecond: number;
-  /** The same rate counted only after the publisher stopped: the lanes alone on the machine. */
-  drainPerSecond: number;
-  /** Deliveries counted in `drainPerSecond`. */
-  drainDeliveries: number;
+    .flatMap((d) => (d.deliveredAt >= fromMs ? [d.deliveredAt] : []));
+  const [first, last] = [Math.min(...times), Math.max(...times)];
+  const perSecond = times.length < 2 ? 0 : ratePerSecond(times.length - 1, first, last);
+  return { perSecond, deliveries: times.length };
 }
 
 /**
- * fifo-rtt and fifo-many: `lanes` FIFO endpoints (plain with --non-fifo) of a pro organization;
- * `perLane` events to each, published in lane order (one in flight per lane); drained; the
- * order checked on every endpoint.
+ * fifo-rtt and fifo-many: setup (`lanes` FIFO endpoints of a pro organization) → load (`perLane`
+ * events to each, in lane order, one publish in flight per lane) → drain → reconcile (the ledger,
+ * and the order on every endpoint) → the run's report.
  */
-async function runOrderedLanes(
-  session: BenchSession,
-  lanes: number,
-  perLane: number,
-): Promise<LaneRun> {
+async function runOrderedLanes(session: BenchSession, lanes: number, perLane: number) {
   const { options, deadlineMs } = session.ctx;
-  const label = options.scenario;
   const tenant = await createOrganization(session.stack, 'pro');
-  let created = 0;
-  session.setPhase(
-    'setup',
-    () => `endpoints ${fmtInt(created)}/${fmtInt(lanes)}`,
-    () => created / lanes,
-  );
   const requests = Array.from({ length: lanes }, (_, index) => ({
     url: `${session.receiverUrl}/e/${index}`,
     retry: SHORT_RETRY,
-    fifoEnabled: options.nonFifo ? undefined : true,
+    fifoEnabled: true,
   }));
-  const ids = await createEndpoints(tenant, requests, 16, (done) => (created = done));
-  const ledger = new Ledger(label, { trackOrder: true });
-  const behaviour = {
-    latencyMs: options.receiverLatencyMs,
-    failRate: options.failRate,
-    failWith: options.failWith,
-    failAttempts: 'first' as const,
-  };
-  ids.forEach((id, index) => session.addEndpoint(id, index, ledger, behaviour));
-  const notes: string[] = [];
-  if (options.nonFifo)
-    notes.push(
-      '--non-fifo: plain endpoints, order is NOT promised; this run checks the harness, not FIFO',
-    );
+  const ids = await session.createEndpoints(tenant, requests);
+  const ledger = new Ledger(options.scenario, { trackOrder: true });
+  ids.forEach((id, index) => session.addEndpoint(id, index, ledger, askedBehaviour(options)));
   const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, options.maxInFlight);
   let seq = 0;
-  const measured = await deliveryRun(session, {
-    label,
+  const measured = await session.deliveryRun({
+    label: options.scenario,
     ledger,
     planned: lanes * perLane,
     offeredPerSecond: null,
     drainSeconds: options.drainTimeoutSeconds,
     trackOrder: true,
-    load: async () => {
-      try {
-        return await runLanes({
-          lanes: ids.map((_, index) => index),
-          perLane,
-          workers: options.maxInFlight,
-          deadlineMs: Math.min(deadlineMs, now() + 60_000),
-          send: (lane) =>
-            publishSeq(ledger, client, seq++, now(), {
-              targets: new Set([lane]),
-              payloadBytes: options.payloadBytes,
-              endpointIds: [ids[lane]],
-            }),
-        });
-      } finally {
-        await client.close();
-      }
-    },
+    load: () =>
+      runLanes({
+        lanes: ids.map((_, index) => index),
+        perLane,
+        workers: options.maxInFlight,
+        deadlineMs: Math.min(deadlineMs, now() + 60_000),
+        send: (lane) =>
+          publishSeq(ledger, client, seq++, now(), {
+            targets: new Set([lane]),
+            payloadBytes: options.payloadBytes,
+            endpointIds: [ids[lane]],
+          }),
+      }).finally(() => client.close()),
   });
   const order = measured.run.order!;
   if (order.violations > 0) {
-    const examples = order.firstViolations
-      .map((v) => `endpoint ${v.lane}: ${v.got} after ${v.after}`)
-      .join('; ');
-    const text = `${order.violations} deliveries out of order (${examples})`;
-    // Plain endpoints promise no order: there it is information, on FIFO endpoints a failure.
-    (options.nonFifo ? notes : measured.problems).push(text);
+    const examples = order.firstViolations.map(
+      (v) => `endpoint ${v.lane}: ${v.got} after ${v.after}`,
+    );
+    measured.problems.push(`${order.violations} deliveries out of order (${examples.join('; ')})`);
   }
-  const { loadEndMs } = measured;
+  // The pace after the publisher stopped: the lanes alone on the machine.
   return {
     ...measured,
-    ledger,
-    notes,
-    orderedPerSecond: deliveryWindowRate(ledger),
-    drainPerSecond: deliveryWindowRate(ledger, loadEndMs),
-    drainDeliveries: ledger.deliveries().filter((d) => d.deliveredAt >= loadEndMs).length,
+    order,
+    whole: paceFrom(ledger),
+    alone: paceFrom(ledger, measured.loadEndMs),
   };
 }
 
 /**
  * fifo-rtt: one FIFO endpoint whose receiver takes 10 ms. With one message in flight, the lane
  * cannot beat 1/RTT; the scenario measures ordered deliveries/s against that bound (the ratio
- * shows Hookbase's own overhead per message) and verifies the order.
+ * shows Hookbase's own overhead per message) and verifies the order. The lane is measured alone:
+ * once the publisher has stopped, the deliveries still queued run back to back, and the RTT is
+ * probed over the same time (while it runs, ingest and fan-out share the cores with the lane).
  */
-export async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> {
+async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> {
   const { options } = ctx;
   const session = await BenchSession.open(ctx);
   try {
     const probe = probeRoundTripDuring(session.receiverUrl, options.receiverLatencyMs, 25);
     const lane = await runOrderedLanes(session, 1, options.events);
     const rtt = await probe.stop(lane.loadEndMs);
-    // The lane is measured alone on the machine: once the publisher has stopped, the deliveries
-    // still queued run back to back, and the RTT is probed over the same time. While the
-    // publisher runs, ingest and fan-out share these 2 cores with the lane (the whole-run rate).
-    const alone = lane.drainDeliveries >= MIN_DRAIN_DELIVERIES;
+    const alone = lane.alone.deliveries >= MIN_DRAIN_DELIVERIES;
     const rttMs = (alone ? rtt.fromMs : null) ?? rtt.all ?? Number.NaN;
-    const measured = alone ? lane.drainPerSecond : lane.orderedPerSecond;
+    const measured = alone ? lane.alone.perSecond : lane.whole.perSecond;
     const bound = 1000 / rttMs;
     const ratio = measured / bound;
-    const wholeRunRatio = lane.orderedPerSecond / bound;
-    const { run } = lane;
-    const notes = [
-      ...lane.notes,
-      'the publisher sends faster than the bound, so deliveries run back to back',
-    ];
+    const wholeRunRatio = lane.whole.perSecond / bound;
+    const notes = ['the publisher sends faster than the bound, so deliveries run back to back'];
     if (!alone)
       notes.push(
-        `only ${lane.drainDeliveries} deliveries after the publisher stopped (fewer than ${MIN_DRAIN_DELIVERIES}): the ratio is the whole run's; raise --events`,
+        `only ${lane.alone.deliveries} deliveries after the publisher stopped (fewer than ${MIN_DRAIN_DELIVERIES}): the ratio is the whole run's; raise --events`,
       );
     return await session.result({
-      summary: `${fmtRate(measured)} ordered deliveries/s, ${ratio.toFixed(2)} of the 1/RTT bound, ${fmtInt(run.order!.violations)} out of order`,
-      title: `one ${options.nonFifo ? 'plain (--non-fifo)' : 'FIFO'} endpoint, receiver latency ${options.receiverLatencyMs} ms, ${options.events} events`,
+      summary: `${fmtRate(measured)} ordered deliveries/s, ${ratio.toFixed(2)} of the 1/RTT bound, ${fmtInt(lane.order.violations)} out of order`,
+      title: `one FIFO endpoint, receiver latency ${options.receiverLatencyMs} ms, ${options.events} events`,
       headline: [
         [
           'ordered deliveries/s',
-          alone
-            ? `${fmtRate(measured)} (the lane alone: ${fmtInt(lane.drainDeliveries)} deliveries after the publisher stopped, first to last)`
-            : `${fmtRate(measured)} (first to last delivery)`,
+          `${fmtRate(measured)} (${alone ? `the lane alone: ${fmtInt(lane.alone.deliveries)} deliveries after the publisher stopped, ` : ''}first to last delivery)`,
         ],
         [
           'bound 1/RTT',
@@ -254,14 +202,14 @@ export async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> 
         ['measured / bound', ratio.toFixed(2)],
         [
           'whole run',
-          `${fmtRate(lane.orderedPerSecond)}/s first to last delivery, ${wholeRunRatio.toFixed(2)} of the bound (ingest and fan-out share the cores while the publisher runs)`,
+          `${fmtRate(lane.whole.perSecond)}/s first to last delivery, ${wholeRunRatio.toFixed(2)} of the bound (ingest and fan-out share the cores while the publisher runs)`,
         ],
         [
           'order',
-          `${fmtInt(run.order!.deliveries)} deliveries checked, ${fmtInt(run.order!.violations)} out of order`,
+          `${fmtInt(lane.order.deliveries)} deliveries checked, ${fmtInt(lane.order.violations)} out of order`,
         ],
       ],
-      runs: [run],
+      runs: [lane.run],
       problems: lane.problems,
       notes,
       extra: {
@@ -269,11 +217,8 @@ export async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> 
         wholeRunRttMs: rtt.all,
         boundPerSecond: bound,
         orderedPerSecond: measured,
-        wholeRunPerSecond: lane.orderedPerSecond,
-        wholeRunRatio,
-        drainDeliveries: lane.drainDeliveries,
         ratio,
-        order: run.order,
+        wholeRunRatio,
       },
     });
   } finally {
@@ -282,32 +227,31 @@ export async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> 
 }
 
 /** fifo-many: many FIFO endpoints at once (500): aggregate ordered deliveries/s, order verified. */
-export async function runFifoMany(ctx: ScenarioContext): Promise<ScenarioResult> {
+async function runFifoMany(ctx: ScenarioContext): Promise<ScenarioResult> {
   const { options } = ctx;
   const session = await BenchSession.open(ctx);
   try {
-    const lane = await runOrderedLanes(session, options.endpoints, options.eventsPerEndpoint);
-    const { run } = lane;
+    const lanes = await runOrderedLanes(session, options.endpoints, options.eventsPerEndpoint);
+    const { run, order } = lanes;
     return await session.result({
-      summary: `${fmtRate(run.throughputPerSecond)} ordered deliveries/s over ${fmtInt(options.endpoints)} endpoints, ${fmtInt(run.order!.violations)} out of order`,
-      title: `${fmtInt(options.endpoints)} ${options.nonFifo ? 'plain (--non-fifo)' : 'FIFO'} endpoints × ${options.eventsPerEndpoint} events, receiver latency ${options.receiverLatencyMs} ms`,
+      summary: `${fmtRate(run.throughputPerSecond)} ordered deliveries/s over ${fmtInt(options.endpoints)} endpoints, ${fmtInt(order.violations)} out of order`,
+      title: `${fmtInt(options.endpoints)} FIFO endpoints × ${options.eventsPerEndpoint} events, receiver latency ${options.receiverLatencyMs} ms`,
       headline: [
         [
           'ordered deliveries/s',
-          `${fmtRate(run.throughputPerSecond)} aggregate (first event to last delivery); ${fmtRate(lane.orderedPerSecond)} between first and last delivery`,
+          `${fmtRate(run.throughputPerSecond)} aggregate (first event to last delivery); ${fmtRate(lanes.whole.perSecond)} between first and last delivery`,
         ],
         [
           'order',
-          `${fmtInt(run.order!.deliveries)} deliveries on ${fmtInt(run.order!.lanes)} endpoints checked, ${fmtInt(run.order!.violations)} out of order`,
+          `${fmtInt(order.deliveries)} deliveries on ${fmtInt(order.lanes)} endpoints checked, ${fmtInt(order.violations)} out of order`,
         ],
       ],
       runs: [run],
-      problems: lane.problems,
+      problems: lanes.problems,
       notes: [
-        ...lane.notes,
         `each endpoint's events are published one at a time (acceptance order = sequence order), ${options.maxInFlight} endpoints at once`,
       ],
-      extra: { orderedPerSecond: run.throughputPerSecond, order: run.order },
+      extra: { orderedPerSecond: run.throughputPerSecond },
     });
   } finally {
     await session.close();
@@ -319,7 +263,7 @@ const RECEIVER_FLAGS = ['receiver-latency', 'fail-rate', 'fail-status', 'max-in-
 export const FIFO_RTT: Scenario = {
   name: 'fifo-rtt',
   summary: 'one FIFO endpoint, receiver latency 10 ms: ordered deliveries/s against 1/RTT',
-  flags: ['events', ...RECEIVER_FLAGS, 'non-fifo'],
+  flags: ['events', ...RECEIVER_FLAGS],
   defaults: { endpoints: 1, events: 500, receiverLatencyMs: 10 },
   run: runFifoRtt,
 };
@@ -327,7 +271,7 @@ export const FIFO_RTT: Scenario = {
 export const FIFO_MANY: Scenario = {
   name: 'fifo-many',
   summary: '--endpoints FIFO endpoints: aggregate ordered deliveries/s, order verified',
-  flags: ['endpoints', 'events-per-endpoint', ...RECEIVER_FLAGS, 'non-fifo'],
+  flags: ['endpoints', 'events-per-endpoint', ...RECEIVER_FLAGS],
   defaults: { endpoints: 500, eventsPerEndpoint: 10, receiverLatencyMs: 10, maxInFlight: 32 },
   run: runFifoMany,
 };

@@ -1,38 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Kafka, logLevel, Message, Partitioners } from 'kafkajs';
-import { Cleanup } from '../../core/cleanup';
-import { now } from '../../core/clock';
-import { ROOT } from '../../core/paths';
-import { benchEnvelope } from '../../drivers/envelope';
+import { Message } from 'kafkajs';
+import { fmtInt, fmtRate, fmtRatio } from '../../core/report';
+import { BenchSession } from '../../core/session';
+import { now } from '../../core/util';
+import { benchEnvelope, hookbaseLikeProducer } from '../../drivers/envelope';
 
-/** An installed package's version, read from its package.json ('unknown' when it cannot be). */
-export function packageVersion(name: string): string {
-  try {
-    const file = join(ROOT, 'node_modules', name, 'package.json');
-    return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
-
-export interface RawProduceOptions {
-  brokers: string;
-  /** The scratch topic's partitions: those of `<prefix>.events`. */
-  partitions: number;
-  /** Record keys, taken in turn: the organizations the scenario publishes for. */
-  keys: readonly string[];
-  payloadBytes: number;
-  records: number;
-  /** Records per send; one send in flight. */
-  batch: number;
-  deadlineMs: number;
-}
-
+/** The raw Kafka produce bound every ingest scenario measures first, in the same run. */
 export interface RawProduceResult {
   client: string;
-  topic: string;
   partitions: number;
   keys: number;
   /** Mean record value size, bytes (an event envelope of the scenario's payload size). */
@@ -45,9 +21,16 @@ export interface RawProduceResult {
   stoppedByDeadline: boolean;
 }
 
+const KAFKAJS_VERSION = (
+  JSON.parse(readFileSync(require.resolve('kafkajs/package.json'), 'utf8')) as { version: string }
+).version;
+
+/** The raw bound stops here at the latest, whatever --records asks. */
+const RAW_SECONDS = 10;
+
 /**
- * One batch of records shaped like what Hookbase writes to `<prefix>.events` for this run: an
- * envelope of the same payload size, keyed by organization id. Built once and sent again and
+ * One batch of records shaped like what Hookbase writes to `<prefix>.events` for this run (an
+ * envelope of the same payload size, keyed by organization id), built once and sent again and
  * again, so the measurement is of Kafka and the client, not of the bench building records.
  */
 export function rawBatch(keys: readonly string[], payloadBytes: number, size: number): Message[] {
@@ -59,81 +42,85 @@ export function rawBatch(keys: readonly string[], payloadBytes: number, size: nu
 }
 
 /**
- * The physical bound beside each ingest figure, measured in the same run on the same broker:
- * kafkajs (the client Hookbase produces with) configured as Hookbase's producer (idempotent,
- * acks=all, one request in flight, murmur2 partitioner, no compression) sending `records`
- * envelope-sized records, `batch` per send, to a scratch topic of its own that is deleted
- * afterwards. Keys and record size are the scenario's.
+ * kafkajs (the client Hookbase produces with), set up as Hookbase's producer (idempotent,
+ * acks=all, one request in flight, murmur2 partitioner, no compression), sends --records
+ * envelope-sized records, --batch per send, keyed as the scenario's events, to a scratch topic
+ * with as many partitions as `<prefix>.events`, deleted afterwards. Runs while Hookbase is idle.
  */
-export async function measureRawProduce(
-  options: RawProduceOptions,
-  cleanup: Cleanup,
-  onAcked: (records: number) => void = () => undefined,
+export async function rawBaseline(
+  session: BenchSession,
+  keys: readonly string[],
 ): Promise<RawProduceResult> {
+  const { options, cleanup, progress, deadlineMs } = session.ctx;
+  const partitions = await session.kafka.partitionCount(`${session.stack.topicPrefix}.events`);
   const topic = `hookbase-bench-raw-${randomBytes(4).toString('hex')}`;
-  const kafka = new Kafka({
-    clientId: 'hookbase-bench-raw',
-    brokers: options.brokers.split(','),
-    logLevel: logLevel.NOTHING,
-  });
+  const { kafka, producer } = hookbaseLikeProducer(options.brokers, 'hookbase-bench-raw');
   const admin = kafka.admin();
-  const producer = kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    allowAutoTopicCreation: false,
-  });
   const removeTopic = async () => {
     await producer.disconnect().catch(() => undefined);
     await admin.deleteTopics({ topics: [topic], timeout: 15_000 }).catch(() => undefined);
     await admin.disconnect().catch(() => undefined);
   };
   const undo = cleanup.add(`raw produce topic ${topic}`, removeTopic);
+  let sent = 0;
+  session.setPhase(
+    'raw kafkajs produce',
+    () => `${fmtInt(sent)} records acknowledged`,
+    () => sent / options.records,
+  );
   try {
     await admin.connect();
     await admin.createTopics({
       waitForLeaders: true,
-      topics: [{ topic, numPartitions: options.partitions, replicationFactor: -1 }],
+      topics: [{ topic, numPartitions: partitions, replicationFactor: -1 }],
     });
     await producer.connect();
-    const messages = rawBatch(options.keys, options.payloadBytes, options.batch);
-    const recordBytes =
-      messages.reduce((sum, m) => sum + Buffer.byteLength(m.value as string), 0) / messages.length;
+    const messages = rawBatch(keys, options.payloadBytes, options.batch);
+    const bytes = messages.reduce((sum, m) => sum + Buffer.byteLength(m.value as string), 0);
+    const recordBytes = bytes / messages.length;
     // One small send first: connection and producer-id set-up are not throughput.
     await producer.send({ topic, acks: -1, messages: messages.slice(0, 1) });
-    let sent = 0;
-    let stoppedByDeadline = false;
+    const untilMs = Math.min(deadlineMs, now() + RAW_SECONDS * 1000);
     const startMs = now();
-    while (sent < options.records) {
-      if (now() > options.deadlineMs) {
-        stoppedByDeadline = true;
-        break;
-      }
+    while (sent < options.records && now() <= untilMs) {
       const size = Math.min(options.batch, options.records - sent);
-      await producer.send({
-        topic,
-        acks: -1,
-        messages: size === messages.length ? messages : messages.slice(0, size),
-      });
+      await producer.send({ topic, acks: -1, messages: messages.slice(0, size) });
       sent += size;
-      onAcked(sent);
     }
     const seconds = (now() - startMs) / 1000;
-    return {
-      client: `kafkajs ${packageVersion('kafkajs')}`,
-      topic,
-      partitions: options.partitions,
-      keys: options.keys.length,
+    const raw: RawProduceResult = {
+      client: `kafkajs ${KAFKAJS_VERSION}`,
+      partitions,
+      keys: keys.length,
       recordBytes,
       batch: options.batch,
       records: sent,
       seconds,
       perSecond: seconds > 0 ? sent / seconds : 0,
       mbPerSecond: seconds > 0 ? (sent * recordBytes) / 1e6 / seconds : 0,
-      stoppedByDeadline,
+      stoppedByDeadline: sent < options.records,
     };
+    progress.note(
+      `  raw kafkajs produce: ${fmtRate(raw.perSecond)} records/s (${Math.round(recordBytes)} B, ${raw.batch} per send)`,
+    );
+    return raw;
   } finally {
     undo();
     await removeTopic();
   }
+}
+
+/** The headline rows every ingest scenario ends with: the raw bound and the ratio to it. */
+export function rawHeadline(raw: RawProduceResult, acceptedPerSecond: number): [string, string][] {
+  const spread =
+    raw.keys === 1
+      ? `one key (the organization), so one of ${raw.partitions} partitions`
+      : `${raw.keys} keys (the organizations) over ${raw.partitions} partitions`;
+  return [
+    [
+      'raw Kafka produce',
+      `${fmtRate(raw.perSecond)} records/s, ${raw.mbPerSecond.toFixed(1)} MB/s (${raw.client}, idempotent, acks=all, ${fmtInt(raw.records)} records of ${Math.round(raw.recordBytes)} B, ${raw.batch} per send, ${spread}${raw.stoppedByDeadline ? '; stopped at its time bound' : ''})`,
+    ],
+    ['accepted ÷ raw', fmtRatio(acceptedPerSecond, raw.perSecond)],
+  ];
 }

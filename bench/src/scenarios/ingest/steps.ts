@@ -1,42 +1,85 @@
-import { now } from '../../core/clock';
-import { createOrganization, Tenant } from '../../core/hookbase-api';
-import { EventPublisher, publishGroupInto } from '../../drivers/ingest-clients';
-import { RawProduceResult } from './bounds';
-import { IngestTarget, ratio, rawTargetRow, targetVerdict } from './figures';
-import { addIngestEndpoints, MeasuredRun, rawBaseline, rawHeadline, settleRuns } from './session';
-import { blockRouter, Ledger, SEQ_BLOCK } from '../../core/ledger';
-import { BenchEvent, benchPayload, EVENT_TYPE, runClosedLoop } from '../../drivers/publisher';
-import { fmtCpu, fmtInt, fmtMs, fmtRate, table } from '../../core/report';
-import { ScenarioResult } from '../../core/result';
-import { BenchSession, ScenarioContext } from '../../core/session';
+import { HEALTHY } from '../../core/behaviour';
+import { createEndpoints, createOrganization, Tenant } from '../../core/hookbase-api';
+import { blockRouter, Ledger, LedgerSink, SEQ_BLOCK } from '../../core/ledger';
+import { fmtCpu, fmtInt, fmtMs, fmtRate, fmtRatio, table } from '../../core/report';
+import { RunReport, ScenarioResult } from '../../core/result';
+import { BenchSession, RunWindow, Scenario, ScenarioContext } from '../../core/session';
 import { distribution, Distribution } from '../../core/stats';
+import { freeLoopbackPort, now } from '../../core/util';
+import { GrpcIngestClient } from '../../drivers/grpc-ingest-client';
+import { EventPublisher, IngestClient, publishGroupInto } from '../../drivers/ingest-clients';
+import { benchPayload, EVENT_TYPE, runClosedLoop } from '../../drivers/publisher';
+import { rawBaseline, rawHeadline } from './bounds';
+import { IngestTarget, rawTargetRow, targetVerdict, TARGETS } from './figures';
+
+/** `count` subscribed endpoints of the tenant, numbered from `first`; their indexes. */
+export async function addIngestEndpoints(
+  session: BenchSession,
+  tenant: Tenant,
+  count: number,
+  sink: LedgerSink,
+  first = 0,
+): Promise<Set<number>> {
+  const indexes = Array.from({ length: count }, (_, i) => first + i);
+  const requests = indexes.map((i) => ({ url: `${session.receiverUrl}/e/${i}` }));
+  const ids = await createEndpoints(tenant, requests, 8);
+  ids.forEach((id, i) => session.addEndpoint(id, indexes[i], sink, HEALTHY));
+  return new Set(indexes);
+}
+
+/** A run as measured when its load ended, with what is needed to measure it again. */
+export interface MeasuredRun {
+  run: RunReport;
+  ledger: Ledger;
+  window: RunWindow;
+}
+
+/**
+ * After the load: with endpoints, waits until every message is delivered or dead-lettered, then
+ * measures each run's deliveries again, keeping what was measured of the load itself (rates,
+ * CPU). Returns the problems that void the run, each labelled with its run.
+ */
+export async function settleRuns(
+  session: BenchSession,
+  measured: readonly MeasuredRun[],
+): Promise<string[]> {
+  const { options } = session.ctx;
+  const problems: string[] = [];
+  if (options.endpoints > 0) {
+    const ledgers = measured.map((m) => m.ledger);
+    session.watch('draining', ledgers, null);
+    if (!(await session.drain(ledgers, now() + options.drainTimeoutSeconds * 1000)))
+      problems.push(`deliveries did not settle within ${options.drainTimeoutSeconds} s`);
+    for (const { run, ledger, window } of measured) {
+      const again = await session.report(window, ledger);
+      const { throughputPerSecond, peakDeliveredPerSecond, latency, timeline } = again;
+      Object.assign(run, { ledger: again.ledger, throughputPerSecond, peakDeliveredPerSecond });
+      Object.assign(run, { latency, timeline });
+    }
+  }
+  for (const { run } of measured)
+    problems.push(...run.ledger.problems.map((p) => `${run.label}: ${p}`));
+  return problems;
+}
 
 /** One step: `concurrency` callers, each sending its next call as soon as the last is answered. */
-export interface IngestStep {
-  /** As the tables show it, e.g. "500/request, 4 in flight". */
+interface IngestStep {
+  /** As the tables show it, e.g. "500/req ×4". */
   label: string;
-  /** The call, e.g. "POST /v1/events/batch" or "PublishBatch". */
   call: string;
   concurrency: number;
   eventsPerRequest: number;
   publisher: EventPublisher;
 }
 
-/** What an HTTP or gRPC ingest scenario drives; the runner does the rest. */
-export interface IngestSurface {
-  /** For the title, e.g. "POST /v1/events/batch". */
+/** What an ingest surface declares; the step runner does the rest. */
+interface IngestSurface {
   name: string;
-  /** The ingest target for this surface, and what it is called. */
   target: IngestTarget;
   targetName: string;
-  /** The steps, in order, built once the tenant (and its API key) exists. */
-  steps(tenant: Tenant, session: BenchSession): IngestStep[] | Promise<IngestStep[]>;
+  steps(tenant: Tenant, session: BenchSession): IngestStep[];
   notes?: string[];
 }
-
-/** Calls made before step 1 (not counted): connections, the API key cache, the JIT. */
-const WARM_UP_EVENTS = 1000;
-const WARM_UP_CALLS = 20;
 
 interface StepRun extends MeasuredRun {
   step: IngestStep;
@@ -53,10 +96,7 @@ async function warmUp(session: BenchSession, steps: readonly IngestStep[]): Prom
     const key = `${step.call}/${step.eventsPerRequest}`;
     if (warmed.has(key)) continue;
     warmed.add(key);
-    const calls = Math.max(
-      1,
-      Math.min(WARM_UP_CALLS, Math.floor(WARM_UP_EVENTS / step.eventsPerRequest)),
-    );
+    const calls = Math.max(1, Math.min(20, Math.floor(1000 / step.eventsPerRequest)));
     const events = Array.from({ length: step.eventsPerRequest }, () => ({
       eventType: 'bench.warmup',
       payload: { s: -1 },
@@ -70,19 +110,18 @@ async function runStep(
   session: BenchSession,
   step: IngestStep,
   index: number,
-  stepCount: number,
   ledger: Ledger,
   targets: ReadonlySet<number>,
 ): Promise<StepRun> {
-  const { options, progress } = session.ctx;
+  const { options, progress, deadlineMs } = session.ctx;
   let seq = index * SEQ_BLOCK;
   const latencies: number[] = [];
   const startMs = now();
-  const untilMs = Math.min(startMs + options.stepSeconds * 1000, session.ctx.deadlineMs);
+  const untilMs = Math.min(startMs + options.stepSeconds * 1000, deadlineMs);
+  const p = () => ledger.progress;
   session.setPhase(
-    `step ${index + 1}/${stepCount}: ${step.label}`,
-    () =>
-      `accepted ${fmtInt(ledger.progress.accepted)} · refused ${fmtInt(ledger.progress.refused + ledger.progress.failed)}`,
+    `step ${index + 1}: ${step.label}`,
+    () => `accepted ${fmtInt(p().accepted)} · refused ${fmtInt(p().refused + p().failed)}`,
     () => (now() - startMs) / (untilMs - startMs),
   );
   await runClosedLoop({
@@ -90,17 +129,12 @@ async function runStep(
     untilMs,
     send: async () => {
       const at = now();
-      const seqs: number[] = [];
-      const events: BenchEvent[] = [];
-      for (let i = 0; i < step.eventsPerRequest; i++) {
-        const mine = seq++;
-        ledger.schedule(mine, at, targets, index);
-        seqs.push(mine);
-        events.push({
-          eventType: EVENT_TYPE,
-          payload: benchPayload(mine, options.payloadBytes),
-        });
-      }
+      const seqs = Array.from({ length: step.eventsPerRequest }, () => seq++);
+      for (const s of seqs) ledger.schedule(s, at, targets);
+      const events = seqs.map((s) => ({
+        eventType: EVENT_TYPE,
+        payload: benchPayload(s, options.payloadBytes),
+      }));
       latencies.push(await publishGroupInto(ledger, step.publisher, seqs, events));
     },
   });
@@ -110,136 +144,225 @@ async function runStep(
   progress.note(
     `  ${step.label}: ${fmtRate(run.acceptedPerSecond)} accepted events/s, request p50 ${fmtMs(requestLatency?.p50)}, p99 ${fmtMs(requestLatency?.p99)}`,
   );
-  return {
-    step,
-    run,
-    ledger,
-    window,
-    requests: latencies.length,
-    requestLatency,
-  };
-}
-
-/** The report: the best step against the raw produce bound and the target, every step. */
-function stepsReport(
-  session: BenchSession,
-  surface: IngestSurface,
-  figures: {
-    raw: RawProduceResult;
-    done: StepRun[];
-    problems: string[];
-  },
-): Promise<ScenarioResult> {
-  const { options } = session.ctx;
-  const { raw, done, problems } = figures;
-  const steps = done.map((d) => d.step);
-  const runs = done.map((d) => d.run);
-  const best = done.reduce((a, b) => (b.run.acceptedPerSecond > a.run.acceptedPerSecond ? b : a));
-  const verdict = targetVerdict(
-    done.map((d) => ({
-      label: d.step.label,
-      acceptedPerSecond: d.run.acceptedPerSecond,
-      p99Ms: d.requestLatency?.p99 ?? null,
-    })),
-    surface.target,
-  );
-  const refused = runs.reduce((t, r) => t + r.ledger.events.refused + r.ledger.events.failed, 0);
-  const refusals = Object.assign({}, ...runs.map((r) => r.ledger.refusals)) as object;
-  return session.result({
-    summary:
-      `best ${fmtRate(best.run.acceptedPerSecond)} events/s at ${best.step.label} (p99 ${fmtMs(best.requestLatency?.p99)})` +
-      ` · raw ${fmtRate(raw.perSecond)}/s · ratio ${ratio(best.run.acceptedPerSecond, raw.perSecond)}` +
-      ` · target ${verdict.met ? 'met' : 'missed'}`,
-    title: `${surface.name}, ${steps.length} steps of ${options.stepSeconds} s`,
-    headline: [
-      [
-        'best',
-        `${fmtRate(best.run.acceptedPerSecond)} accepted events/s at ${best.step.label} (request p99 ${fmtMs(best.requestLatency?.p99)})`,
-      ],
-      ...rawHeadline(raw, best.run.acceptedPerSecond),
-      ...rawTargetRow(surface.target, raw.perSecond),
-      [`ingest target (${surface.targetName})`, verdict.text],
-      ['accepted', fmtInt(runs.reduce((t, r) => t + r.ledger.events.accepted, 0))],
-      [
-        'refused or failed',
-        `${fmtInt(refused)}${refused > 0 ? ` (${JSON.stringify(refusals)})` : ''}`,
-      ],
-      [
-        'endpoints',
-        options.endpoints > 0
-          ? `${options.endpoints} (every delivery checked)`
-          : 'none (ingest only)',
-      ],
-    ],
-    tables: [
-      table('Steps (request latency = answered − sent)', done, [
-        ['call', (d) => d.step.call],
-        ['events/request', (d) => fmtInt(d.step.eventsPerRequest)],
-        ['in flight', (d) => fmtInt(d.step.concurrency)],
-        ['requests', (d) => fmtInt(d.requests)],
-        ['accepted/s', (d) => fmtRate(d.run.acceptedPerSecond)],
-        ['÷ raw', (d) => ratio(d.run.acceptedPerSecond, raw.perSecond)],
-        ['refused', (d) => fmtInt(d.run.ledger.events.refused + d.run.ledger.events.failed)],
-        ['p50', (d) => fmtMs(d.requestLatency?.p50)],
-        ['p95', (d) => fmtMs(d.requestLatency?.p95)],
-        ['p99', (d) => fmtMs(d.requestLatency?.p99)],
-        ['max', (d) => fmtMs(d.requestLatency?.max)],
-        ['Hookbase CPU', (d) => fmtCpu(d.run)],
-      ]),
-    ],
-    runs: done.map((d) => d.run),
-    problems,
-    notes: [
-      'closed loop: each caller sends its next request when the previous one is answered',
-      'accepted/s counts events (a batch of 500 accepted is 500), from the ledger, over the step',
-      'CPU is of the Hookbase processes over the step (100 % = one core; this machine has 2)',
-      ...(options.endpoints === 0
-        ? [
-            'no endpoints: the ledger checks every publish was answered (there are no messages to deliver)',
-          ]
-        : []),
-      ...(surface.notes ?? []),
-    ],
-    extra: {
-      raw,
-      target: { ...surface.target, met: verdict.met, verdict: verdict.text },
-      requestLatency: done.map((d) => ({ label: d.step.label, ...d.requestLatency })),
-    },
-  });
+  return { step, run, ledger, window, requests: latencies.length, requestLatency };
 }
 
 /**
- * The ingest scenarios over HTTP and gRPC (ingest-rest, ingest-batch, ingest-grpc): one
- * organization, the raw Kafka produce baseline, a warm-up, then each step for --step-seconds in
- * a closed loop. Per step: accepted events/s (from the ledger: every event is scheduled, sent and
- * answered there, one by one, also inside a batch) and the request latency (answered − sent).
- *
- * By default the organization has no endpoints, so the figure is ingest's alone (the fan-out
- * still reads and records every event); the ledger then checks every publish was answered.
- * `--endpoints N` adds N subscribed endpoints and waits for every delivery after the steps.
+ * The ingest scenarios over HTTP and gRPC: setup (one organization, optional endpoints, the raw
+ * Kafka produce bound, a warm-up) → load (each step for --step-seconds in a closed loop) → drain
+ * (with endpoints) → reconcile (the ledger: every event scheduled, sent and answered, one by one,
+ * also inside a batch) → report (per step: accepted events/s and request latency; the best step
+ * against the raw bound and the target).
  */
-export async function runIngestSteps(
+async function runIngestSteps(
   ctx: ScenarioContext,
   surface: IngestSurface,
 ): Promise<ScenarioResult> {
+  const { options } = ctx;
   const session = await BenchSession.open(ctx);
   let steps: IngestStep[] = [];
   try {
     const tenant = await createOrganization(session.stack, 'free');
-    steps = await surface.steps(tenant, session);
+    steps = surface.steps(tenant, session);
     const ledgers = steps.map((step) => new Ledger(step.label));
-    const router = blockRouter(ledgers);
-    const targets = await addIngestEndpoints(session, tenant, ctx.options.endpoints, router);
+    const targets = await addIngestEndpoints(
+      session,
+      tenant,
+      options.endpoints,
+      blockRouter(ledgers),
+    );
     const raw = await rawBaseline(session, [tenant.organizationId]);
     await warmUp(session, steps);
     const done: StepRun[] = [];
     for (const [index, step] of steps.entries())
-      done.push(await runStep(session, step, index, steps.length, ledgers[index], targets));
+      done.push(await runStep(session, step, index, ledgers[index], targets));
     const problems = await settleRuns(session, done);
-    return await stepsReport(session, surface, { raw, done, problems });
+
+    const runs = done.map((d) => d.run);
+    const best = done.reduce((a, b) => (b.run.acceptedPerSecond > a.run.acceptedPerSecond ? b : a));
+    const verdict = targetVerdict(
+      done.map((d) => ({
+        label: d.step.label,
+        acceptedPerSecond: d.run.acceptedPerSecond,
+        p99Ms: d.requestLatency?.p99 ?? null,
+      })),
+      surface.target,
+    );
+    const refused = runs.reduce((t, r) => t + r.ledger.events.refused + r.ledger.events.failed, 0);
+    const refusals = Object.assign({}, ...runs.map((r) => r.ledger.refusals)) as object;
+    const bestRate = best.run.acceptedPerSecond;
+    return await session.result({
+      summary: `best ${fmtRate(bestRate)} events/s at ${best.step.label} (p99 ${fmtMs(best.requestLatency?.p99)}) · raw ${fmtRate(raw.perSecond)}/s · ratio ${fmtRatio(bestRate, raw.perSecond)} · target ${verdict.met ? 'met' : 'missed'}`,
+      title: `${surface.name}, ${steps.length} steps of ${options.stepSeconds} s`,
+      headline: [
+        [
+          'best',
+          `${fmtRate(bestRate)} accepted events/s at ${best.step.label} (request p99 ${fmtMs(best.requestLatency?.p99)})`,
+        ],
+        ...rawHeadline(raw, bestRate),
+        ...rawTargetRow(surface.target, raw.perSecond),
+        [`ingest target (${surface.targetName})`, verdict.text],
+        ['accepted', fmtInt(runs.reduce((t, r) => t + r.ledger.events.accepted, 0))],
+        [
+          'refused or failed',
+          `${fmtInt(refused)}${refused > 0 ? ` (${JSON.stringify(refusals)})` : ''}`,
+        ],
+        [
+          'endpoints',
+          options.endpoints > 0
+            ? `${options.endpoints} (every delivery checked)`
+            : 'none (ingest only)',
+        ],
+      ],
+      tables: [
+        table('Steps (request latency = answered − sent)', done, [
+          ['call', (d) => d.step.call],
+          ['events/request', (d) => fmtInt(d.step.eventsPerRequest)],
+          ['in flight', (d) => fmtInt(d.step.concurrency)],
+          ['requests', (d) => fmtInt(d.requests)],
+          ['accepted/s', (d) => fmtRate(d.run.acceptedPerSecond)],
+          ['÷ raw', (d) => fmtRatio(d.run.acceptedPerSecond, raw.perSecond)],
+          ['refused', (d) => fmtInt(d.run.ledger.events.refused + d.run.ledger.events.failed)],
+          ['p50', (d) => fmtMs(d.requestLatency?.p50)],
+          ['p95', (d) => fmtMs(d.requestLatency?.p95)],
+          ['p99', (d) => fmtMs(d.requestLatency?.p99)],
+          ['max', (d) => fmtMs(d.requestLatency?.max)],
+          ['Hookbase CPU', (d) => fmtCpu(d.run)],
+        ]),
+      ],
+      runs,
+      problems,
+      notes: [
+        'closed loop: each caller sends its next request when the previous one is answered',
+        'accepted/s counts events (a batch of 500 accepted is 500), from the ledger, over the step',
+        'CPU is of the Hookbase processes over the step (100 % = one core)',
+        ...(surface.notes ?? []),
+      ],
+      extra: {
+        raw,
+        target: { ...surface.target, met: verdict.met, verdict: verdict.text },
+        requestLatency: done.map((d) => ({ label: d.step.label, ...d.requestLatency })),
+      },
+    });
   } finally {
     for (const publisher of new Set(steps.map((step) => step.publisher)))
       await publisher.close().catch(() => undefined);
     await session.close();
   }
 }
+
+const INGEST_DEFAULTS = { endpoints: 0, records: 100_000 };
+
+/** ingest-rest: single-event `POST /v1/events` at --steps requests in flight. */
+export const INGEST_REST: Scenario = {
+  name: 'ingest-rest',
+  summary: 'POST /v1/events, one event per request, at rising concurrency (--steps)',
+  flags: ['steps', 'step-seconds', 'endpoints', 'records', 'batch'],
+  defaults: INGEST_DEFAULTS,
+  run: (ctx) =>
+    runIngestSteps(ctx, {
+      name: 'POST /v1/events, one event per request',
+      target: TARGETS.single,
+      targetName: 'single-event REST',
+      steps: (tenant, session) => {
+        const { steps } = ctx.options;
+        const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, Math.max(...steps));
+        return steps.map((concurrency) => ({
+          label: `${concurrency} in flight`,
+          call: 'POST /v1/events',
+          concurrency,
+          eventsPerRequest: 1,
+          publisher: client,
+        }));
+      },
+    }),
+};
+
+/** --batch-sizes × --batch-steps: a step per size and concurrency. */
+const batchSteps = (
+  options: ScenarioContext['options'],
+  label: (size: number, concurrency: number) => string,
+  call: string,
+  publisher: EventPublisher,
+): IngestStep[] =>
+  options.batchSizes.flatMap((eventsPerRequest) =>
+    options.batchSteps.map((concurrency) => ({
+      label: label(eventsPerRequest, concurrency),
+      call,
+      concurrency,
+      eventsPerRequest,
+      publisher,
+    })),
+  );
+
+/**
+ * ingest-batch: `POST /v1/events/batch` with --batch-sizes events per request (500 is the most
+ * HOOKBASE_MAX_BATCH_EVENTS allows by default), each at --batch-steps requests in flight.
+ */
+export const INGEST_BATCH: Scenario = {
+  name: 'ingest-batch',
+  summary: 'POST /v1/events/batch: --batch-sizes events per request at --batch-steps in flight',
+  flags: ['batch-sizes', 'batch-steps', 'step-seconds', 'endpoints', 'records', 'batch'],
+  defaults: INGEST_DEFAULTS,
+  run: (ctx) =>
+    runIngestSteps(ctx, {
+      name: `POST /v1/events/batch, ${ctx.options.batchSizes.join(' and ')} events per request`,
+      target: TARGETS.batch,
+      targetName: 'batch REST',
+      steps: (tenant, session) => {
+        const connections = Math.max(...ctx.options.batchSteps);
+        const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, connections, true);
+        const label = (size: number, n: number) => `${size}/req ×${n}`;
+        return batchSteps(ctx.options, label, 'POST /v1/events/batch', client);
+      },
+      notes: [
+        '"500/req ×4" is 500 events per request, 4 requests in flight',
+        'a batch request answers 207 with one result per event; each counts on its own',
+      ],
+    }),
+};
+
+/**
+ * ingest-grpc: `hookbase.v1.Ingest` with a @grpc/grpc-js client built from the repository's
+ * .proto: `Publish` at --steps calls in flight, then `PublishBatch` as ingest-batch. The started
+ * stack gets a free gRPC port of its own unless --stack-env HOOKBASE_GRPC_PORT names one.
+ */
+export const INGEST_GRPC: Scenario = {
+  name: 'ingest-grpc',
+  summary: 'gRPC hookbase.v1.Ingest: Publish at --steps, PublishBatch as ingest-batch',
+  flags: ['steps', 'batch-sizes', 'batch-steps', 'step-seconds', 'endpoints', 'records', 'batch'],
+  defaults: INGEST_DEFAULTS,
+  run: async (context) => {
+    const asked = Number(context.options.stackEnv.HOOKBASE_GRPC_PORT ?? 0);
+    if (asked < 0)
+      throw new Error('ingest-grpc needs gRPC ingest: HOOKBASE_GRPC_PORT=-1 turns it off');
+    const port = asked > 0 ? asked : await freeLoopbackPort();
+    const stackEnv = { ...context.options.stackEnv, HOOKBASE_GRPC_PORT: String(port) };
+    const ctx = { ...context, options: { ...context.options, stackEnv } };
+    const address = `127.0.0.1:${port}`;
+    return runIngestSteps(ctx, {
+      name: `gRPC hookbase.v1.Ingest at ${address}: Publish, PublishBatch of ${ctx.options.batchSizes.join(' and ')}`,
+      target: TARGETS.batch,
+      targetName: 'gRPC, as batch',
+      steps: (tenant) => {
+        const client = new GrpcIngestClient(address, tenant.apiKey);
+        const label = (size: number, n: number) => `Batch ${size} ×${n}`;
+        return [
+          ...ctx.options.steps.map((concurrency) => ({
+            label: `Publish ×${concurrency}`,
+            call: 'Publish',
+            concurrency,
+            eventsPerRequest: 1,
+            publisher: client.publishEach,
+          })),
+          ...batchSteps(ctx.options, label, 'PublishBatch', client.publishBatch),
+        ];
+      },
+      notes: [
+        '"Publish ×8" is 8 calls in flight; "Batch 500 ×4" is PublishBatch of 500 events, 4 calls in flight',
+        'one gRPC channel (one HTTP/2 connection) carries every call in flight',
+        'the target line is the batch/gRPC one (50,000 events/s); Publish steps are in the table',
+      ],
+    });
+  },
+};
