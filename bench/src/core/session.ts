@@ -140,16 +140,29 @@ export class BenchSession {
     this.phase = { name, detail, fraction };
   }
 
-  /** Creates endpoints of `tenant` (ids in request order), showing how far it got. */
-  async createEndpoints(tenant: Tenant, requests: EndpointRequest[], concurrency = 16) {
+  /**
+   * Endpoints of `tenant` at `<origin>/e/<index>` (ids in the order of `indices`), each answering
+   * as `behaviour` and counted in `ledger`; the progress line shows how far creation got.
+   */
+  async addEndpoints(
+    tenant: Tenant,
+    indices: readonly number[],
+    ledger: LedgerSink,
+    behaviour: EndpointBehaviour,
+    request: Omit<EndpointRequest, 'url'> = {},
+    origin = this.receiverUrl,
+  ): Promise<string[]> {
     let created = 0;
-    const total = requests.length;
+    const total = indices.length;
     this.setPhase(
       'setup',
       () => `endpoints ${fmtInt(created)}/${fmtInt(total)}`,
       () => created / total,
     );
-    return createEndpoints(tenant, requests, concurrency, (done) => (created = done));
+    const requests = indices.map((i) => ({ url: `${origin}/e/${i}`, ...request }));
+    const ids = await createEndpoints(tenant, requests, 16, (done) => (created = done));
+    ids.forEach((id, i) => this.addEndpoint(id, indices[i], ledger, behaviour));
+    return ids;
   }
 
   /** Endpoint `index` is `id` in Hookbase, answers as `behaviour`, and is counted in `ledger`. */

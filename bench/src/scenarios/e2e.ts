@@ -50,12 +50,8 @@ async function httpRun(session: BenchSession, label: string, first: number): Pro
   const tenant = await createOrganization(session.stack, 'free');
   const ledger = new Ledger(label);
   const endpoints = Array.from({ length: options.endpoints }, (_, i) => first + i);
-  const requests = endpoints.map((i) => ({
-    url: `${session.receiverUrl}/e/${i}`,
-    retry: SHORT_RETRY,
-  }));
-  const ids = await session.createEndpoints(tenant, requests);
-  ids.forEach((id, i) => session.addEndpoint(id, endpoints[i], ledger, askedBehaviour(options)));
+  const request = { retry: SHORT_RETRY };
+  await session.addEndpoints(tenant, endpoints, ledger, askedBehaviour(options), request);
   return fanOutRun(session, { label, tenant, ledger, endpoints, drainByMs: deadlineMs });
 }
 

@@ -115,14 +115,10 @@ function paceFrom(ledger: Ledger, fromMs = 0): { perSecond: number; deliveries: 
 async function runOrderedLanes(session: BenchSession, lanes: number, perLane: number) {
   const { options, deadlineMs } = session.ctx;
   const tenant = await createOrganization(session.stack, 'pro');
-  const requests = Array.from({ length: lanes }, (_, index) => ({
-    url: `${session.receiverUrl}/e/${index}`,
-    retry: SHORT_RETRY,
-    fifoEnabled: true,
-  }));
-  const ids = await session.createEndpoints(tenant, requests);
   const ledger = new Ledger(options.scenario, { trackOrder: true });
-  ids.forEach((id, index) => session.addEndpoint(id, index, ledger, askedBehaviour(options)));
+  const lanesAt = Array.from({ length: lanes }, (_, index) => index);
+  const request = { retry: SHORT_RETRY, fifoEnabled: true };
+  const ids = await session.addEndpoints(tenant, lanesAt, ledger, askedBehaviour(options), request);
   const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, options.maxInFlight);
   let seq = 0;
   const measured = await session.deliveryRun({
@@ -134,7 +130,7 @@ async function runOrderedLanes(session: BenchSession, lanes: number, perLane: nu
     trackOrder: true,
     load: () =>
       runLanes({
-        lanes: ids.map((_, index) => index),
+        lanes: lanesAt,
         perLane,
         workers: options.maxInFlight,
         deadlineMs: Math.min(deadlineMs, now() + 60_000),

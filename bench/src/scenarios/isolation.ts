@@ -17,33 +17,26 @@ const NEIGHBOUR = 0;
 const TENANT_NEIGHBOUR_BASE = 100_000;
 /** --tenants: the healthy organization's p99 may be this much above its run alone. */
 const TENANT_P99_TOLERANCE = 0.1;
-/** Sequence blocks (SEQ_BLOCK): the neighbour's events in 2, the warm-up's in 3, run k's in 4 + k. */
+/** Sequence blocks (SEQ_BLOCK): the neighbour's in 2, its backlog's in 3, the warm-up's in 4, run k's in 5 + k. */
 const NEIGHBOUR_SEQ = 2;
-const WARM_UP = 3;
-const FIRST_RUN = 4;
+const BACKLOG_SEQ = 3;
+const WARM_UP = 4;
+const FIRST_RUN = 5;
 const WARM_UP_SECONDS = 2;
 /** FIFO: messages queued behind the failing head before the last run unless told otherwise. */
 const FIFO_BACKLOG = 50_000;
 const BACKLOG_BATCH = 500;
 const BACKLOG_CONNECTIONS = 4;
-const ALWAYS_503 = (latencyMs: number): EndpointBehaviour => ({
-  latencyMs,
-  failRate: 1,
-  failWith: 503,
-  failAttempts: 'all',
-});
+const ALWAYS_503 = (latencyMs: number): EndpointBehaviour =>
+  ({ latencyMs, failRate: 1, failWith: 503, failAttempts: 'all' }) as const;
 
-interface FifoState {
-  queueDepth: number;
-  blockedReason: string | null;
-  head: { attempts: number } | null;
-}
-
-async function fifoState(tenant: Tenant, endpointId: string): Promise<FifoState | null> {
+/** The neighbour's FIFO lane as the API shows it (null when it cannot be read). */
+async function fifoState(tenant: Tenant, endpointId: string) {
   const { status, body } = await tenant.client.get(
     `/api/organizations/${tenant.organizationId}/webhook-endpoints/${endpointId}/fifo-state`,
   );
-  return status === 200 ? (body.data as FifoState) : null;
+  type State = { queueDepth: number; blockedReason: string | null; head: { attempts: number } };
+  return status === 200 ? (body.data as State) : null;
 }
 
 /** Endpoints placed for the scenario: their ids and receiver paths, in the same order. */
@@ -63,25 +56,15 @@ async function placeNeighbours(session: BenchSession, tenant: Tenant, ledger: Le
   const { options } = session.ctx;
   const behaviour = ALWAYS_503(options.neighbourLatencyMs);
   if (!options.tenants) {
-    const url = `${session.receiverUrl}/e/${NEIGHBOUR}`;
-    const [id] = await createEndpoints(
-      tenant,
-      [{ url, fifoEnabled: options.fifo || undefined }],
-      1,
-    );
-    session.addEndpoint(id, NEIGHBOUR, ledger, behaviour);
-    return { tenant, ids: [id], indices: [NEIGHBOUR] };
+    const fifo = { fifoEnabled: options.fifo || undefined };
+    const ids = await session.addEndpoints(tenant, [NEIGHBOUR], ledger, behaviour, fifo);
+    return { tenant, ids, indices: [NEIGHBOUR] };
   }
   const other = await createOrganization(session.stack, 'free');
-  const origin = await session.receiver.start();
   const indices = Array.from({ length: options.neighbours }, (_, i) => TENANT_NEIGHBOUR_BASE + i);
   const retry = { delaysMs: [0], maxAgeMs: 600_000 };
-  const ids = await createEndpoints(
-    other,
-    indices.map((i) => ({ url: `${origin}/e/${i}`, retry })),
-    8,
-  );
-  ids.forEach((id, i) => session.addEndpoint(id, indices[i], ledger, behaviour));
+  const origin = await session.receiver.start();
+  const ids = await session.addEndpoints(other, indices, ledger, behaviour, { retry }, origin);
   return { tenant: other, ids, indices };
 }
 
@@ -132,56 +115,47 @@ async function pourBacklog(
   session: BenchSession,
   neighbour: Placed,
   ledger: Ledger,
-  seqs: { next: number },
   count: number,
 ) {
-  const { options } = session.ctx;
-  const deadlineMs = Math.min(session.ctx.deadlineMs - 30_000, now() + 90_000);
-  const client = new IngestClient(
-    session.stack.ingestUrl,
-    neighbour.tenant.apiKey,
-    BACKLOG_CONNECTIONS,
-    true,
-  );
+  const { options, deadlineMs } = session.ctx;
+  const untilMs = Math.min(deadlineMs - 30_000, now() + 90_000);
+  const { ingestUrl } = session.stack;
+  const client = new IngestClient(ingestUrl, neighbour.tenant.apiKey, BACKLOG_CONNECTIONS, true);
   const before = ledger.progress.accepted;
   const accepted = () => ledger.progress.accepted - before;
-  let queued = 0;
+  let [queued, sent, seq] = [0, 0, BACKLOG_SEQ * SEQ_BLOCK];
   session.setPhase(
     'backlog',
     () => `${fmtInt(accepted())}/${fmtInt(count)} accepted, ${fmtInt(queued)} queued`,
   );
   const startMs = now();
-  let sent = 0;
-  try {
-    const worker = async () => {
-      while (sent < count && now() < deadlineMs) {
-        const group = Array.from(
-          { length: Math.min(BACKLOG_BATCH, count - sent) },
-          () => seqs.next++,
-        );
-        sent += group.length;
-        const at = now();
-        for (const seq of group) ledger.schedule(seq, at, new Set([NEIGHBOUR]));
-        const events = group.map((seq) => ({
-          eventType: EVENT_TYPE,
-          payload: benchPayload(seq, options.payloadBytes),
-          endpointIds: neighbour.ids,
-        }));
-        await publishGroupInto(ledger, client, group, events);
-      }
-    };
-    await Promise.all(Array.from({ length: BACKLOG_CONNECTIONS }, worker));
-  } finally {
-    await client.close();
-  }
+  const worker = async () => {
+    while (sent < count && now() < untilMs) {
+      const group = Array.from({ length: Math.min(BACKLOG_BATCH, count - sent) }, () => seq++);
+      sent += group.length;
+      const at = now();
+      for (const s of group) ledger.schedule(s, at, new Set([NEIGHBOUR]));
+      const payload = (s: number) => benchPayload(s, options.payloadBytes);
+      const events = group.map((s) => ({
+        eventType: EVENT_TYPE,
+        payload: payload(s),
+        endpointIds: neighbour.ids,
+      }));
+      await publishGroupInto(ledger, client, group, events);
+    }
+  };
+  await Promise.all(Array.from({ length: BACKLOG_CONNECTIONS }, worker)).finally(() =>
+    client.close(),
+  );
   const publishedMs = now();
-  while (now() < deadlineMs) {
+  while (now() < untilMs) {
     queued = (await fifoState(neighbour.tenant, neighbour.ids[0]))?.queueDepth ?? 0;
     if (queued >= accepted()) break;
     await sleep(250);
   }
+  const publishSeconds = (publishedMs - startMs) / 1000;
   return {
-    publishSeconds: (publishedMs - startMs) / 1000,
+    publishSeconds,
     parkSeconds: (now() - publishedMs) / 1000,
     queued,
     accepted: accepted(),
@@ -224,17 +198,18 @@ async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
     const warmUpLedger = new Ledger('warm-up');
     const router = blockRouter([warmUpLedger, ...ledgers], WARM_UP);
     healthy.ids.forEach((id, i) => session.addEndpoint(id, healthy.indices[i], router, HEALTHY));
-    ctx.progress.note(
-      options.tenants
-        ? `isolation: ${neighbour.ids.length} hanging endpoints of ${neighbour.tenant.organizationId} beside ${healthy.ids.length} healthy endpoints of ${tenant.organizationId}`
-        : `isolation: neighbour ${neighbour.ids[0]}${options.fifo ? ' (FIFO)' : ''} and ${healthy.ids.length} healthy endpoints on partition ${partition} of ${partitions}`,
-    );
-    const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, options.maxInFlight);
+    const kind = options.tenants ? 'plain, two organizations' : options.fifo ? 'FIFO' : 'non-FIFO';
+    const beside = options.tenants
+      ? `another organization's ${neighbour.ids.length} endpoints that never answer`
+      : `an always-503 ${kind} neighbour on partition ${partition} of ${partitions}`;
+    ctx.progress.note(`isolation: ${healthy.ids.length} healthy endpoints beside ${beside}`);
+    const { ingestUrl } = session.stack;
+    const client = new IngestClient(ingestUrl, tenant.apiKey, options.maxInFlight);
     const neighbourClient = options.tenants
-      ? new IngestClient(session.stack.ingestUrl, neighbour.tenant.apiKey, options.maxInFlight)
+      ? new IngestClient(ingestUrl, neighbour.tenant.apiKey, options.maxInFlight)
       : client;
     clients.push(client, neighbourClient);
-    const neighbourSeqs = { next: NEIGHBOUR_SEQ * SEQ_BLOCK };
+    let neighbourSeq = NEIGHBOUR_SEQ * SEQ_BLOCK;
     const problems: string[] = [];
 
     /** An open loop at `rate` to each of `to`'s endpoints for `seconds`. */
@@ -247,17 +222,14 @@ async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
     ) => {
       const targets = new Set(to.indices);
       const via = to === healthy ? client : neighbourClient;
+      const { payloadBytes } = options;
       return runOpenLoop({
         ratePerSecond: rate,
         count: planEvents(rate, seconds),
         maxInFlight: options.maxInFlight,
         deadlineMs: Math.min(ctx.deadlineMs, now() + seconds * 1000 + 20_000),
         send: (_, at) =>
-          publishSeq(ledger, via, next(), at, {
-            targets,
-            payloadBytes: options.payloadBytes,
-            endpointIds: to.ids,
-          }),
+          publishSeq(ledger, via, next(), at, { targets, payloadBytes, endpointIds: to.ids }),
       });
     };
     const healthyLoad = (ledger: Ledger, firstSeq: number, seconds: number) => {
@@ -265,14 +237,8 @@ async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
       return load(healthy, ledger, options.rate, () => seq++, seconds);
     };
     const neighbourLoad = async (seconds: number) => {
-      if (options.neighbourRate > 0)
-        await load(
-          neighbour,
-          neighbourLedger,
-          options.neighbourRate,
-          () => neighbourSeqs.next++,
-          seconds,
-        );
+      const rate = options.neighbourRate;
+      if (rate > 0) await load(neighbour, neighbourLedger, rate, () => neighbourSeq++, seconds);
     };
     /** --tenants: every message of the hanging organization ends (timeout, DLQ) before going on. */
     const untilNeighbourQuiet = async (label: string) => {
@@ -280,7 +246,7 @@ async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
       const seconds = options.drainTimeoutSeconds;
       if (!(await session.drain([neighbourLedger], now() + seconds * 1000)))
         problems.push(
-          `${label}: the hanging organization's messages did not all end within ${seconds} s`,
+          `${label}: the hanging organization's messages did not all end in ${seconds} s`,
         );
     };
 
@@ -300,13 +266,7 @@ async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
     let backlog: Awaited<ReturnType<typeof pourBacklog>> | undefined;
     for (const [k, { label, beside }] of plan.entries()) {
       if (k === 2 * options.rounds) {
-        backlog = await pourBacklog(
-          session,
-          neighbour,
-          neighbourLedger,
-          neighbourSeqs,
-          backlogWanted,
-        );
+        backlog = await pourBacklog(session, neighbour, neighbourLedger, backlogWanted);
         if (backlog.queued < backlog.accepted)
           problems.push(
             `backlog: only ${backlog.queued} of ${backlog.accepted} accepted messages were queued behind the failing head in time`,
@@ -345,54 +305,44 @@ async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
       p50: ratio(alone.latency?.p50, with_.latency?.p50),
       p99: ratio(alone.latency?.p99, with_.latency?.p99),
     }));
-    const throughputRatio = median(perRound.map((r) => r.throughput)) ?? 0;
-    const p50Ratio = median(perRound.map((r) => r.p50));
-    const p99Ratio = median(perRound.map((r) => r.p99));
+    const medianOf = (key: 'throughput' | 'p50' | 'p99') => median(perRound.map((r) => r[key]));
+    const throughputRatio = medianOf('throughput') ?? 0;
+    const [p50Ratio, p99Ratio] = [medianOf('p50'), medianOf('p99')];
     // One run's p99 is its 16 slowest deliveries; the p99 of all the runs of each kind together
     // is the steadier figure, and --tenants' verdict.
-    const pooledP99 = (beside: boolean) =>
+    const pooledP99 = (kind: boolean) =>
       distribution(
         ledgers
-          .filter((_, k) => k < 2 * options.rounds && plan[k].beside === beside)
+          .filter((_, k) => k < 2 * options.rounds && plan[k].beside === kind)
           .flatMap((l) => l.deliveries().map((d) => d.deliveredAt - d.scheduledAt)),
       )?.p99;
     const pooled = { without: pooledP99(false), with: pooledP99(true) };
     const pooledRatio = ratio(pooled.without, pooled.with);
 
     // Report.
-    const proc =
-      measured[0].services.find((x) => x.name === 'dispatcher') ?? measured[0].services[0];
+    const procName = (
+      measured[0].services.find((x) => x.name === 'dispatcher') ?? measured[0].services[0]
+    )?.name;
+    const proc = (run: RunReport | undefined) => run?.services.find((x) => x.name === procName);
     const peakIn = (runs: RunReport[]) =>
-      Math.max(
-        ...runs.map((r) => r.services.find((x) => x.name === proc?.name)?.windowPeakRssMb ?? 0),
-      );
-    const vmHwm = measured.at(-1)?.services.find((x) => x.name === proc?.name)?.peakRssMb;
+      fmtMb(Math.max(...runs.map((r) => proc(r)?.windowPeakRssMb ?? 0)));
     const memory =
-      `${proc?.name}: peak ${fmtMb(peakIn(pairs.map((p) => p[0])))} in the runs without the neighbour, ${fmtMb(peakIn(pairs.map((p) => p[1])))} with it` +
+      `${procName}: peak ${peakIn(pairs.map((p) => p[0]))} in the runs without the neighbour, ${peakIn(pairs.map((p) => p[1]))} with it` +
       (backlog
-        ? `, ${fmtMb(peakIn(measured.slice(-1)))} with ${fmtInt(backlog.accepted)} queued behind its head`
+        ? `, ${peakIn(measured.slice(-1))} with ${fmtInt(backlog.accepted)} queued behind its head`
         : '') +
-      `; VmHWM ${fmtMb(vmHwm)}`;
-    const laneAtEnd = options.fifo ? await fifoState(tenant, neighbour.ids[0]) : null;
+      `; VmHWM ${fmtMb(proc(measured.at(-1))?.peakRssMb)}`;
+    const lane = options.fifo ? await fifoState(tenant, neighbour.ids[0]) : null;
     const n = neighbourLedger.reconcile().messages;
     const list = (values: (number | null)[]) => values.map((v) => v?.toFixed(2) ?? '–').join(', ');
-    const kind = options.fifo ? 'FIFO' : 'non-FIFO';
-    const beside = options.tenants
-      ? `another organization's ${neighbour.ids.length} endpoints that never answer`
-      : `a failing ${kind} neighbour`;
+    const fixed = (v: number | null) => v?.toFixed(2) ?? '–';
     const rate = options.rate * healthy.ids.length;
+    const stackEnv = Object.entries(options.stackEnv).map(([key, value]) => `${key}=${value}`);
     return await session.result({
-      summary: `healthy throughput ratio ${throughputRatio.toFixed(2)} with/without ${beside}, p99 ratio ${p99Ratio?.toFixed(2) ?? '–'}`,
-      title: options.tenants
-        ? `${healthy.ids.length} healthy endpoints beside another organization's ${neighbour.ids.length} hanging endpoints, ${rate} msg/s for ${options.durationSeconds} s`
-        : `${healthy.ids.length} healthy endpoints beside an always-503 ${kind} neighbour on partition ${partition}, ${rate} msg/s for ${options.durationSeconds} s`,
+      summary: `healthy throughput ratio ${throughputRatio.toFixed(2)} with/without ${beside}, p99 ratio ${fixed(p99Ratio)}`,
+      title: `${healthy.ids.length} healthy endpoints beside ${beside}, ${rate} msg/s for ${options.durationSeconds} s`,
       headline: rows(
-        [
-          'run',
-          options.tenants
-            ? `--tenants: two organizations, plain endpoints, ${session.stack.topology}`
-            : `${kind} endpoints, ${session.stack.topology}`,
-        ],
+        ['run', `${kind} endpoints, ${session.stack.topology}`],
         options.tenants && [
           `healthy p99 within ${TENANT_P99_TOLERANCE * 100} % of its run alone`,
           pooledRatio === null
@@ -405,14 +355,14 @@ async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
         ],
         [
           'healthy latency ratio',
-          `p50 ${p50Ratio?.toFixed(2) ?? '–'} · p99 ${p99Ratio?.toFixed(2) ?? '–'} (medians; p99 by round: ${list(perRound.map((r) => r.p99))})`,
+          `p50 ${fixed(p50Ratio)} · p99 ${fixed(p99Ratio)} (medians; p99 by round: ${list(perRound.map((r) => r.p99))})`,
         ],
         ['dispatcher memory', memory],
         !!backlog && [
           'blocked lane',
           `${fmtInt(backlog.accepted)} messages queued behind the failing head before the last run (published in ${backlog.publishSeconds.toFixed(1)} s, all queued ${backlog.parkSeconds.toFixed(1)} s later)` +
-            (laneAtEnd
-              ? `; at the end: queueDepth ${fmtInt(laneAtEnd.queueDepth)}, blocked (${laneAtEnd.blockedReason ?? '–'}), head attempts ${laneAtEnd.head?.attempts ?? '–'}`
+            (lane
+              ? `; at the end: queueDepth ${fmtInt(lane.queueDepth)}, blocked (${lane.blockedReason ?? '–'}), head attempts ${lane.head?.attempts ?? '–'}`
               : ''),
         ],
         [
@@ -424,29 +374,19 @@ async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
       problems,
       notes: [
         options.tenants
-          ? `the hanging organization's endpoints hold every request past the delivery timeout (stack: ${Object.entries(
-              options.stackEnv,
-            )
-              .map(([key, value]) => `${key}=${value}`)
-              .join(' ')}); each message gets one attempt`
-          : options.fifo
-            ? 'every endpoint is FIFO: the healthy lanes share the failing lane’s partition'
-            : 'the failing and the healthy endpoints are plain (--non-fifo)',
+          ? `the hanging organization's endpoints hold every request past the delivery timeout (stack: ${stackEnv.join(' ')}); each message gets one attempt`
+          : `every endpoint is ${kind}; the healthy ones share the failing one's partition`,
         'ratio 1.00 means the neighbour costs the healthy endpoints nothing; lower is worse',
       ],
       extra: {
         partition,
-        partitions,
-        neighbourIds: neighbour.ids,
-        neighbourOrganization: neighbour.tenant.organizationId,
-        healthyIds: healthy.ids,
         throughputRatio,
         latencyRatio: { p50: p50Ratio, p99: p99Ratio },
         pooledP99: { ...pooled, ratio: pooledRatio },
         perRound,
         neighbour: n,
         backlog: backlog ?? null,
-        laneAtEnd,
+        laneAtEnd: lane,
       },
     });
   } finally {
@@ -471,7 +411,7 @@ const TENANTS = {
 export const ISOLATION: Scenario = {
   name: 'isolation',
   summary:
-    "healthy FIFO lanes sharing a partition with an always-503 FIFO neighbour and 50,000\nmessages queued behind it, with/without (--non-fifo: plain endpoints; --tenants: another\norganization's 30 endpoints that never answer, healthy 25 events/s, neighbour 2 events/s\nto each, delivery timeout 5 s, 5 rounds)",
+    "healthy FIFO lanes beside an always-503 FIFO neighbour on their partition, with/without\n(--non-fifo: plain endpoints; --tenants: another organization's endpoints that never answer)",
   flags: [
     'healthy',
     'rate',

@@ -1,5 +1,5 @@
 import { HEALTHY } from '../../core/behaviour';
-import { createEndpoints, createOrganization, Tenant } from '../../core/hookbase-api';
+import { createOrganization, Tenant } from '../../core/hookbase-api';
 import { blockRouter, Ledger, LedgerSink, SEQ_BLOCK } from '../../core/ledger';
 import { fmtCpu, fmtInt, fmtMs, fmtRate, fmtRatio, table } from '../../core/report';
 import { RunReport, ScenarioResult } from '../../core/result';
@@ -21,9 +21,7 @@ export async function addIngestEndpoints(
   first = 0,
 ): Promise<Set<number>> {
   const indexes = Array.from({ length: count }, (_, i) => first + i);
-  const requests = indexes.map((i) => ({ url: `${session.receiverUrl}/e/${i}` }));
-  const ids = await createEndpoints(tenant, requests, 8);
-  ids.forEach((id, i) => session.addEndpoint(id, indexes[i], sink, HEALTHY));
+  await session.addEndpoints(tenant, indexes, sink, HEALTHY);
   return new Set(indexes);
 }
 
