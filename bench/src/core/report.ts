@@ -79,12 +79,14 @@ export function runsTable(runs: readonly RunReport[]): ResultTable {
     ['dead-lettered', (r) => fmtInt(r.ledger.messages.deadLettered)],
     ['missing', (r) => fmtInt(r.ledger.messages.missing)],
     ['duplicates', (r) => fmtInt(r.ledger.messages.duplicates)],
+    ['attempts', (r) => fmtInt(r.ledger.messages.attempts)],
     ['throughput/s', (r) => fmtRate(r.throughputPerSecond)],
     ['peak/s', (r) => fmtRate(r.peakDeliveredPerSecond)],
     ['p50', (r) => fmtMs(r.latency?.p50)],
     ['p95', (r) => fmtMs(r.latency?.p95)],
     ['p99', (r) => fmtMs(r.latency?.p99)],
     ['max', (r) => fmtMs(r.latency?.max)],
+    ['balanced', (r) => (r.ledger.balanced ? 'yes' : 'NO')],
     ['peak lag', (r) => (r.lag.peak ? fmtInt(r.lag.peak.dispatcher) : '–')],
   ]);
 }

@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { Client } from 'pg';
-import { dropDatabase, HookbaseProcess } from '@hookbase/testing';
+import { dropDatabase, HookbaseProcess, pollUntil } from '@hookbase/testing';
 import { freeLoopbackPort, now, serviceEntry, sleep } from './util';
 import { BenchOptions } from './options';
 import { ServiceLogWatch } from './service-logs';
@@ -80,25 +80,17 @@ async function waitForHealth(
 async function waitForConsumerGroups(kafka: Kafka, prefix: string, deadline: number) {
   const admin = kafka.admin();
   await admin.connect();
-  try {
-    let last = '';
-    for (;;) {
-      try {
-        const { groups } = await admin.describeGroups(
-          WORKER_GROUPS.map((role) => `${prefix}.${role}`),
-        );
-        const pending = groups.filter((g) => g.state !== 'Stable' || g.members.length === 0);
-        if (pending.length === 0) return;
-        last = pending.map((g) => `${g.groupId}: ${g.state}`).join(', ');
-      } catch (error) {
-        last = (error as Error).message;
-      }
-      if (now() > deadline) throw new Error(`consumer groups not ready in time (${last})`);
-      await sleep(250);
-    }
-  } finally {
-    await admin.disconnect();
-  }
+  const groupIds = WORKER_GROUPS.map((role) => `${prefix}.${role}`);
+  const ready = async () =>
+    (await admin.describeGroups(groupIds)).groups.every(
+      (g) => g.state === 'Stable' && g.members.length > 0,
+    );
+  const description = `consumer groups ${groupIds.join(', ')} Stable with a member`;
+  await pollUntil(ready, {
+    timeoutMs: Math.max(0, deadline - now()),
+    intervalMs: 250,
+    description,
+  }).finally(() => admin.disconnect());
 }
 
 /** Removes a run's topics and consumer groups: a bench leaves the broker as it found it. */

@@ -1,7 +1,7 @@
+import { Metadata, status } from '@grpc/grpc-js';
+import type { Client, ServiceError } from '@grpc/grpc-js';
+import { grpcIngestClient } from '@hookbase/testing';
 import { join } from 'node:path';
-import { credentials, loadPackageDefinition, Metadata, status } from '@grpc/grpc-js';
-import type { Client, GrpcObject, ServiceClientConstructor, ServiceError } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
 import { ROOT } from '../core/util';
 import { EventPublisher, PublishOutcome } from './ingest-clients';
 import { BenchEvent } from './publisher';
@@ -59,8 +59,8 @@ export function grpcBatchOutcomes(
 }
 
 /**
- * A @grpc/grpc-js client of `hookbase.v1.Ingest`, built from the repository's .proto, the API
- * key in the `authorization` metadata. One channel (one HTTP/2 connection): concurrent calls are
+ * The tests' @grpc/grpc-js client of `hookbase.v1.Ingest` (built from the repository's .proto),
+ * the API key in the `authorization` metadata. One channel (one HTTP/2 connection): concurrent calls are
  * streams on it, as a gRPC back end would send them. Every call has a 30 s deadline.
  */
 export class GrpcIngestClient {
@@ -69,10 +69,7 @@ export class GrpcIngestClient {
 
   constructor(address: string, apiKey: string) {
     const proto = join(ROOT, 'proto', 'hookbase', 'v1', 'ingest.proto');
-    const options = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
-    const hookbase = loadPackageDefinition(loadSync(proto, options)).hookbase as GrpcObject;
-    const Ingest = (hookbase.v1 as GrpcObject).Ingest as ServiceClientConstructor;
-    this.stub = new Ingest(address, credentials.createInsecure()) as unknown as typeof this.stub;
+    this.stub = grpcIngestClient(address, proto) as typeof this.stub;
     this.metadata.set('authorization', `Bearer ${apiKey}`);
   }
 

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { now } from '../core/util';
 import { askedBehaviour } from '../core/behaviour';
 import { createOrganization } from '../core/hookbase-api';
@@ -58,26 +59,13 @@ function probeRoundTripDuring(
   latencyMs: number,
   everyMs: number,
 ): { stop(fromMs: number): Promise<{ fromMs: number | null; all: number | null }> } {
-  const child = spawn(
-    process.execPath,
-    [
-      '-e',
-      PROBE_CLIENT,
-      require.resolve('undici'),
-      receiverUrl,
-      String(latencyMs),
-      String(everyMs),
-    ],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
+  const args = [require.resolve('undici'), receiverUrl, String(latencyMs), String(everyMs)];
+  const child = spawn(process.execPath, ['-e', PROBE_CLIENT, ...args], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const samples: { at: number; ms: number }[] = [];
-  let pending = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    pending += chunk.toString('utf8');
-    const lines = pending.split('\n');
-    pending = lines.pop() ?? '';
-    for (const line of lines)
-      if (line) samples.push(JSON.parse(line) as { at: number; ms: number });
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    if (line) samples.push(JSON.parse(line) as { at: number; ms: number });
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
@@ -254,7 +242,7 @@ async function runFifoMany(ctx: ScenarioContext): Promise<ScenarioResult> {
   }
 }
 
-const RECEIVER_FLAGS = ['receiver-latency', 'fail-rate', 'fail-status', 'max-in-flight'] as const;
+const RECEIVER_FLAGS = ['receiver-latency', 'max-in-flight'] as const;
 
 export const FIFO_RTT: Scenario = {
   name: 'fifo-rtt',

@@ -10,12 +10,11 @@ const PROTO = join(__dirname, '..', '..', '..', 'proto', 'hookbase', 'v1', 'inge
 export type GrpcIngestClient = Client & Record<string, any>;
 
 /**
- * A real @grpc/grpc-js client of `hookbase.v1.Ingest`, built from the checked-in .proto, connected
- * to the address the process says it listens on (start it with `HOOKBASE_GRPC_PORT=0`).
+ * A real @grpc/grpc-js client of `hookbase.v1.Ingest` at `address`, built from the checked-in
+ * .proto (compiled code elsewhere than the source tree passes its path).
  */
-export async function connectGrpcIngest(process: HookbaseProcess): Promise<GrpcIngestClient> {
-  const [, address] = await process.waitForLine(/gRPC listening on (\S+)/, 30_000);
-  const definition = loadSync(PROTO, {
+export function grpcIngestClient(address: string, proto = PROTO): GrpcIngestClient {
+  const definition = loadSync(proto, {
     keepCase: true,
     longs: String,
     enums: String,
@@ -25,4 +24,10 @@ export async function connectGrpcIngest(process: HookbaseProcess): Promise<GrpcI
   const hookbase = loadPackageDefinition(definition).hookbase as GrpcObject;
   const Ingest = (hookbase.v1 as GrpcObject).Ingest as ServiceClientConstructor;
   return new Ingest(address, credentials.createInsecure()) as GrpcIngestClient;
+}
+
+/** The client, connected to the address the process says it listens on (start it with `HOOKBASE_GRPC_PORT=0`). */
+export async function connectGrpcIngest(process: HookbaseProcess): Promise<GrpcIngestClient> {
+  const [, address] = await process.waitForLine(/gRPC listening on (\S+)/, 30_000);
+  return grpcIngestClient(address);
 }

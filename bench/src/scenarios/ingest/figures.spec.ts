@@ -1,4 +1,5 @@
-import { rawTargetRow, ratio, targetVerdict, TARGETS } from './figures';
+import { fmtRatio as ratio } from '../../core/report';
+import { targetVerdict, TARGETS } from './figures';
 
 const step = (label: string, acceptedPerSecond: number, p99Ms: number | null) => ({
   label,
@@ -36,28 +37,10 @@ describe('targetVerdict', () => {
   });
 });
 
-describe('ratio', () => {
+describe('fmtRatio', () => {
   it('divides, to two places, and shows a dash without a raw figure', () => {
     expect(ratio(7_321, 60_000)).toBe('0.12');
     expect(ratio(1, 0)).toBe('–');
     expect(ratio(Number.NaN, 10)).toBe('–');
-  });
-});
-
-describe('rawTargetRow', () => {
-  const target = { eventsPerSecond: 50_000, p99Ms: 50 };
-
-  it('says when the target is above the raw produce rate', () => {
-    const rows = rawTargetRow(target, 43_601);
-    expect(rows).toHaveLength(1);
-    expect(rows[0][0]).toBe('target vs raw produce');
-    expect(rows[0][1]).toMatch(/50,000\/s\) is above the raw Kafka produce rate \(43,601\/s\)/);
-  });
-
-  it('is empty when raw produce reached the target, or was not measured', () => {
-    expect(rawTargetRow(target, 50_000)).toEqual([]);
-    expect(rawTargetRow(target, 63_000)).toEqual([]);
-    expect(rawTargetRow(target, 0)).toEqual([]);
-    expect(rawTargetRow(target, Number.NaN)).toEqual([]);
   });
 });

@@ -93,14 +93,11 @@ async function runIngestKafka(ctx: ScenarioContext): Promise<ScenarioResult> {
     );
     const invalidBefore = await session.kafka.highWatermarks(`${topic}.invalid`);
     await producer.connect();
-    await producer.send({
-      topic,
-      acks: -1,
-      messages: organizations.map((o) => {
-        const { key, value } = benchEnvelope(o.tenant.organizationId, -1, 0);
-        return { key, value, partition: o.partition };
-      }),
-    });
+    const warmUp = organizations.map((o) => ({
+      ...benchEnvelope(o.tenant.organizationId, -1, 0),
+      partition: o.partition,
+    }));
+    await producer.send({ topic, acks: -1, messages: warmUp });
 
     /** One envelope, built before it is due, on the partition its key hashes to. */
     const build = (seq: number): Outgoing => {
@@ -122,12 +119,12 @@ async function runIngestKafka(ctx: ScenarioContext): Promise<ScenarioResult> {
       const sentAt = now();
       for (const { seq } of items) ledger.sent(seq, sentAt);
       try {
-        const metadata = await producer.send({
+        const messages = items.map((item) => item.message);
+        for (const { partition, baseOffset } of await producer.send({
           topic,
           acks: -1,
-          messages: items.map((item) => item.message),
-        });
-        for (const { partition, baseOffset } of metadata) {
+          messages,
+        })) {
           const mine = items.filter((item) => item.organization.partition === partition);
           pending.add(
             partition,
@@ -146,18 +143,15 @@ async function runIngestKafka(ctx: ScenarioContext): Promise<ScenarioResult> {
     const finish = async (label: string, ledger: Ledger, startMs: number) => {
       const producedMs = now();
       const untilMs = Math.min(producedMs + options.drainTimeoutSeconds * 1000, ctx.deadlineMs);
-      for (
-        let p = ledger.progress;
-        p.accepted + p.refused + p.failed < p.sent;
-        p = ledger.progress
-      ) {
-        if (now() > untilMs || session.stack.exited().length > 0) break;
-        await sleep(20);
-      }
+      const answered = (p = ledger.progress) => p.accepted + p.refused + p.failed >= p.sent;
+      while (!answered() && now() < untilMs && session.stack.exited().length === 0) await sleep(20);
       const window = { label, startMs, loadEndMs: producedMs, offeredPerSecond: null };
       const run = await session.report(window, ledger);
-      const accepted = ledger.allEvents().filter((e) => e.outcome === 'accepted');
-      const latency = distribution(accepted.map((e) => e.answeredAt - e.scheduledAt));
+      const latency = distribution(
+        ledger
+          .allEvents()
+          .flatMap((e) => (e.outcome === 'accepted' ? [e.answeredAt - e.scheduledAt] : [])),
+      );
       const producedPerSecond = ratePerSecond(run.ledger.events.sent, startMs, producedMs);
       const events = run.ledger.events.scheduled;
       phases.push({ label, run, ledger, window, events, producedPerSecond, latency });
@@ -238,26 +232,29 @@ async function runIngestKafka(ctx: ScenarioContext): Promise<ScenarioResult> {
 
     // Report: the fan-out's accepted rate, the paced latency, the raw bound and the checks.
     const [best, paced] = phases;
+    const { acceptedPerSecond } = best.run;
     const count = organizations.length;
-    const keptUp = best.run.acceptedPerSecond >= 0.95 * best.producedPerSecond;
+    const keptUp = acceptedPerSecond >= 0.95 * best.producedPerSecond;
+    const percentiles = (d: Distribution | null) =>
+      `p50 ${fmtMs(d?.p50)}, p95 ${fmtMs(d?.p95)}, p99 ${fmtMs(d?.p99)}`;
     return await session.result({
       title: `${fmtInt(options.events)} envelopes straight onto ${topic}, then paced at ${fmtRate(rate)}/s for ${options.durationSeconds} s, ${count} organizations`,
       summary:
-        `fan-out accepted ${fmtRate(best.run.acceptedPerSecond)} events/s (produced ${fmtRate(best.producedPerSecond)}/s)` +
-        ` · raw ${fmtRate(raw.perSecond)}/s · ratio ${fmtRatio(best.run.acceptedPerSecond, raw.perSecond)}` +
+        `fan-out accepted ${fmtRate(acceptedPerSecond)} events/s (produced ${fmtRate(best.producedPerSecond)}/s)` +
+        ` · raw ${fmtRate(raw.perSecond)}/s · ratio ${fmtRatio(acceptedPerSecond, raw.perSecond)}` +
         (paced ? ` · paced p99 ${fmtMs(paced.latency?.p99)}` : ''),
       headline: [
         [
           'fan-out accepted',
-          `${fmtRate(best.run.acceptedPerSecond)} events/s (burst of ${fmtInt(best.events)}; produced at ${fmtRate(best.producedPerSecond)} records/s; ${keptUp ? 'the fan-out kept up, so this is the producer’s rate, a lower bound of the fan-out’s' : 'the fan-out fell behind, so this is its capacity'}, peak fan-out lag ${fmtInt(best.run.lag.peak?.fanout)})`,
+          `${fmtRate(acceptedPerSecond)} events/s (burst of ${fmtInt(best.events)}; produced at ${fmtRate(best.producedPerSecond)} records/s; ${keptUp ? 'the fan-out kept up, so this is the producer’s rate, a lower bound of the fan-out’s' : 'the fan-out fell behind, so this is its capacity'}, peak fan-out lag ${fmtInt(best.run.lag.peak?.fanout)})`,
         ],
         [
           'latency when paced',
           paced
-            ? `at ${fmtRate(rate)} events/s: p50 ${fmtMs(paced.latency?.p50)}, p95 ${fmtMs(paced.latency?.p95)}, p99 ${fmtMs(paced.latency?.p99)} (fan-out commit seen − planned time)`
+            ? `at ${fmtRate(rate)} events/s: ${percentiles(paced.latency)} (fan-out commit seen − planned time)`
             : 'not run (nothing accepted in the burst)',
         ],
-        ...rawHeadline(raw, best.run.acceptedPerSecond),
+        ...rawHeadline(raw, acceptedPerSecond),
         ['produced ÷ raw', fmtRatio(best.producedPerSecond, raw.perSecond)],
         ['organizations', `${count}, on ${picker.covered} of ${partitions} partitions of ${topic}`],
         [

@@ -10,7 +10,7 @@ import { GrpcIngestClient } from '../../drivers/grpc-ingest-client';
 import { EventPublisher, IngestClient, publishGroupInto } from '../../drivers/ingest-clients';
 import { benchPayload, EVENT_TYPE, runClosedLoop } from '../../drivers/publisher';
 import { rawBaseline, rawHeadline } from './bounds';
-import { IngestTarget, rawTargetRow, targetVerdict, TARGETS } from './figures';
+import { IngestTarget, targetVerdict, TARGETS } from './figures';
 
 /** `count` subscribed endpoints of the tenant, numbered from `first`; their indexes. */
 export async function addIngestEndpoints(
@@ -89,17 +89,14 @@ interface StepRun extends MeasuredRun {
 /** Calls before step 1, not counted: connections, the API key cache, the JIT. */
 async function warmUp(session: BenchSession, steps: readonly IngestStep[]): Promise<void> {
   session.setPhase('warm-up', () => 'connections, API key cache, JIT');
-  const warmed = new Set<string>();
-  for (const step of steps) {
-    const key = `${step.call}/${step.eventsPerRequest}`;
-    if (warmed.has(key)) continue;
-    warmed.add(key);
-    const calls = Math.max(1, Math.min(20, Math.floor(1000 / step.eventsPerRequest)));
-    const events = Array.from({ length: step.eventsPerRequest }, () => ({
+  const kinds = new Map(steps.map((step) => [`${step.call}/${step.eventsPerRequest}`, step]));
+  for (const { eventsPerRequest, publisher } of kinds.values()) {
+    const events = Array.from({ length: eventsPerRequest }, () => ({
       eventType: 'bench.warmup',
       payload: { s: -1 },
     }));
-    for (let i = 0; i < calls; i++) await step.publisher.publish(events);
+    const calls = Math.max(1, Math.min(20, Math.floor(1000 / eventsPerRequest)));
+    for (let i = 0; i < calls; i++) await publisher.publish(events);
   }
 }
 
@@ -129,10 +126,8 @@ async function runStep(
       const at = now();
       const seqs = Array.from({ length: step.eventsPerRequest }, () => seq++);
       for (const s of seqs) ledger.schedule(s, at, targets);
-      const events = seqs.map((s) => ({
-        eventType: EVENT_TYPE,
-        payload: benchPayload(s, options.payloadBytes),
-      }));
+      const payload = (s: number) => benchPayload(s, options.payloadBytes);
+      const events = seqs.map((s) => ({ eventType: EVENT_TYPE, payload: payload(s) }));
       latencies.push(await publishGroupInto(ledger, step.publisher, seqs, events));
     },
   });
@@ -163,12 +158,8 @@ async function runIngestSteps(
     const tenant = await createOrganization(session.stack, 'free');
     steps = surface.steps(tenant, session);
     const ledgers = steps.map((step) => new Ledger(step.label));
-    const targets = await addIngestEndpoints(
-      session,
-      tenant,
-      options.endpoints,
-      blockRouter(ledgers),
-    );
+    const { endpoints } = options;
+    const targets = await addIngestEndpoints(session, tenant, endpoints, blockRouter(ledgers));
     const raw = await rawBaseline(session, [tenant.organizationId]);
     await warmUp(session, steps);
     const done: StepRun[] = [];
@@ -177,39 +168,34 @@ async function runIngestSteps(
     const problems = await settleRuns(session, done);
 
     const runs = done.map((d) => d.run);
-    const best = done.reduce((a, b) => (b.run.acceptedPerSecond > a.run.acceptedPerSecond ? b : a));
+    const rate = (d: StepRun) => d.run.acceptedPerSecond;
+    const best = done.reduce((a, b) => (rate(b) > rate(a) ? b : a));
     const verdict = targetVerdict(
       done.map((d) => ({
         label: d.step.label,
-        acceptedPerSecond: d.run.acceptedPerSecond,
+        acceptedPerSecond: rate(d),
         p99Ms: d.requestLatency?.p99 ?? null,
       })),
       surface.target,
     );
-    const refused = runs.reduce((t, r) => t + r.ledger.events.refused + r.ledger.events.failed, 0);
+    const count = (pick: (e: RunReport['ledger']['events']) => number) =>
+      fmtInt(runs.reduce((t, r) => t + pick(r.ledger.events), 0));
     const refusals = Object.assign({}, ...runs.map((r) => r.ledger.refusals)) as object;
-    const bestRate = best.run.acceptedPerSecond;
+    const bestAt = `${best.step.label} (request p99 ${fmtMs(best.requestLatency?.p99)})`;
     return await session.result({
-      summary: `best ${fmtRate(bestRate)} events/s at ${best.step.label} (p99 ${fmtMs(best.requestLatency?.p99)}) · raw ${fmtRate(raw.perSecond)}/s · ratio ${fmtRatio(bestRate, raw.perSecond)} · target ${verdict.met ? 'met' : 'missed'}`,
+      summary: `best ${fmtRate(rate(best))} events/s at ${bestAt} · raw ${fmtRate(raw.perSecond)}/s · ratio ${fmtRatio(rate(best), raw.perSecond)} · target ${verdict.met ? 'met' : 'missed'}`,
       title: `${surface.name}, ${steps.length} steps of ${options.stepSeconds} s`,
       headline: [
-        [
-          'best',
-          `${fmtRate(bestRate)} accepted events/s at ${best.step.label} (request p99 ${fmtMs(best.requestLatency?.p99)})`,
-        ],
-        ...rawHeadline(raw, bestRate),
-        ...rawTargetRow(surface.target, raw.perSecond),
+        ['best', `${fmtRate(rate(best))} accepted events/s at ${bestAt}`],
+        ...rawHeadline(raw, rate(best)),
         [`ingest target (${surface.targetName})`, verdict.text],
-        ['accepted', fmtInt(runs.reduce((t, r) => t + r.ledger.events.accepted, 0))],
         [
-          'refused or failed',
-          `${fmtInt(refused)}${refused > 0 ? ` (${JSON.stringify(refusals)})` : ''}`,
+          'accepted, refused or failed',
+          `${count((e) => e.accepted)}, ${count((e) => e.refused + e.failed)} ${JSON.stringify(refusals)}`,
         ],
         [
           'endpoints',
-          options.endpoints > 0
-            ? `${options.endpoints} (every delivery checked)`
-            : 'none (ingest only)',
+          endpoints > 0 ? `${endpoints} (every delivery checked)` : 'none (ingest only)',
         ],
       ],
       tables: [
@@ -232,14 +218,13 @@ async function runIngestSteps(
       problems,
       notes: [
         'closed loop: each caller sends its next request when the previous one is answered',
-        'accepted/s counts events (a batch of 500 accepted is 500), from the ledger, over the step',
-        'CPU is of the Hookbase processes over the step (100 % = one core)',
+        'accepted/s counts events (a batch of 500 accepted is 500); CPU: Hookbase over the step',
         ...(surface.notes ?? []),
       ],
       extra: {
         raw,
-        target: { ...surface.target, met: verdict.met, verdict: verdict.text },
-        requestLatency: done.map((d) => ({ label: d.step.label, ...d.requestLatency })),
+        target: { ...surface.target, ...verdict },
+        requestLatency: done.map((d) => d.requestLatency),
       },
     });
   } finally {
@@ -250,12 +235,28 @@ async function runIngestSteps(
 }
 
 const INGEST_DEFAULTS = { endpoints: 0, records: 100_000 };
+const SHARED_FLAGS = ['step-seconds', 'endpoints', 'records', 'batch'] as const;
+
+/** A step per events-per-call size and per number of calls in flight, labelled by `label`. */
+const stepsOf = (
+  call: string,
+  publisher: EventPublisher,
+  sizes: readonly number[],
+  inFlight: readonly number[],
+  label: (size: number, concurrency: number) => string,
+): IngestStep[] =>
+  sizes.flatMap((eventsPerRequest) =>
+    inFlight.map((concurrency) => {
+      const named = label(eventsPerRequest, concurrency);
+      return { label: named, call, concurrency, eventsPerRequest, publisher };
+    }),
+  );
 
 /** ingest-rest: single-event `POST /v1/events` at --steps requests in flight. */
 export const INGEST_REST: Scenario = {
   name: 'ingest-rest',
   summary: 'POST /v1/events, one event per request, at rising concurrency (--steps)',
-  flags: ['steps', 'step-seconds', 'endpoints', 'records', 'batch'],
+  flags: ['steps', ...SHARED_FLAGS],
   defaults: INGEST_DEFAULTS,
   run: (ctx) =>
     runIngestSteps(ctx, {
@@ -265,33 +266,10 @@ export const INGEST_REST: Scenario = {
       steps: (tenant, session) => {
         const { steps } = ctx.options;
         const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, Math.max(...steps));
-        return steps.map((concurrency) => ({
-          label: `${concurrency} in flight`,
-          call: 'POST /v1/events',
-          concurrency,
-          eventsPerRequest: 1,
-          publisher: client,
-        }));
+        return stepsOf('POST /v1/events', client, [1], steps, (_, n) => `${n} in flight`);
       },
     }),
 };
-
-/** --batch-sizes × --batch-steps: a step per size and concurrency. */
-const batchSteps = (
-  options: ScenarioContext['options'],
-  label: (size: number, concurrency: number) => string,
-  call: string,
-  publisher: EventPublisher,
-): IngestStep[] =>
-  options.batchSizes.flatMap((eventsPerRequest) =>
-    options.batchSteps.map((concurrency) => ({
-      label: label(eventsPerRequest, concurrency),
-      call,
-      concurrency,
-      eventsPerRequest,
-      publisher,
-    })),
-  );
 
 /**
  * ingest-batch: `POST /v1/events/batch` with --batch-sizes events per request (500 is the most
@@ -300,7 +278,7 @@ const batchSteps = (
 export const INGEST_BATCH: Scenario = {
   name: 'ingest-batch',
   summary: 'POST /v1/events/batch: --batch-sizes events per request at --batch-steps in flight',
-  flags: ['batch-sizes', 'batch-steps', 'step-seconds', 'endpoints', 'records', 'batch'],
+  flags: ['batch-sizes', 'batch-steps', ...SHARED_FLAGS],
   defaults: INGEST_DEFAULTS,
   run: (ctx) =>
     runIngestSteps(ctx, {
@@ -308,10 +286,11 @@ export const INGEST_BATCH: Scenario = {
       target: TARGETS.batch,
       targetName: 'batch REST',
       steps: (tenant, session) => {
-        const connections = Math.max(...ctx.options.batchSteps);
-        const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, connections, true);
+        const { batchSizes, batchSteps } = ctx.options;
+        const { ingestUrl } = session.stack;
+        const client = new IngestClient(ingestUrl, tenant.apiKey, Math.max(...batchSteps), true);
         const label = (size: number, n: number) => `${size}/req ×${n}`;
-        return batchSteps(ctx.options, label, 'POST /v1/events/batch', client);
+        return stepsOf('POST /v1/events/batch', client, batchSizes, batchSteps, label);
       },
       notes: [
         '"500/req ×4" is 500 events per request, 4 requests in flight',
@@ -328,32 +307,26 @@ export const INGEST_BATCH: Scenario = {
 export const INGEST_GRPC: Scenario = {
   name: 'ingest-grpc',
   summary: 'gRPC hookbase.v1.Ingest: Publish at --steps, PublishBatch as ingest-batch',
-  flags: ['steps', 'batch-sizes', 'batch-steps', 'step-seconds', 'endpoints', 'records', 'batch'],
+  flags: ['steps', 'batch-sizes', 'batch-steps', ...SHARED_FLAGS],
   defaults: INGEST_DEFAULTS,
   run: async (context) => {
     const asked = Number(context.options.stackEnv.HOOKBASE_GRPC_PORT ?? 0);
     if (asked < 0)
       throw new Error('ingest-grpc needs gRPC ingest: HOOKBASE_GRPC_PORT=-1 turns it off');
-    const port = asked > 0 ? asked : await freeLoopbackPort();
-    const stackEnv = { ...context.options.stackEnv, HOOKBASE_GRPC_PORT: String(port) };
+    const address = `127.0.0.1:${asked > 0 ? asked : await freeLoopbackPort()}`;
+    const stackEnv = { ...context.options.stackEnv, HOOKBASE_GRPC_PORT: address.split(':')[1] };
     const ctx = { ...context, options: { ...context.options, stackEnv } };
-    const address = `127.0.0.1:${port}`;
+    const { steps, batchSizes, batchSteps } = ctx.options;
     return runIngestSteps(ctx, {
-      name: `gRPC hookbase.v1.Ingest at ${address}: Publish, PublishBatch of ${ctx.options.batchSizes.join(' and ')}`,
+      name: `gRPC hookbase.v1.Ingest at ${address}: Publish, PublishBatch of ${batchSizes.join(' and ')}`,
       target: TARGETS.batch,
       targetName: 'gRPC, as batch',
       steps: (tenant) => {
         const client = new GrpcIngestClient(address, tenant.apiKey);
-        const label = (size: number, n: number) => `Batch ${size} ×${n}`;
+        const batchLabel = (size: number, n: number) => `Batch ${size} ×${n}`;
         return [
-          ...ctx.options.steps.map((concurrency) => ({
-            label: `Publish ×${concurrency}`,
-            call: 'Publish',
-            concurrency,
-            eventsPerRequest: 1,
-            publisher: client.publishEach,
-          })),
-          ...batchSteps(ctx.options, label, 'PublishBatch', client.publishBatch),
+          ...stepsOf('Publish', client.publishEach, [1], steps, (_, n) => `Publish ×${n}`),
+          ...stepsOf('PublishBatch', client.publishBatch, batchSizes, batchSteps, batchLabel),
         ];
       },
       notes: [
