@@ -17,9 +17,9 @@ export interface EventEntry {
   scheduledAt: number;
   sentAt: number;
   answeredAt: number;
-  eventId: string | undefined;
+  eventId?: string;
   outcome: EventOutcome;
-  detail: string | undefined;
+  detail?: string;
   /** Endpoint indexes the event is addressed to (shared between events, never copied). */
   targets: ReadonlySet<number>;
 }
@@ -32,14 +32,8 @@ interface MessageEntry {
   deliveries: number;
 }
 
-export interface DeliveryTiming {
-  seq: number;
-  endpoint: number;
-  scheduledAt: number;
-  sentAt: number;
-  deliveredAt: number;
-  attempts: number;
-}
+export type DeliveryTiming = Pick<EventEntry, 'scheduledAt' | 'sentAt'> &
+  Omit<MessageEntry, 'deliveries'>;
 
 /** published = delivered + deadLettered + missing, checked; `problems` say why a run is void. */
 export type Reconciliation = ReturnType<Ledger['reconcile']>;
@@ -100,18 +94,8 @@ export class Ledger implements LedgerSink {
     for (const endpoint of targets)
       if (!Number.isInteger(endpoint) || endpoint < 0 || endpoint >= ENDPOINT_BITS)
         throw new Error(`endpoint index ${endpoint} out of range`);
-    const [sentAt, answeredAt, eventId, detail] = [NaN, NaN, undefined, undefined];
     const outcome = 'scheduled';
-    this.events.set(seq, {
-      seq,
-      scheduledAt,
-      sentAt,
-      answeredAt,
-      eventId,
-      outcome,
-      detail,
-      targets,
-    });
+    this.events.set(seq, { seq, scheduledAt, targets, sentAt: NaN, answeredAt: NaN, outcome });
     this.counts.scheduled++;
   }
 

@@ -151,7 +151,7 @@ describe('parseCommandLine', () => {
     refuses(['e2e', '--fail-status', '200'], /400\.\.599/);
     refuses(['e2e', '--endpoints', '1.5'], /integer/);
     refuses(['e2e', '--bogus'], /bogus/);
-    refuses(['e2e', '--topology', 'mesh'], /standalone or split/);
+    refuses(['e2e', '--topology', 'mesh'], /one of standalone, split/);
     refuses(['e2e', '--stack-env', 'lower=1'], /KEY=VALUE/);
     refuses(['isolation', '--tenants', '--non-fifo'], /plain endpoints/);
     refuses(['e2e', '--tenants'], /goes with the isolation scenario/);

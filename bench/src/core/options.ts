@@ -92,24 +92,18 @@ const real = (key: K, arg: string, min: number, max: number, help: string) =>
   flag(key, arg, help, (v, f) => number(f, v, min, max, false));
 const list = (key: K, min: number, max: number, help: string) =>
   flag(key, 'LIST', help, (v, f) => v.split(',').map((item) => number(f, item.trim(), min, max)));
-const oneOf = (key: K, values: readonly string[], says: string, help: string, arg = 'V') =>
+const oneOf = (key: K, values: readonly string[], help: string, arg: string) =>
   flag(key, arg, help, (v, f) => {
-    if (!values.includes(v)) throw new UsageError(`--${f} must be ${says}, got "${v}"`);
+    if (!values.includes(v))
+      throw new UsageError(`--${f} must be one of ${values.join(', ')}, got "${v}"`);
     return v as Tunable[K];
   });
-const LEVELS = ['error', 'warn', 'info', 'debug'];
 const on = (key: K, help: string, value = true) => flag(key, undefined, help, () => value);
 
 /** Every flag that sets an option, once. A scenario lists the ones it reads. */
 const FLAGS = {
-  topology: oneOf(
-    'topology',
-    ['standalone', 'split'],
-    'standalone or split',
-    'split: a process per service',
-    'T',
-  ),
-  'log-level': oneOf('logLevel', LEVELS, LEVELS.join(', '), "services' LOG_LEVEL", 'L'),
+  topology: oneOf('topology', ['standalone', 'split'], 'split: a process per service', 'T'),
+  'log-level': oneOf('logLevel', ['error', 'warn', 'info', 'debug'], "services' LOG_LEVEL", 'L'),
   'max-seconds': int('maxSeconds', 'S', 10, 3600, 'hard bound on the scenario'),
   'drain-timeout': int('drainTimeoutSeconds', 'S', 1, 3600, 'drain deliveries for S s at most'),
   'payload-bytes': int('payloadBytes', 'N', 0, 200_000, 'event payload size'),

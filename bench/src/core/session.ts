@@ -36,15 +36,12 @@ let commit: string | undefined;
 
 /** The checkout's commit, read once: the services were built from it when the run began. */
 export function gitCommit(): string {
+  const read = () => execFileSync('git', ['rev-parse', '--short', 'HEAD'], { stdio: 'pipe' });
   try {
-    commit ??= execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }).trim();
+    return (commit ??= read().toString('utf8').trim());
   } catch {
-    commit = 'unknown';
+    return (commit = 'unknown');
   }
-  return commit;
 }
 
 export const machine = (): ScenarioResult['machine'] => ({
