@@ -87,6 +87,10 @@ export function runsTable(runs: readonly RunReport[]): ResultTable {
     ['p99', (r) => fmtMs(r.latency?.p99)],
     ['max', (r) => fmtMs(r.latency?.max)],
     ['balanced', (r) => (r.ledger.balanced ? 'yes' : 'NO')],
+    [
+      'out of order',
+      (r) => (r.order ? `${fmtInt(r.order.violations)} of ${fmtInt(r.order.deliveries)}` : '–'),
+    ],
     ['peak lag', (r) => (r.lag.peak ? fmtInt(r.lag.peak.dispatcher) : '–')],
   ]);
 }

@@ -188,10 +188,6 @@ async function runFifoRtt(ctx: ScenarioContext): Promise<ScenarioResult> {
           'whole run',
           `${fmtRate(lane.whole.perSecond)}/s first to last delivery, ${wholeRunRatio.toFixed(2)} of the bound (ingest and fan-out share the cores while the publisher runs)`,
         ],
-        [
-          'order',
-          `${fmtInt(lane.order.deliveries)} deliveries checked, ${fmtInt(lane.order.violations)} out of order`,
-        ],
       ],
       runs: [lane.run],
       problems: lane.problems,
@@ -224,10 +220,6 @@ async function runFifoMany(ctx: ScenarioContext): Promise<ScenarioResult> {
         [
           'ordered deliveries/s',
           `${fmtRate(run.throughputPerSecond)} aggregate (first event to last delivery); ${fmtRate(lanes.whole.perSecond)} between first and last delivery`,
-        ],
-        [
-          'order',
-          `${fmtInt(order.deliveries)} deliveries on ${fmtInt(order.lanes)} endpoints checked, ${fmtInt(order.violations)} out of order`,
         ],
       ],
       runs: [run],

@@ -7,19 +7,7 @@ import { now } from '../../core/util';
 import { benchEnvelope, hookbaseLikeProducer } from '../../drivers/envelope';
 
 /** The raw Kafka produce bound every ingest scenario measures first, in the same run. */
-export interface RawProduceResult {
-  client: string;
-  partitions: number;
-  keys: number;
-  /** Mean record value size, bytes (an event envelope of the scenario's payload size). */
-  recordBytes: number;
-  batch: number;
-  records: number;
-  seconds: number;
-  perSecond: number;
-  mbPerSecond: number;
-  stoppedByDeadline: boolean;
-}
+export type RawProduceResult = Awaited<ReturnType<typeof rawBaseline>>;
 
 const KAFKAJS_VERSION = (
   JSON.parse(readFileSync(require.resolve('kafkajs/package.json'), 'utf8')) as { version: string }
@@ -47,10 +35,7 @@ export function rawBatch(keys: readonly string[], payloadBytes: number, size: nu
  * envelope-sized records, --batch per send, keyed as the scenario's events, to a scratch topic
  * with as many partitions as `<prefix>.events`, deleted afterwards. Runs while Hookbase is idle.
  */
-export async function rawBaseline(
-  session: BenchSession,
-  keys: readonly string[],
-): Promise<RawProduceResult> {
+export async function rawBaseline(session: BenchSession, keys: readonly string[]) {
   const { options, cleanup, progress, deadlineMs } = session.ctx;
   const partitions = await session.kafka.partitionCount(`${session.stack.topicPrefix}.events`);
   const topic = `hookbase-bench-raw-${randomBytes(4).toString('hex')}`;
@@ -88,7 +73,7 @@ export async function rawBaseline(
       sent += size;
     }
     const seconds = (now() - startMs) / 1000;
-    const raw: RawProduceResult = {
+    const raw = {
       client: `kafkajs ${KAFKAJS_VERSION}`,
       partitions,
       keys: keys.length,

@@ -191,7 +191,7 @@ async function runIngestSteps(
         [`ingest target (${surface.targetName})`, verdict.text],
         [
           'accepted, refused or failed',
-          `${count((e) => e.accepted)}, ${count((e) => e.refused + e.failed)} ${JSON.stringify(refusals)}`,
+          `${count((e) => e.accepted)}, ${count((e) => e.refused + e.failed)} ${Object.keys(refusals).length > 0 ? JSON.stringify(refusals) : ''}`,
         ],
         [
           'endpoints',
