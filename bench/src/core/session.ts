@@ -76,14 +76,6 @@ export interface DeliveryRunSpec {
   afterDrain?(): Promise<void>;
 }
 
-export interface DeliveryRun {
-  run: RunReport;
-  /** The ledger's problems, an unsettled drain, a load cut at its deadline; each labelled. */
-  problems: string[];
-  startMs: number;
-  loadEndMs: number;
-}
-
 /**
  * One scenario's machinery around Hookbase: the receiver, the stack, the DLQ watcher feeding the
  * ledgers, the resource sampler and the progress line. Scenarios only create endpoints, drive
@@ -206,7 +198,7 @@ export class BenchSession {
    * The loop every delivery scenario shares once its endpoints exist: load → drain (until the
    * ledger settles, polled, bounded) → reconcile (the ledger) → the run's report.
    */
-  async deliveryRun(spec: DeliveryRunSpec): Promise<DeliveryRun> {
+  async deliveryRun(spec: DeliveryRunSpec) {
     const { label, ledger } = spec;
     this.watch(`${label}: load`, [ledger], spec.planned);
     const startMs = now();
@@ -218,6 +210,7 @@ export class BenchSession {
     await spec.afterDrain?.();
     const window = { label, startMs, loadEndMs, offeredPerSecond: spec.offeredPerSecond };
     const run = await this.report(window, ledger, spec.trackOrder);
+    // The ledger's problems, an unsettled drain, a load cut at its deadline; each labelled.
     const problems = run.ledger.problems.map((p) => `${label}: ${p}`);
     if (!settled) problems.push(`${label}: deliveries did not settle in time after the load`);
     if (load.stoppedByDeadline) problems.push(`${label}: the load stopped at its deadline`);

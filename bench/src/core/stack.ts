@@ -13,19 +13,7 @@ export interface ServiceHandle {
 }
 
 /** The Hookbase a scenario drives, started by the bench on a database and topics of its own. */
-export interface BenchStack {
-  ingestUrl: string;
-  apiUrl: string;
-  adminToken: string;
-  topicPrefix: string;
-  topology: string;
-  services: ServiceHandle[];
-  logs: ServiceLogWatch;
-  /** The services that have exited (a crash during the run). */
-  exited(): string[];
-  recentLogs(lines?: number): string;
-  stop(): Promise<void>;
-}
+export type BenchStack = Awaited<ReturnType<typeof startBenchStack>>;
 
 const WORKER_GROUPS = ['fanout', 'dispatcher', 'dlq-handler'] as const;
 
@@ -132,7 +120,7 @@ export async function startBenchStack(
   options: BenchOptions,
   log: (line: string) => void,
   scenarioDeadline: number,
-): Promise<BenchStack> {
+) {
   const id = randomBytes(4).toString('hex');
   const database = `hookbase_bench_${id}`;
   const topicPrefix = `bench-${id}`;
@@ -198,8 +186,9 @@ export async function startBenchStack(
       adminToken,
       topicPrefix,
       topology: options.topology,
-      services: started.map((s) => ({ name: s.name, pid: s.child.pid })),
+      services: started.map((s): ServiceHandle => ({ name: s.name, pid: s.child.pid })),
       logs,
+      /** The services that have exited (a crash during the run). */
       exited: () =>
         started
           .filter((s) => s.child.exitCode !== null || s.child.signalCode !== null)

@@ -4,7 +4,7 @@ import { Ledger } from '../core/ledger';
 import { planEvents } from '../core/pacing';
 import { fmtInt, fmtMs, fmtRate } from '../core/report';
 import { RunReport, ScenarioResult } from '../core/result';
-import { BenchSession, DeliveryRun, Scenario, ScenarioContext } from '../core/session';
+import { BenchSession, Scenario, ScenarioContext } from '../core/session';
 import { now } from '../core/util';
 import { IngestClient, publishSeq } from '../drivers/ingest-clients';
 import { runOpenLoop } from '../drivers/publisher';
@@ -19,7 +19,7 @@ export const SHORT_RETRY = { delaysMs: [0, 200, 1000], maxAgeMs: 60_000 };
 function fanOutRun(
   session: BenchSession,
   spec: { label: string; tenant: Tenant; ledger: Ledger; endpoints: number[]; drainByMs: number },
-): Promise<DeliveryRun> {
+) {
   const { options, deadlineMs } = session.ctx;
   const targets = new Set(spec.endpoints);
   const planned = planEvents(options.rate, options.durationSeconds);
@@ -45,7 +45,7 @@ function fanOutRun(
 }
 
 /** --endpoints http endpoints of a new organization (receiver paths from `first`), and their run. */
-async function httpRun(session: BenchSession, label: string, first: number): Promise<DeliveryRun> {
+async function httpRun(session: BenchSession, label: string, first: number) {
   const { options, deadlineMs } = session.ctx;
   const tenant = await createOrganization(session.stack, 'free');
   const ledger = new Ledger(label);
