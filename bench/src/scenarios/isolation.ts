@@ -198,7 +198,7 @@ async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
     const warmUpLedger = new Ledger('warm-up');
     const router = blockRouter([warmUpLedger, ...ledgers], WARM_UP);
     healthy.ids.forEach((id, i) => session.addEndpoint(id, healthy.indices[i], router, HEALTHY));
-    const kind = options.tenants ? 'plain, two organizations' : options.fifo ? 'FIFO' : 'non-FIFO';
+    const kind = options.tenants ? 'plain' : options.fifo ? 'FIFO' : 'non-FIFO';
     const beside = options.tenants
       ? `another organization's ${neighbour.ids.length} endpoints that never answer`
       : `an always-503 ${kind} neighbour on partition ${partition} of ${partitions}`;
@@ -342,7 +342,10 @@ async function runIsolation(ctx: ScenarioContext): Promise<ScenarioResult> {
       summary: `healthy throughput ratio ${throughputRatio.toFixed(2)} with/without ${beside}, p99 ratio ${fixed(p99Ratio)}`,
       title: `${healthy.ids.length} healthy endpoints beside ${beside}, ${rate} msg/s for ${options.durationSeconds} s`,
       headline: rows(
-        ['run', `${kind} endpoints, ${session.stack.topology}`],
+        [
+          'run',
+          `${kind} endpoints${options.tenants ? ' of two organizations' : ''}, ${session.stack.topology}`,
+        ],
         options.tenants && [
           `healthy p99 within ${TENANT_P99_TOLERANCE * 100} % of its run alone`,
           pooledRatio === null
