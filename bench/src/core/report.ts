@@ -87,7 +87,7 @@ export function runsTable(runs: readonly RunReport[]): ResultTable {
     ['p99', (r) => fmtMs(r.latency?.p99)],
     ['max', (r) => fmtMs(r.latency?.max)],
     ['balanced', (r) => (r.ledger.balanced ? 'yes' : 'NO')],
-    [
+    runs.some((r) => r.order) && [
       'out of order',
       (r) => (r.order ? `${fmtInt(r.order.violations)} of ${fmtInt(r.order.deliveries)}` : '–'),
     ],
