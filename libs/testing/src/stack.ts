@@ -142,7 +142,7 @@ export interface RunningStack {
 }
 
 export async function spawnHookbase(
-  app: 'standalone' | 'ingest' | 'fanout' | 'dispatcher' | 'dlq-handler' | 'api',
+  app: 'standalone' | 'ingest' | 'fanout' | 'dispatcher' | 'dlq-handler' | 'api' | 'migrate',
   env: Record<string, string>,
 ): Promise<{ process: HookbaseProcess; url?: string }> {
   const entry = join(ROOT, 'dist', 'apps', app, 'src', 'main.js');
