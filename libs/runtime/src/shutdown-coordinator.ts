@@ -66,11 +66,11 @@ export class ShutdownCoordinator implements BeforeApplicationShutdown {
         }
       }),
     );
-    if (drainables.length > 0) {
-      this.logger.log(
-        `drained ${drainables.map((d) => d.drainName).join(', ')} in ${Date.now() - started} ms`,
-      );
-    }
+    this.logger.log(
+      drainables.length > 0
+        ? `drained ${drainables.map((d) => d.drainName).join(', ')} in ${Date.now() - started} ms`
+        : 'nothing to drain',
+    );
   }
 
   private registered(): Drainable[] {

@@ -1,4 +1,4 @@
-import { DynamicModule, INestApplication } from '@nestjs/common';
+import { DynamicModule, INestApplication, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
@@ -61,24 +61,23 @@ function refuseWhileStopping(app: NestFastifyApplication): void {
     // An application built without the ops module (a script rendering the OpenAPI document).
     return;
   }
-  app
-    .getHttpAdapter()
-    .getInstance()
-    .addHook('onRequest', async (request, reply) => {
-      if (!coordinator.draining || request.url.startsWith('/health')) return;
-      void reply
-        .code(503)
-        .header('retry-after', '1')
-        .header('connection', 'close')
-        .send({
-          error: {
-            code: 'SERVICE_UNAVAILABLE',
-            message: 'This instance is shutting down: send the request again',
-            details: { reason: 'shutting_down' },
-          },
-        });
-      return reply;
-    });
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onClose', async () => new Logger('HttpServer').log('closed'));
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (!coordinator.draining || request.url.startsWith('/health')) return;
+    void reply
+      .code(503)
+      .header('retry-after', '1')
+      .header('connection', 'close')
+      .send({
+        error: {
+          code: 'SERVICE_UNAVAILABLE',
+          message: 'This instance is shutting down: send the request again',
+          details: { reason: 'shutting_down' },
+        },
+      });
+    return reply;
+  });
 }
 
 /**
