@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import {
   ApiClient,
@@ -26,6 +28,9 @@ const PLAIN_ENDPOINTS = 2;
 const ENDPOINT_CONCURRENCY = 5;
 const PUBLISH_EVERY_MS = 40;
 const LEASE_MS = 30_000;
+/** Deliveries in each measured window (about 10 s at the offered load). */
+const WINDOW_DELIVERIES = 1_200;
+const ROOT = join(__dirname, '..', '..');
 
 interface Replica {
   role: Role;
@@ -135,6 +140,8 @@ describe('the chart topology under a rolling restart, scaling and a crash', () =
     // (another replica, or the same key again after a 503), so acceptance order is send order.
     const accepted: number[] = [];
     let publishing = true;
+    const publishStarted = Date.now();
+    let publishEnded = publishStarted;
     const publisher = (async () => {
       for (let n = 0; publishing; n++) {
         const idempotencyKey = randomUUID();
@@ -154,13 +161,21 @@ describe('the chart topology under a rolling restart, scaling and a crash', () =
       }
     })();
     const delivered = () => new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size;
-    const waitForProgress = (what: string) => {
+    const waitForProgress = (what: string, count = 20) => {
       const before = delivered();
-      return pollUntil(() => delivered() > before + 20, { timeoutMs: 60_000, description: what });
+      return pollUntil(() => delivered() > before + count, {
+        timeoutMs: 90_000,
+        description: what,
+      });
     };
+    /** Deliveries per second received between two instants. */
+    const rate = (from: number, to: number) =>
+      (receiver.requests.filter((r) => r.receivedAt >= from && r.receivedAt < to).length * 1000) /
+      (to - from);
     await waitForProgress('deliveries under load');
 
     // Rolling restart of every service, one replica at a time.
+    const restartStarted = Date.now();
     const restarts: { role: Role; at: number }[] = [];
     for (const role of Object.keys(TOPOLOGY) as Role[]) {
       for (const replica of [...running(role)]) {
@@ -170,15 +185,23 @@ describe('the chart topology under a rolling restart, scaling and a crash', () =
       }
       await waitForProgress(`deliveries after restarting ${role}`);
     }
+    const restartEnded = Date.now();
     // The API replica changed: talk to the new one.
     const apiNow = new ApiClient(running('api')[0].url!, apiKey);
 
     // Dispatchers 3 → 1 → 3.
     for (const replica of running('dispatcher').slice(1)) await stopInOrder(replica);
+    // Measured once the group has settled: the next deliveries, then a window of steady load.
     await waitForProgress('deliveries with one dispatcher');
+    let from = Date.now();
+    await waitForProgress('a window of deliveries with one dispatcher', WINDOW_DELIVERIES);
+    const oneDispatcher = rate(from, Date.now());
     await start('dispatcher');
     await start('dispatcher');
     await waitForProgress('deliveries with three dispatchers again');
+    from = Date.now();
+    await waitForProgress('a window of deliveries with three dispatchers', WINDOW_DELIVERIES);
+    const threeDispatchers = rate(from, Date.now());
 
     // One dispatcher crashes.
     const crashed = running('dispatcher')[0];
@@ -189,11 +212,38 @@ describe('the chart topology under a rolling restart, scaling and a crash', () =
 
     publishing = false;
     await publisher;
+    publishEnded = Date.now();
     const expected = accepted.length * (FIFO_ENDPOINTS + PLAIN_ENDPOINTS);
     await pollUntil(() => delivered() >= expected, {
       timeoutMs: LEASE_MS + 120_000,
       description: `all ${expected} messages delivered`,
     });
+
+    // The figures for bench/README.md: the offered load, deliveries/s with 1 and 3 dispatchers at
+    // that load, and the longest time without any delivery during the rolling restart.
+    const during = receiver.requests
+      .map((r) => r.receivedAt)
+      .filter((at) => at >= restartStarted && at <= restartEnded)
+      .sort((a, b) => a - b);
+    const longestPauseMs = Math.max(
+      ...during.slice(1).map((at, i) => at - during[i]),
+      during[0] - restartStarted,
+      restartEnded - during[during.length - 1],
+    );
+    const figures = {
+      acceptedEventsPerSecond: (accepted.length * 1000) / (publishEnded - publishStarted),
+      endpoints: FIFO_ENDPOINTS + PLAIN_ENDPOINTS,
+      offeredDeliveriesPerSecond:
+        (accepted.length * (FIFO_ENDPOINTS + PLAIN_ENDPOINTS) * 1000) /
+        (publishEnded - publishStarted),
+      deliveriesPerSecond: { oneDispatcher, threeDispatchers },
+      rollingRestart: { seconds: (restartEnded - restartStarted) / 1000, longestPauseMs },
+      accepted: accepted.length,
+      duplicates: receiver.requests.length - delivered(),
+    };
+    mkdirSync(join(ROOT, '.data'), { recursive: true });
+    writeFileSync(join(ROOT, '.data', 'scale-out-figures.json'), JSON.stringify(figures, null, 2));
+    console.log(`scale-out figures: ${JSON.stringify(figures)}`);
 
     // FIFO: first deliveries in acceptance order on every FIFO endpoint.
     for (let i = 0; i < FIFO_ENDPOINTS; i++) {
