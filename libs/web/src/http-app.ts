@@ -63,6 +63,13 @@ function refuseWhileStopping(app: NestFastifyApplication): void {
   }
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onClose', async () => new Logger('HttpServer').log('closed'));
+  // A request accepted before the stop is answered with `Connection: close`: its keep-alive
+  // connection would otherwise outlive the server's close (it goes idle only after the close
+  // dropped the idle ones) and hold the process until the keep-alive timeout.
+  fastify.addHook('onSend', async (_request, reply, payload) => {
+    if (coordinator.draining) void reply.header('connection', 'close');
+    return payload;
+  });
   fastify.addHook('onRequest', async (request, reply) => {
     if (!coordinator.draining || request.url.startsWith('/health')) return;
     void reply
