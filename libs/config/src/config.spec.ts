@@ -55,6 +55,41 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HOOKBASE_OPS_PORT: '-2' })).toThrow(/HOOKBASE_OPS_PORT/);
   });
 
+  it('creates topics with the catalog partitions unless told otherwise', () => {
+    expect(loadConfig({}).kafka.topics).toEqual({ partitions: {}, replicationFactor: -1 });
+    expect(
+      loadConfig({
+        HOOKBASE_DELIVERIES_PARTITIONS: '24',
+        HOOKBASE_EVENTS_PARTITIONS: '8',
+        HOOKBASE_DLQ_PARTITIONS: '2',
+        HOOKBASE_KAFKA_REPLICATION_FACTOR: '3',
+      }).kafka.topics,
+    ).toEqual({ partitions: { events: 8, deliveries: 24, dlq: 2 }, replicationFactor: 3 });
+    expect(() => loadConfig({ HOOKBASE_DELIVERIES_PARTITIONS: '0' })).toThrow(
+      /HOOKBASE_DELIVERIES_PARTITIONS/,
+    );
+    expect(() => loadConfig({ HOOKBASE_KAFKA_REPLICATION_FACTOR: '0' })).toThrow(
+      /HOOKBASE_KAFKA_REPLICATION_FACTOR/,
+    );
+  });
+
+  it('drains for 25 s on a stop unless told otherwise, within 0 to 10 minutes', () => {
+    expect(loadConfig({}).shutdown).toEqual({ drainMs: 25_000 });
+    expect(loadConfig({ HOOKBASE_SHUTDOWN_DRAIN_MS: '0' }).shutdown).toEqual({ drainMs: 0 });
+    expect(loadConfig({ HOOKBASE_SHUTDOWN_DRAIN_MS: '600000' }).shutdown).toEqual({
+      drainMs: 600_000,
+    });
+    expect(() => loadConfig({ HOOKBASE_SHUTDOWN_DRAIN_MS: '600001' })).toThrow(
+      /HOOKBASE_SHUTDOWN_DRAIN_MS/,
+    );
+    expect(() => loadConfig({ HOOKBASE_SHUTDOWN_DRAIN_MS: '-1' })).toThrow(
+      /HOOKBASE_SHUTDOWN_DRAIN_MS/,
+    );
+    expect(() => loadConfig({ HOOKBASE_SHUTDOWN_DRAIN_MS: '2.5' })).toThrow(
+      /HOOKBASE_SHUTDOWN_DRAIN_MS/,
+    );
+  });
+
   it('labels metrics by endpoint only when asked to', () => {
     expect(loadConfig({}).metrics).toEqual({ enabled: true, endpointLabels: false });
     expect(loadConfig({ HOOKBASE_METRICS_ENDPOINT_LABELS: 'true' }).metrics).toEqual({

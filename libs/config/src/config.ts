@@ -50,6 +50,17 @@ const envSchema = z.object({
   HOOKBASE_KAFKA_CLIENT_ID: z.string().min(1).default('hookbase'),
   // How soon a crashed consumer's partitions move to another (broker minimum: 6000).
   HOOKBASE_KAFKA_SESSION_TIMEOUT_MS: int(6_000, 300_000).default(30_000),
+  // Topics as created when missing (by the Helm chart's install Job, or by the first service to
+  // start): partitions of events, deliveries and dlq (unset: 6, 12, 3), and the replication
+  // factor (-1: the broker's default). Dispatcher replicas beyond the deliveries partitions and
+  // fan-out replicas beyond the events partitions get no work. An existing topic is never changed:
+  // more partitions would move endpoints to other partitions and break FIFO order.
+  HOOKBASE_EVENTS_PARTITIONS: int(1, 10_000).optional(),
+  HOOKBASE_DELIVERIES_PARTITIONS: int(1, 10_000).optional(),
+  HOOKBASE_DLQ_PARTITIONS: int(1, 10_000).optional(),
+  HOOKBASE_KAFKA_REPLICATION_FACTOR: int(-1, 32)
+    .refine((n) => n !== 0, 'must be -1 (the broker default) or at least 1')
+    .default(-1),
   HOOKBASE_TOPIC_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, . _ - only')
@@ -86,6 +97,10 @@ const envSchema = z.object({
   HOOKBASE_FIFO_LEASE_MS: int(1_000, 3_600_000).default(300_000),
   HOOKBASE_FIFO_SWEEP_MS: int(100, 60_000).default(1_000),
   HOOKBASE_RESPONSE_EXCERPT_BYTES: int(0, 65_536).default(4096),
+  // On SIGTERM or SIGINT a service stops taking work (readiness false, new HTTP requests 503) and
+  // lets the work under way finish for at most this long before it commits, hands its FIFO lanes
+  // back and exits 0. Keep it below the orchestrator's grace period (the Helm chart adds 10 s).
+  HOOKBASE_SHUTDOWN_DRAIN_MS: int(0, 600_000).default(25_000),
   HOOKBASE_API_KEY_CACHE_MS: int(0, 600_000).default(10_000),
   // Abuse limits (ADR 0015): valid keys remembered, failed authentications per client address,
   // events and management requests per API key by plan, endpoints per organization by plan,
@@ -137,7 +152,17 @@ export interface HookbaseConfig {
   /** Prometheus metrics: collected at all, and whether per-attempt series carry the endpoint id. */
   metrics: { enabled: boolean; endpointLabels: boolean };
   database: { url: string; poolSize: number; runMigrations: boolean };
-  kafka: { brokers: string[]; clientId: string; topicPrefix: string; sessionTimeoutMs: number };
+  kafka: {
+    brokers: string[];
+    clientId: string;
+    topicPrefix: string;
+    sessionTimeoutMs: number;
+    /** How missing topics are created: partitions by topic suffix (unset: the catalog's). */
+    topics: {
+      partitions: Partial<Record<'events' | 'deliveries' | 'dlq', number>>;
+      replicationFactor: number;
+    };
+  };
   auth: {
     adminToken: string | undefined;
     /** How long a key that proved valid is remembered, and how many are at most. */
@@ -174,6 +199,8 @@ export interface HookbaseConfig {
     circuit: { failureThreshold: number; cooldownMs: number };
   };
   fifo: { leaseMs: number; sweepMs: number };
+  /** An orderly stop: how long work under way may take to finish (see ShutdownCoordinator). */
+  shutdown: { drainMs: number };
   /**
    * Encryption at rest of cloud endpoints' credentials (AES-256-GCM): the key (base64) that
    * encrypts, undefined when none is configured, and older keys that still decrypt.
@@ -256,6 +283,16 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       clientId: e.HOOKBASE_KAFKA_CLIENT_ID,
       topicPrefix: e.HOOKBASE_TOPIC_PREFIX,
       sessionTimeoutMs: e.HOOKBASE_KAFKA_SESSION_TIMEOUT_MS,
+      topics: {
+        partitions: Object.fromEntries(
+          Object.entries({
+            events: e.HOOKBASE_EVENTS_PARTITIONS,
+            deliveries: e.HOOKBASE_DELIVERIES_PARTITIONS,
+            dlq: e.HOOKBASE_DLQ_PARTITIONS,
+          }).filter(([, count]) => count !== undefined),
+        ),
+        replicationFactor: e.HOOKBASE_KAFKA_REPLICATION_FACTOR,
+      },
     },
     auth: {
       adminToken: e.HOOKBASE_ADMIN_TOKEN,
@@ -299,6 +336,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       },
     },
     fifo: { leaseMs: e.HOOKBASE_FIFO_LEASE_MS, sweepMs: e.HOOKBASE_FIFO_SWEEP_MS },
+    shutdown: { drainMs: e.HOOKBASE_SHUTDOWN_DRAIN_MS },
     credentials: {
       key: e.HOOKBASE_CREDENTIALS_KEY,
       previousKeys: (e.HOOKBASE_CREDENTIALS_PREVIOUS_KEYS ?? '')

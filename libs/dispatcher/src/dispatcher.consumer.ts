@@ -58,6 +58,14 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
     this.admit(arrivals),
   );
 
+  /**
+   * Sends started by this process and not yet settled, by message id. A rebalance (another
+   * dispatcher joining or leaving) makes this consumer read its partitions again from their
+   * committed offsets, which lie before its sends under way: a record read again while its send
+   * is still running here joins that send instead of sending the message a second time.
+   */
+  private readonly underWay = new Map<string, StartedSend>();
+
   constructor(
     @Inject(KAFKA) kafka: Kafka,
     @Inject(TOPICS) topics: TopicNames,
@@ -131,9 +139,15 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
     this.laneRunner.wake(new Set(queued.map((q) => q.endpointId)));
     const pending: PendingDelivery[] = [];
     const bySource = new Map<Arrival, PendingDelivery>();
+    const joined = new Map<Arrival, StartedSend>();
     for (const { arrival, attemptsMade } of candidates) {
       const { record } = arrival;
       if (inLanes.has(record.messageId)) continue;
+      const running = this.underWay.get(record.messageId);
+      if (running) {
+        joined.set(arrival, running);
+        continue;
+      }
       const delivery: PendingDelivery = {
         messageId: record.messageId,
         webhookId: record.messageId,
@@ -152,9 +166,19 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
     }
     const sends = await this.delivery.start(pending);
     return records.map((arrival) => {
+      const running = joined.get(arrival);
+      if (running) return running;
       const delivery = bySource.get(arrival);
       const done = delivery && sends.get(delivery.messageId);
-      return delivery && done ? { delivery, done } : null;
+      if (!delivery || !done) return null;
+      const started = { delivery, done };
+      this.underWay.set(delivery.messageId, started);
+      const forget = () => {
+        if (this.underWay.get(delivery.messageId) === started)
+          this.underWay.delete(delivery.messageId);
+      };
+      done.then(forget, forget);
+      return started;
     });
   }
 

@@ -55,6 +55,8 @@ function lane(
     queue?: QueuedMessage[];
     outcomes?: Outcome[];
     guards?: (real: EndpointGuards) => LaneGuards;
+    /** Every attempt waits for it before answering (a slow receiver). */
+    attemptGate?: Promise<void>;
   } = {},
 ) {
   const endpoint = options.endpoint ?? endpointOf();
@@ -64,12 +66,13 @@ function lane(
   const slotsAsked: string[] = [];
   const deadLettered: { ids: string[]; reason: DlqReason; status: string }[] = [];
   let released = false;
+  const handedBack: string[][] = [];
   const store = {
     acquire: async () => true,
     renew: async () => new Set(['ep_1']),
     queue: async (_id: string, limit: number) => queued.slice(0, limit),
     releaseIfEmpty: async () => (released = queued.length === 0),
-    releaseAll: async () => undefined,
+    releaseAll: async (_owner: string, ids: string[]) => void handedBack.push([...ids]),
     setBlocked: async (_id: string, _owner: string, reason: string | null) =>
       void blocked.push(reason),
     startHeadAttempt: async () => undefined,
@@ -83,6 +86,7 @@ function lane(
   const attempts: Attempts = {
     attempt: async (delivery) => {
       attempted.push(delivery.messageId);
+      await options.attemptGate;
       const outcome = outcomes.shift() ?? 'succeeded';
       const decision: DeliveryDecision =
         outcome === 'succeeded'
@@ -124,6 +128,7 @@ function lane(
     deadLettered,
     released: () => released,
     queued: () => queued,
+    handedBack,
   };
 }
 
@@ -232,5 +237,34 @@ describe('FifoLaneRunner', () => {
       expect(t.blocked).not.toContain('circuit_open');
       await t.runner.onApplicationShutdown();
     });
+  });
+
+  it('on a stop finishes the head it is sending, starts no other, and hands the lane back at once', async () => {
+    let answer!: () => void;
+    const gate = new Promise<void>((resolve) => (answer = resolve));
+    const t = lane({ queue: [queuedOf('a'), queuedOf('b'), queuedOf('c')], attemptGate: gate });
+    t.runner.wake(['ep_1']);
+    await runUntil(() => t.attempted.length === 1, 'the first head in flight');
+    const drained = t.runner.drain(Date.now() + 10_000);
+    t.runner.wake(['ep_2']);
+    await jest.advanceTimersByTimeAsync(500);
+    expect(t.handedBack).toEqual([]);
+    answer();
+    await jest.advanceTimersByTimeAsync(100);
+    await drained;
+    expect(t.attempted).toEqual(['a']);
+    expect(t.queued().map((q) => q.messageId)).toEqual(['b', 'c']);
+    expect(t.handedBack).toEqual([['ep_1']]);
+  });
+
+  it('keeps the lease of a lane whose head is still being sent at the drain deadline', async () => {
+    const t = lane({ attemptGate: new Promise<void>(() => undefined) });
+    t.runner.wake(['ep_1']);
+    await runUntil(() => t.attempted.length === 1, 'the head in flight');
+    const drained = t.runner.drain(Date.now() + 2_000);
+    await jest.advanceTimersByTimeAsync(2_100);
+    await drained;
+    // Handed back, the head could be sent by another dispatcher while it is still in flight here.
+    expect(t.handedBack).toEqual([[]]);
   });
 });

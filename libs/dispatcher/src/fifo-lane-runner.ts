@@ -22,6 +22,7 @@ import {
   FifoLaneRepository,
   QueuedMessage,
 } from '@hookbase/persistence';
+import { Drainable, DrainsOnShutdown, settledBy } from '@hookbase/runtime';
 import { Attempts, AttemptService } from './attempt.service';
 import { DeadLetters, DeadLetterService } from './dead-letter.service';
 import { EndpointGuards, LaneGuards } from './endpoint-guards';
@@ -99,7 +100,8 @@ class LaneHandle {
  * worker died) are found by a periodic sweep and taken over.
  */
 @Injectable()
-export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+@DrainsOnShutdown()
+export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShutdown, Drainable {
   private readonly logger = new Logger(FifoLaneRunner.name);
   private readonly owner = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
   private readonly lanes = new Map<string, LaneHandle>();
@@ -107,6 +109,8 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
   private sweepTimer: NodeJS.Timeout | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
+  private stopped: Promise<void> | undefined;
+  readonly drainName = 'FIFO lanes';
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
@@ -127,21 +131,46 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     );
   }
 
+  /**
+   * An orderly stop: no lane is started or taken any more, each running lane finishes the head it
+   * is sending (until the deadline) and stops, and the lanes that stopped are handed back at once
+   * (lease released), so another dispatcher's sweep takes them within HOOKBASE_FIFO_SWEEP_MS
+   * instead of after the lease. A lane whose head is still being sent at the deadline keeps its
+   * lease (renewals stop): its next owner sends that head again once the lease has run out, as
+   * after a crash, never while it may still be in flight here.
+   */
+  drain(deadline: number): Promise<void> {
+    this.stopped ??= this.stop(deadline);
+    return this.stopped;
+  }
+
   async onApplicationShutdown(): Promise<void> {
+    await this.drain(Date.now() + 10_000);
+  }
+
+  private async stop(deadline: number): Promise<void> {
     this.stopping = true;
     clearInterval(this.sweepTimer);
-    clearInterval(this.renewTimer);
     await this.sweeping;
     const running = [...this.lanes.entries()];
     running.forEach(([, lane]) => lane.wake());
-    await Promise.all(running.map(([, lane]) => lane.done));
-    // An orderly stop hands the lanes over at once; only a crash makes the next owner wait.
+    const stopped = new Set<string>();
+    await Promise.all(
+      running.map(async ([endpointId, lane]) => {
+        if (await settledBy(lane.done, deadline)) stopped.add(endpointId);
+      }),
+    );
+    // Lanes still sending keep their lease until it runs out: no renewal from here on.
+    clearInterval(this.renewTimer);
+    const handedBack = running.map(([endpointId]) => endpointId).filter((id) => stopped.has(id));
     await this.store
-      .releaseAll(
-        this.owner,
-        running.map(([endpointId]) => endpointId),
-      )
+      .releaseAll(this.owner, handedBack)
       .catch((error: Error) => this.logger.warn(`could not release lanes: ${error.message}`));
+    const kept = running.length - handedBack.length;
+    this.logger.log(
+      `handed back ${handedBack.length} FIFO lanes` +
+        (kept > 0 ? `; ${kept} still sending keep their lease until it runs out` : ''),
+    );
   }
 
   /** Messages were queued in these lanes: run each one here unless it already runs somewhere. */

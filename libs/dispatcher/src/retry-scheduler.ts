@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { MessageRepository } from '@hookbase/persistence';
+import { Drainable, DrainsOnShutdown, settledBy } from '@hookbase/runtime';
 import { DeliveryService } from './delivery.service';
 
 const CLAIM_BATCH = 200;
@@ -18,8 +19,10 @@ const CLAIM_BATCH = 200;
  * lease has passed, so retries survive restarts.
  */
 @Injectable()
-export class RetryScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
+@DrainsOnShutdown()
+export class RetryScheduler implements OnApplicationBootstrap, OnApplicationShutdown, Drainable {
   private readonly logger = new Logger(RetryScheduler.name);
+  readonly drainName = 'retry schedule';
   private running = false;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
@@ -33,6 +36,18 @@ export class RetryScheduler implements OnApplicationBootstrap, OnApplicationShut
   onApplicationBootstrap(): void {
     this.running = true;
     this.loop = this.run();
+  }
+
+  /**
+   * Claims nothing more and lets the pass under way finish until the deadline; claims it has not
+   * finished by then stay leased and are claimed again after their lease.
+   */
+  async drain(deadline: number): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    if (this.loop && !(await settledBy(this.loop, deadline))) {
+      this.logger.warn('retry pass still under way at the drain deadline: left to its lease');
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -49,8 +49,6 @@ export interface BatchConsumerOptions {
    * (within COMMIT_DELAY_MS), never before the records it covers have finished.
    */
   maxUnfinishedPerPartition?: number;
-  /** How long an orderly stop waits for work under way before leaving it to be replayed. */
-  drainMs?: number;
 }
 
 /**
@@ -119,6 +117,9 @@ export class BatchConsumer {
   private stopping = false;
   private readonly partitions = new Map<string, PartitionProgress>();
   private readonly inFlight = new Set<Promise<void>>();
+  /** Batches whose handler is running now: their sends join inFlight when it returns. */
+  private readonly batches = new Set<Promise<unknown>>();
+  private stopped: Promise<void> | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
   private restarts = 0;
   /** Why this consumer is not reading now (see membershipProblem); undefined once in its group. */
@@ -210,7 +211,13 @@ export class BatchConsumer {
           headers: message.headers,
         }));
         const last = batch.messages[batch.messages.length - 1].offset;
-        if (await this.runBatch(records, context)) resolveOffset(last);
+        const running = this.runBatch(records, context);
+        this.batches.add(running);
+        try {
+          if (await running) resolveOffset(last);
+        } finally {
+          this.batches.delete(running);
+        }
       },
     });
   }
@@ -355,16 +362,30 @@ export class BatchConsumer {
     }
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops reading and leaves the group. An orderly stop (a deadline, epoch ms) lets the batches
+   * being taken in and the work under way finish until then, commits what finished, and only then
+   * leaves, so the partitions' next owner starts right after the last finished record. Work still
+   * under way at the deadline stays uncommitted and is read again by the next owner. Idempotent.
+   */
+  stop(deadline = Date.now() + 10_000): Promise<void> {
+    this.stopped ??= this.stopInOrder(deadline);
+    return this.stopped;
+  }
+
+  private async stopInOrder(deadline: number): Promise<void> {
     this.stopping = true;
     this.assigned = 0;
     clearTimeout(this.restartTimer);
+    // Handlers running now may still start sends: they join the work waited for.
+    await untilSettledOr(Promise.allSettled([...this.batches]), deadline);
     if (this.inFlight.size > 0) {
-      // Work under way finishes (bounded), and what finished is committed before leaving.
-      await Promise.race([
-        Promise.allSettled([...this.inFlight]),
-        new Promise((resolve) => setTimeout(resolve, this.options.drainMs ?? 10_000).unref()),
-      ]);
+      const finished = await untilSettledOr(Promise.allSettled([...this.inFlight]), deadline);
+      if (!finished) {
+        this.logger.warn(
+          `${this.inFlight.size} records still under way at the drain deadline: left for the next owner`,
+        );
+      }
     }
     await Promise.all(
       [...this.partitions.entries()].map(([key, progress]) => {
@@ -372,6 +393,20 @@ export class BatchConsumer {
         return this.commit(key, progress);
       }),
     );
+    // Leaving the group (not waiting out the session) lets the others take the partitions now.
     await this.consumer?.disconnect().catch(() => undefined);
+  }
+}
+
+/** Waits for `work` until the deadline (epoch ms); true when it settled in time. */
+async function untilSettledOr(work: Promise<unknown>, deadline: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([work.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -39,26 +39,38 @@ export function createKafka(config: HookbaseConfig, clientSuffix: string): Kafka
   });
 }
 
-/** Creates the installation's topics when missing; safe to call from every service at boot. */
-export async function ensureTopics(kafka: Kafka, prefix: string): Promise<void> {
+/**
+ * Creates the installation's topics when missing, with the configured partitions and replication
+ * (HOOKBASE_*_PARTITIONS, HOOKBASE_KAFKA_REPLICATION_FACTOR); safe to call from every service at
+ * boot. Answers the topics it created. An existing topic is left as it is.
+ */
+export async function ensureTopics(
+  kafka: Kafka,
+  prefix: string,
+  settings: HookbaseConfig['kafka']['topics'] = { partitions: {}, replicationFactor: -1 },
+): Promise<string[]> {
   const admin = kafka.admin();
   await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());
-    const missing = topicSpecs(prefix).filter((spec) => !existing.has(spec.name));
-    if (missing.length === 0) return;
+    const missing = topicSpecs(prefix, settings.partitions).filter(
+      (spec) => !existing.has(spec.name),
+    );
+    if (missing.length === 0) return [];
     await admin.createTopics({
       waitForLeaders: true,
       topics: missing.map((spec) => ({
         topic: spec.name,
         numPartitions: spec.partitions,
-        replicationFactor: -1,
+        replicationFactor: settings.replicationFactor,
         configEntries: Object.entries(spec.config).map(([name, value]) => ({ name, value })),
       })),
     });
+    return missing.map((spec) => spec.name);
   } catch (error) {
     // Another service created them between our list and create.
     if (!/already exists/i.test((error as Error).message)) throw error;
+    return [];
   } finally {
     await admin.disconnect();
   }
@@ -76,7 +88,7 @@ export class KafkaModule {
           provide: KAFKA,
           useFactory: async (config: HookbaseConfig) => {
             const kafka = createKafka(config, clientSuffix);
-            await ensureTopics(kafka, config.kafka.topicPrefix);
+            await ensureTopics(kafka, config.kafka.topicPrefix, config.kafka.topics);
             return kafka;
           },
           inject: [HOOKBASE_CONFIG],

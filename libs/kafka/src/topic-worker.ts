@@ -3,7 +3,7 @@ import { Kafka } from 'kafkajs';
 import type { ZodType } from 'zod';
 import { HookbaseConfig } from '@hookbase/config';
 import { parseRecord } from '@hookbase/domain';
-import { ProbesReadiness, ReadinessProbe } from '@hookbase/runtime';
+import { Drainable, DrainsOnShutdown, ProbesReadiness, ReadinessProbe } from '@hookbase/runtime';
 import { BatchConsumer, BatchContext, ConsumedRecord, InFlightRecord } from './batch-consumer';
 import { consumerGroup } from './topics';
 
@@ -30,15 +30,18 @@ export interface TopicWorkerOptions<T> {
  * partition.
  */
 @ProbesReadiness()
+@DrainsOnShutdown()
 export abstract class TopicWorker<T>
-  implements OnApplicationBootstrap, OnApplicationShutdown, ReadinessProbe
+  implements OnApplicationBootstrap, OnApplicationShutdown, ReadinessProbe, Drainable
 {
   protected readonly logger = new Logger(this.constructor.name);
   private readonly consumer: BatchConsumer;
   readonly readinessName: string;
+  readonly drainName: string;
 
   protected constructor(kafka: Kafka, config: HookbaseConfig, options: TopicWorkerOptions<T>) {
     this.readinessName = `kafka-consumer:${options.role}`;
+    this.drainName = `${options.role} consumer of ${options.topic}`;
     this.consumer = new BatchConsumer(
       kafka,
       {
@@ -86,6 +89,12 @@ export abstract class TopicWorker<T>
     this.consumer.startInBackground();
   }
 
+  /** Stops reading; the records under way finish until the deadline and are committed. */
+  async drain(deadline: number): Promise<void> {
+    await this.consumer.stop(deadline);
+  }
+
+  /** Without a drain first (a test closing its module), stops as before: 10 s at most. */
   async onApplicationShutdown(): Promise<void> {
     await this.consumer.stop();
   }

@@ -24,10 +24,13 @@ export function topicNames(prefix: string): TopicNames {
   };
 }
 
-export function topicSpecs(prefix: string): TopicSpec[] {
+/** Partitions by topic suffix that replace the catalog's (HOOKBASE_*_PARTITIONS). */
+export type PartitionOverrides = Partial<Record<string, number>>;
+
+export function topicSpecs(prefix: string, partitions: PartitionOverrides = {}): TopicSpec[] {
   return catalog.topics.map((topic) => ({
     name: `${prefix}.${topic.suffix}`,
-    partitions: topic.partitions,
+    partitions: partitions[topic.suffix] ?? topic.partitions,
     config: topic.config as Record<string, string>,
   }));
 }

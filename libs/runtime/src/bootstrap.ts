@@ -12,6 +12,10 @@ import { NestLoggerAdapter } from './nest-logger.adapter';
 import { createServiceLogger } from './service-logger';
 import { startTracing, Tracing } from './tracing';
 import { OpsModule } from './ops.module';
+import { ShutdownCoordinator } from './shutdown-coordinator';
+
+/** Time beyond the drain for closing connections before a stuck stop is cut short. */
+export const CLOSE_MARGIN_MS = 5_000;
 
 /**
  * Serves a service's root module over HTTP and answers where it listens. Given by the services
@@ -115,12 +119,55 @@ export async function bootstrapService(
   };
   if (definition.http) {
     const { app, url } = await definition.http(root, config);
+    stopOnSignals(app, config, logger);
     logger.log(`listening on ${url}`);
     return { app, url, config };
   }
   const app = await NestFactory.createApplicationContext(root, { logger: serviceLogger });
-  app.enableShutdownHooks();
   await app.init();
+  stopOnSignals(app, config, logger);
   logger.log('started');
   return { app, config };
+}
+
+/**
+ * SIGTERM or SIGINT stops the process in order and it exits 0: first it refuses new work
+ * (readiness, HTTP), then its work drains (ShutdownCoordinator), then connections close. A stop
+ * that has not ended by the drain time plus CLOSE_MARGIN_MS exits 1, so a stuck close never
+ * outlives the orchestrator's grace period. A second signal while stopping changes nothing.
+ */
+function stopOnSignals(app: INestApplicationContext, config: HookbaseConfig, logger: Logger): void {
+  const coordinator = app.get(ShutdownCoordinator, { strict: false });
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn(`${signal} again: already stopping`);
+      return;
+    }
+    stopping = true;
+    const deadline = coordinator.begin();
+    logger.log(`${signal}: stopping (draining for at most ${config.shutdown.drainMs} ms)`);
+    const cutShort = setTimeout(
+      () => {
+        logger.error(
+          `not stopped within ${config.shutdown.drainMs + CLOSE_MARGIN_MS} ms of ${signal}: exiting`,
+        );
+        process.exit(1);
+      },
+      deadline - Date.now() + CLOSE_MARGIN_MS,
+    );
+    cutShort.unref();
+    app.close().then(
+      () => {
+        logger.log('stopped');
+        process.exit(0);
+      },
+      (error: Error) => {
+        logger.error(`stop failed: ${error.message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
 }

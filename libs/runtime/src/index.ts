@@ -8,3 +8,4 @@ export * from './ops.module';
 export * from './readiness.service';
 export * from './metrics';
 export * from './coded-error';
+export * from './shutdown-coordinator';

@@ -5,6 +5,7 @@ import { HookbaseMetrics } from './metrics/hookbase-metrics';
 import { METRICS, NO_METRICS } from './metrics/metric-recorders';
 import { OpsServer } from './ops-server';
 import { ReadinessService } from './readiness.service';
+import { ShutdownCoordinator } from './shutdown-coordinator';
 
 /**
  * What every service offers its operators: the readiness of its dependencies, its metrics (one
@@ -23,6 +24,7 @@ export class OpsModule {
       imports: [DiscoveryModule],
       providers: [
         ReadinessService,
+        ShutdownCoordinator,
         {
           provide: HookbaseMetrics,
           useFactory: (config: HookbaseConfig): HookbaseMetrics | null =>
@@ -41,7 +43,7 @@ export class OpsModule {
         },
         ...(options.ownServer ? [OpsServer] : []),
       ],
-      exports: [ReadinessService, HookbaseMetrics, METRICS],
+      exports: [ReadinessService, ShutdownCoordinator, HookbaseMetrics, METRICS],
     };
   }
 }

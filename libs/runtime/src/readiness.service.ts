@@ -1,6 +1,7 @@
 import { Injectable, SetMetadata } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
 import { Readiness, ReadinessCheck, readinessOf } from '@hookbase/domain';
+import { ShutdownCoordinator } from './shutdown-coordinator';
 
 /** A provider that can tell whether one dependency of its service works now. */
 export interface ReadinessProbe {
@@ -30,9 +31,14 @@ export class ReadinessService {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly reflector: Reflector,
+    private readonly shutdown: ShutdownCoordinator,
   ) {}
 
   async evaluate(): Promise<Readiness> {
+    // A stopping process is taken out of rotation first, whatever its dependencies answer.
+    if (this.shutdown.draining) {
+      return readinessOf([{ name: 'process', problem: 'shutting down' }]);
+    }
     const checks = await Promise.all(this.registered().map((probe) => runProbe(probe)));
     return readinessOf(checks);
   }

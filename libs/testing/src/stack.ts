@@ -94,13 +94,17 @@ export class HookbaseProcess {
     }
   }
 
-  /** Stops gracefully (SIGTERM), or kills when it does not stop in time. */
-  async stop(timeoutMs = 15_000): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+  /**
+   * Stops gracefully (SIGTERM), or kills when it does not stop in time; answers the exit code
+   * (null when a signal ended it, or when it had already ended).
+   */
+  async stop(timeoutMs = 15_000): Promise<number | null> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return null;
     this.child.kill('SIGTERM');
     const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
-    await this.exited;
+    const code = await this.exited;
     clearTimeout(timer);
+    return code;
   }
 
   async kill(): Promise<void> {
@@ -138,7 +142,7 @@ export interface RunningStack {
 }
 
 export async function spawnHookbase(
-  app: 'standalone' | 'ingest' | 'fanout' | 'dispatcher' | 'dlq-handler' | 'api',
+  app: 'standalone' | 'ingest' | 'fanout' | 'dispatcher' | 'dlq-handler' | 'api' | 'migrate',
   env: Record<string, string>,
 ): Promise<{ process: HookbaseProcess; url?: string }> {
   const entry = join(ROOT, 'dist', 'apps', app, 'src', 'main.js');

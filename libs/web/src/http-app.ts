@@ -1,4 +1,4 @@
-import { DynamicModule, INestApplication } from '@nestjs/common';
+import { DynamicModule, INestApplication, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
@@ -11,6 +11,7 @@ import {
   unstorableTextAt,
 } from '@hookbase/domain';
 import { HookbaseConfig } from '@hookbase/config';
+import { ShutdownCoordinator } from '@hookbase/runtime';
 import { HttpExceptionFilter } from './http-exception.filter';
 import { MAX_PATH_PARAM_LENGTH, toHttpError } from './error-mapping';
 
@@ -42,8 +43,48 @@ export async function createHttpApp(
   addSecurityHeaders(app);
   acceptOnlyJson(app, config.http.maxPayloadBytes);
   refuseUnstorableText(app);
-  app.enableShutdownHooks();
+  refuseWhileStopping(app);
   return app;
+}
+
+/**
+ * Once the process is stopping (ShutdownCoordinator, at SIGTERM), a new request is answered 503
+ * SERVICE_UNAVAILABLE with `Retry-After: 1` and the connection closed, so the client tries another
+ * replica; requests already accepted finish. Health routes still answer (readiness says 503).
+ * Signals are handled by bootstrapService, which closes the application in order.
+ */
+function refuseWhileStopping(app: NestFastifyApplication): void {
+  let coordinator: ShutdownCoordinator;
+  try {
+    coordinator = app.get(ShutdownCoordinator, { strict: false });
+  } catch {
+    // An application built without the ops module (a script rendering the OpenAPI document).
+    return;
+  }
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onClose', async () => new Logger('HttpServer').log('closed'));
+  // A request accepted before the stop is answered with `Connection: close`: its keep-alive
+  // connection would otherwise outlive the server's close (it goes idle only after the close
+  // dropped the idle ones) and hold the process until the keep-alive timeout.
+  fastify.addHook('onSend', async (_request, reply, payload) => {
+    if (coordinator.draining) void reply.header('connection', 'close');
+    return payload;
+  });
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (!coordinator.draining || request.url.startsWith('/health')) return;
+    void reply
+      .code(503)
+      .header('retry-after', '1')
+      .header('connection', 'close')
+      .send({
+        error: {
+          code: 'SERVICE_UNAVAILABLE',
+          message: 'This instance is shutting down: send the request again',
+          details: { reason: 'shutting_down' },
+        },
+      });
+    return reply;
+  });
 }
 
 /**
