@@ -4,7 +4,7 @@
 // reference page renders GET /openapi.json with Redoc's standalone bundle, copied here from
 // node_modules so the site loads nothing from another host.
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,13 +13,22 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const docsRoot = join(root, 'docs');
 const require = createRequire(import.meta.url);
 
-/** Puts the API reference's renderer beside its page (docs/public/reference, not committed). */
+/** The one address on another host Redoc's bundle names: its badge's logo, made local here. */
+const REDOC_BADGE = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+
+/**
+ * Puts the API reference's renderer beside its page (docs/public/reference, not committed), its
+ * badge pointed at the site's own icon so the page asks no other host for anything.
+ */
 function placeRenderer() {
   const target = join(docsRoot, 'public', 'reference');
   mkdirSync(target, { recursive: true });
-  copyFileSync(
-    require.resolve('redoc/bundles/redoc.standalone.js'),
+  const bundle = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8');
+  if (!bundle.includes(REDOC_BADGE))
+    throw new Error(`redoc: ${REDOC_BADGE} not found in the bundle`);
+  writeFileSync(
     join(target, 'redoc.standalone.js'),
+    bundle.replaceAll(REDOC_BADGE, '../favicon.svg'),
   );
 }
 
