@@ -67,6 +67,8 @@ export default defineConfig({
           { text: 'Destinations', link: '/destinations' },
           { text: 'Receiving webhooks', link: '/receiving' },
           { text: 'Producing events', link: '/producing' },
+          { text: 'SDK and command line', link: '/sdk-and-cli' },
+          { text: 'API keys and abuse limits', link: '/api-keys' },
         ],
       },
       { text: 'Guides', collapsed: false, items: folderItems('guides') },
@@ -76,6 +78,7 @@ export default defineConfig({
           { text: 'Operating', link: '/operating' },
           { text: 'Deploying', link: '/deploying' },
           { text: 'Security', link: '/security' },
+          { text: 'Developing Hookbase', link: '/development' },
         ],
       },
       {
