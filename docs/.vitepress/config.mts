@@ -36,7 +36,7 @@ export default defineConfig({
   lang: 'en',
   // Dead links fail the build (VitePress's own check); only the API reference, a static page
   // of its own (public/reference/api.html), is outside what VitePress knows.
-  ignoreDeadLinks: [/^\/reference\/api(\.html)?$/],
+  ignoreDeadLinks: [/reference\/api(\.html)?$/],
   // Nothing from another host: no web fonts, no search service (local search is built in).
   head: [['link', { rel: 'icon', href: '/docs/favicon.svg', type: 'image/svg+xml' }]],
   srcExclude: ['README.md'],
@@ -46,7 +46,7 @@ export default defineConfig({
     outline: [2, 3],
     nav: [
       { text: 'Quickstart', link: '/quickstart' },
-      { text: 'Guides', link: '/concepts' },
+      { text: 'Concepts', link: '/concepts' },
       { text: 'API reference', link: '/reference/api.html', target: '_self' },
       { text: 'Configuration', link: '/reference/configuration' },
     ],
@@ -71,7 +71,7 @@ export default defineConfig({
           { text: 'API keys and abuse limits', link: '/api-keys' },
         ],
       },
-      { text: 'Guides', collapsed: false, items: folderItems('guides') },
+      { text: 'Guides', link: '/guides/', collapsed: false, items: folderItems('guides') },
       {
         text: 'Running Hookbase',
         items: [

@@ -80,6 +80,15 @@ describe('the documentation site at /docs/', () => {
       await page.locator('.vp-doc h1').first().waitFor();
     }
     await page.goto(`${stack.url}/docs/`, { waitUntil: 'networkidle' });
+    // Every page the sidebar and the top bar name (guides and ADRs included) is there.
+    const linked = await page
+      .locator('.VPSidebar a[href], .VPNavBar a[href]')
+      .evaluateAll((links) => links.map((a) => (a as unknown as { href: string }).href));
+    const own = [...new Set(linked.filter((href) => href.startsWith(`${stack.url}/docs/`)))];
+    expect(own.length).toBeGreaterThan(PAGES.length);
+    for (const href of own) {
+      expect({ href, status: (await fetch(href)).status }).toEqual({ href, status: 200 });
+    }
     await page.screenshot({ path: join(SCREENSHOT_DIR, 'home-1280.png'), fullPage: true });
     await page.goto(`${stack.url}/docs/quickstart.html`, { waitUntil: 'networkidle' });
     await page.screenshot({ path: join(SCREENSHOT_DIR, 'quickstart-1280.png'), fullPage: true });
@@ -91,7 +100,10 @@ describe('the documentation site at /docs/', () => {
   it('renders the API reference from /openapi.json with the bundled renderer', async () => {
     const { page, foreign, errors } = await newPage();
     const openapi = page.waitForResponse((r) => new URL(r.url()).pathname === '/openapi.json');
-    await page.goto(`${stack.url}/docs/reference/api.html`);
+    // Reached as a reader does: the home page's link, then the page renders in full.
+    await page.goto(`${stack.url}/docs/`, { waitUntil: 'networkidle' });
+    await page.locator('.vp-doc').getByRole('link', { name: 'HTTP API' }).click();
+    await page.waitForURL(`${stack.url}/docs/reference/api.html`);
     expect((await openapi).status()).toBe(200);
     // Redoc draws each operation's summary; one from the document shows it rendered.
     await page
