@@ -11,6 +11,10 @@ export default tseslint.config(
       '**/dist',
       'dist.*',
       '.cache',
+      // The documentation site's generated files and the API reference renderer copied from npm.
+      'docs/.vitepress/.temp',
+      'docs/.vitepress/cache',
+      'docs/public/reference/redoc.standalone.js',
       '.data',
       'coverage',
       '.nx',

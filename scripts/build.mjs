@@ -1,11 +1,14 @@
-// Compiles apps/ and libs/ (and any other roots asked for, such as bench/) to dist/ with swc (decorator metadata on, path aliases rewritten to
-// relative requires). Type checking is separate: `npm run typecheck`.
+// Compiles apps/ and libs/ (and any other roots asked for, such as bench/) to dist/ with swc
+// (decorator metadata on, path aliases rewritten to relative requires), the dashboard with Vite,
+// and the documentation site with VitePress (scripts/docs.mjs). Type checking is separate:
+// `npm run typecheck`.
 import { transformFile } from '@swc/core';
 import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { existsSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
+import { buildDocs } from './docs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = join(root, 'dist');
@@ -62,7 +65,8 @@ async function* sources(dir) {
 
 // Builds into a fresh folder and swaps it in, so processes starting from dist/ while another
 // build runs (a bench beside a test run) never see it half-written.
-export async function build({ roots = ['apps', 'libs'] } = {}) {
+// `docs: false` leaves the documentation site out (`npm run docs:generate` writes its pages).
+export async function build({ roots = ['apps', 'libs'], docs = true } = {}) {
   const staging = `${outDir}.building-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
   const files = [];
@@ -96,6 +100,8 @@ export async function build({ roots = ['apps', 'libs'] } = {}) {
     }),
   );
   if (roots.includes('apps') && existsSync(dashboardRoot)) await buildDashboard(staging);
+  // The documentation site, served by the api service at /docs/ (dead links fail the build).
+  if (roots.includes('apps') && docs) await buildDocs(join(staging, 'docs'));
   const retired = `${outDir}.old-${process.pid}`;
   await rename(outDir, retired).catch(() => undefined);
   await rename(staging, outDir);

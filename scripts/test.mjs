@@ -1,6 +1,6 @@
-// `npm test`: the whole suite on a fresh machine. Starts (or reuses) Kafka and PostgreSQL, builds,
-// runs the type check, ESLint and Prettier, then Jest's unit, bench and integration projects,
-// then the API fuzz (scripts/fuzz.mjs). Extra arguments go to Jest alone and skip the static
+// `npm test`: the whole suite on a fresh machine. Starts (or reuses) Kafka and PostgreSQL, builds
+// (the documentation site too: a dead link fails it), runs the type check, ESLint and Prettier,
+// then Jest's unit, bench and integration projects, then the API fuzz (scripts/fuzz.mjs). Extra arguments go to Jest alone and skip the static
 // checks and the fuzz (e.g. `npm test -- test/e2e/delivery.test.ts`).
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';

@@ -21,6 +21,7 @@ export function banner(url, grpc, token, generated, infra) {
    Kafka            ${infra.kafkaBrokers}
    PostgreSQL       ${infra.databaseUrl.replace(/:[^:@/]+@/, ':***@')}
    Dashboard        ${url}/dashboard/   (sign in with the admin token below)
+   Documentation    ${url}/docs/        (guides, and the API reference from /openapi.json)
    Admin token      ${shown.line}
    Private targets  allowed (HOOKBASE_ALLOW_PRIVATE_TARGETS=true, for local receivers)
 

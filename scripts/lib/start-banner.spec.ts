@@ -36,6 +36,7 @@ describe('the npm start banner', () => {
   it('prints where the dashboard is', () => {
     const text = bannerFor('hbadmin_x', true);
     expect(text).toContain('Dashboard        http://127.0.0.1:3000/dashboard/');
+    expect(text).toContain('Documentation    http://127.0.0.1:3000/docs/');
     expect(text).not.toContain('not built');
   });
 });

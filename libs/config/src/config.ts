@@ -4,8 +4,9 @@ import { organizationShareSlots } from '@hookbase/domain';
 
 /**
  * Hookbase's configuration: read from the environment once, at boot, validated into one typed
- * object. Nothing else reads process.env. Every variable is documented in the README table;
- * keep the two in step.
+ * object. Nothing else reads process.env. Every variable carries its description (`.describe`):
+ * `npm run docs:generate` writes the configuration reference (docs/reference/configuration.md)
+ * from them, and a unit test fails when that page and this schema differ.
  */
 
 const bool = z
@@ -24,116 +25,300 @@ export const MAX_ADMIN_TOKEN_LENGTH = 256;
 /** Most events in one batch request (REST or gRPC) unless HOOKBASE_MAX_BATCH_EVENTS says otherwise. */
 export const DEFAULT_MAX_BATCH_EVENTS = 500;
 
-const envSchema = z.object({
-  HOST: z.string().min(1).default('127.0.0.1'),
-  PORT: int(0, 65535).default(3000),
+export const envSchema = z.object({
+  HOST: z
+    .string()
+    .min(1)
+    .default('127.0.0.1')
+    .describe("Address the HTTP services (and gRPC ingest, and a worker's ops server) listen on."),
+  PORT: int(0, 65535).default(3000).describe('HTTP port; `0` picks a free one.'),
   // gRPC ingest (hookbase.v1.Ingest) in the processes that serve ingest; 0 picks a free port,
   // -1 turns it off.
-  HOOKBASE_GRPC_PORT: int(-1, 65535).default(50051),
+  HOOKBASE_GRPC_PORT: int(-1, 65535)
+    .default(50051)
+    .describe(
+      'gRPC ingest (`hookbase.v1.Ingest`) port in `ingest` and `standalone`; `0` picks a free one, `-1` turns it off.',
+    ),
   // Health and metrics of a worker without HTTP (fan-out, dispatcher, DLQ handler) on a small
   // HTTP server of its own; 0 picks a free port, -1 (the default) turns it off.
-  HOOKBASE_OPS_PORT: int(-1, 65535).default(-1),
+  HOOKBASE_OPS_PORT: int(-1, 65535)
+    .default(-1)
+    .describe(
+      'Health (`/health/live`, `/health/ready`) and `/metrics` of a worker without HTTP (`fanout`, `dispatcher`, `dlq-handler`) on a small server of its own; `0` picks a free port, `-1` turns it off. HTTP services answer these routes on `PORT`.',
+    ),
   // Prometheus metrics: false collects and registers nothing, and `/metrics` answers 404.
-  HOOKBASE_METRICS: bool.default(true),
+  HOOKBASE_METRICS: bool
+    .default(true)
+    .describe(
+      '`false` turns Prometheus metrics off: nothing is collected and `/metrics` answers 404 `ROUTE_NOT_FOUND`.',
+    ),
   // An endpoint id label on per-attempt metrics: off, since a tenant may have thousands.
-  HOOKBASE_METRICS_ENDPOINT_LABELS: bool.default(false),
+  HOOKBASE_METRICS_ENDPOINT_LABELS: bool
+    .default(false)
+    .describe(
+      'Adds an `endpoint_id` label to `hookbase_attempts_total` (one series per endpoint, so off by default).',
+    ),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
-    .default('postgres://hookbase:hookbase@127.0.0.1:54329/hookbase'),
+    .default('postgres://hookbase:hookbase@127.0.0.1:54329/hookbase')
+    .describe(
+      'PostgreSQL connection string. `npm start` and `npm test` use the database it names when it answers instead of starting their own.',
+    ),
   // At least 2: migrations hold an advisory lock on one connection while running on another.
-  DATABASE_POOL_SIZE: int(2, 200).default(10),
+  DATABASE_POOL_SIZE: int(2, 200)
+    .default(10)
+    .describe(
+      'PostgreSQL connections per process (at least 2: migrations hold a lock on one while running on another).',
+    ),
   KAFKA_BROKERS: z
     .string()
     .regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, 'must be host:port[,host:port...]')
-    .default('127.0.0.1:19092'),
-  HOOKBASE_KAFKA_CLIENT_ID: z.string().min(1).default('hookbase'),
+    .default('127.0.0.1:19092')
+    .describe(
+      'Comma-separated `host:port` list of Kafka brokers. `npm start` and `npm test` use it instead of starting a broker when it answers.',
+    ),
+  HOOKBASE_KAFKA_CLIENT_ID: z
+    .string()
+    .min(1)
+    .default('hookbase')
+    .describe('Prefix of the Kafka client ids.'),
   // How soon a crashed consumer's partitions move to another (broker minimum: 6000).
-  HOOKBASE_KAFKA_SESSION_TIMEOUT_MS: int(6_000, 300_000).default(30_000),
-  // Topics as created when missing (by the Helm chart's install Job, or by the first service to
-  // start): partitions of events, deliveries and dlq (unset: 6, 12, 3), and the replication
-  // factor (-1: the broker's default). Dispatcher replicas beyond the deliveries partitions and
-  // fan-out replicas beyond the events partitions get no work. An existing topic is never changed:
-  // more partitions would move endpoints to other partitions and break FIFO order.
-  HOOKBASE_EVENTS_PARTITIONS: int(1, 10_000).optional(),
-  HOOKBASE_DELIVERIES_PARTITIONS: int(1, 10_000).optional(),
-  HOOKBASE_DLQ_PARTITIONS: int(1, 10_000).optional(),
+  HOOKBASE_KAFKA_SESSION_TIMEOUT_MS: int(6_000, 300_000)
+    .default(30_000)
+    .describe(
+      "How soon a crashed consumer's partitions move to another process (the broker's minimum is 6000).",
+    ),
+  HOOKBASE_EVENTS_PARTITIONS: int(1, 10_000)
+    .optional()
+    .describe(
+      'Partitions of the events topic when it is created (by the Helm install Job or the first service to start; default 6). Fan-out replicas beyond it get no work. An existing topic is never changed.',
+    ),
+  HOOKBASE_DELIVERIES_PARTITIONS: int(1, 10_000)
+    .optional()
+    .describe(
+      'Partitions of the deliveries topic when it is created (default 12). Dispatcher replicas beyond it get no work. Never changed afterwards: more partitions would move endpoints to other partitions and break FIFO order.',
+    ),
+  HOOKBASE_DLQ_PARTITIONS: int(1, 10_000)
+    .optional()
+    .describe('Partitions of the DLQ topic when it is created (default 3).'),
   HOOKBASE_KAFKA_REPLICATION_FACTOR: int(-1, 32)
     .refine((n) => n !== 0, 'must be -1 (the broker default) or at least 1')
-    .default(-1),
+    .default(-1)
+    .describe(
+      'Replication factor of the topics when they are created; `-1` takes the broker default.',
+    ),
   HOOKBASE_TOPIC_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, . _ - only')
-    .default('hookbase'),
+    .default('hookbase')
+    .describe(
+      'Topics are `<prefix>.events`, `<prefix>.deliveries`, `<prefix>.dlq`; consumer groups `<prefix>.<service>`.',
+    ),
   HOOKBASE_ADMIN_TOKEN: z
     .string()
     .min(16, 'must be at least 16 characters')
     .max(MAX_ADMIN_TOKEN_LENGTH, `must be at most ${MAX_ADMIN_TOKEN_LENGTH} characters`)
     .regex(/^\S+$/, 'must not contain whitespace')
-    .optional(),
-  HOOKBASE_ALLOW_PRIVATE_TARGETS: bool.default(false),
-  HOOKBASE_INGEST_ACK_TIMEOUT_MS: int(100, 120_000).default(5_000),
-  HOOKBASE_MAX_BATCH_EVENTS: int(1, 10_000).default(DEFAULT_MAX_BATCH_EVENTS),
-  HOOKBASE_MAX_PAYLOAD_BYTES: int(1024, 4 * 1024 * 1024).default(256 * 1024),
-  HOOKBASE_DELIVERY_TIMEOUT_MS: int(100, 300_000).default(15_000),
-  HOOKBASE_CONNECT_TIMEOUT_MS: int(100, 60_000).default(5_000),
-  HOOKBASE_ENDPOINT_CONCURRENCY: int(1, 1000).default(10),
-  HOOKBASE_DISPATCH_CONCURRENCY: int(1, 10_000).default(256),
+    .optional()
+    .describe(
+      'Bearer token of the administrator (organizations and API keys), 16 to 256 characters without whitespace. Required by `api` and `standalone`; `npm start` generates one into `.data/admin-token` when none is given.',
+    ),
+  HOOKBASE_ALLOW_PRIVATE_TARGETS: bool
+    .default(false)
+    .describe(
+      'Allows endpoint URLs and cloud `config.endpoint` overrides on private, loopback or link-local addresses. When off, names are resolved when saved and again at every connection. `npm start` turns it on.',
+    ),
+  HOOKBASE_INGEST_ACK_TIMEOUT_MS: int(100, 120_000)
+    .default(5_000)
+    .describe(
+      "How long ingest waits for Kafka's acknowledgement before answering `503` with `Retry-After` (the event may still be stored: retry with the same idempotency key).",
+    ),
+  HOOKBASE_MAX_BATCH_EVENTS: int(1, 10_000)
+    .default(DEFAULT_MAX_BATCH_EVENTS)
+    .describe('Most events in one `POST /v1/events/batch` or gRPC `PublishBatch`.'),
+  HOOKBASE_MAX_PAYLOAD_BYTES: int(1024, 4 * 1024 * 1024)
+    .default(256 * 1024)
+    .describe('Largest request body in bytes; larger is `413 PAYLOAD_TOO_LARGE`.'),
+  HOOKBASE_DELIVERY_TIMEOUT_MS: int(100, 300_000)
+    .default(15_000)
+    .describe('Total time for one HTTP attempt (response headers and body).'),
+  HOOKBASE_CONNECT_TIMEOUT_MS: int(100, 60_000)
+    .default(5_000)
+    .describe('Time to connect to a receiver.'),
+  HOOKBASE_ENDPOINT_CONCURRENCY: int(1, 1000)
+    .default(10)
+    .describe('Attempts in flight per endpoint, per dispatcher.'),
+  HOOKBASE_DISPATCH_CONCURRENCY: int(1, 10_000)
+    .default(256)
+    .describe('Attempts in flight per dispatcher.'),
   // Percent of the dispatch pool any organization may always hold; beyond it an organization
   // borrows only while that much stays free for the others. 100 turns the sharing off.
-  HOOKBASE_DISPATCH_ORGANIZATION_SHARE: int(1, 100).default(25),
-  HOOKBASE_CIRCUIT_FAILURE_THRESHOLD: int(1, 1000).default(10),
-  HOOKBASE_CIRCUIT_COOLDOWN_MS: int(1_000, 3_600_000).default(30_000),
+  HOOKBASE_DISPATCH_ORGANIZATION_SHARE: int(1, 100)
+    .default(25)
+    .describe(
+      'Percent of `HOOKBASE_DISPATCH_CONCURRENCY` every organization may always have in flight; beyond it an organization borrows only while that much stays free for the others. `100` turns sharing off.',
+    ),
+  HOOKBASE_CIRCUIT_FAILURE_THRESHOLD: int(1, 1000)
+    .default(10)
+    .describe(
+      "Consecutive retryable failures (network, timeout, 408, 425, 429, 5xx) that open an endpoint's circuit.",
+    ),
+  HOOKBASE_CIRCUIT_COOLDOWN_MS: int(1_000, 3_600_000)
+    .default(30_000)
+    .describe('How long an open circuit refuses before one probe is let through.'),
   // Days of message log per plan (fractions allowed); finished messages, their attempts, events,
   // DLQ entries and idempotency keys older than this are pruned.
-  HOOKBASE_RETENTION_DAYS_FREE: z.coerce.number().positive().max(3650).default(7),
-  HOOKBASE_RETENTION_DAYS_PRO: z.coerce.number().positive().max(3650).default(30),
-  HOOKBASE_RETENTION_DAYS_BUSINESS: z.coerce.number().positive().max(3650).default(90),
-  HOOKBASE_RETENTION_INTERVAL_MS: int(500, 86_400_000).default(3_600_000),
-  HOOKBASE_RETRY_POLL_MS: int(50, 60_000).default(500),
-  HOOKBASE_HOLD_RECHECK_MS: int(100, 600_000).default(5_000),
+  HOOKBASE_RETENTION_DAYS_FREE: z.coerce
+    .number()
+    .positive()
+    .max(3650)
+    .default(7)
+    .describe(
+      'Days of message log kept on plan `free` (fractions allowed): finished messages, attempts, events, DLQ entries and idempotency keys older than this are pruned; unfinished work is kept.',
+    ),
+  HOOKBASE_RETENTION_DAYS_PRO: z.coerce
+    .number()
+    .positive()
+    .max(3650)
+    .default(30)
+    .describe('Days of message log kept on plan `pro` (as `HOOKBASE_RETENTION_DAYS_FREE`).'),
+  HOOKBASE_RETENTION_DAYS_BUSINESS: z.coerce
+    .number()
+    .positive()
+    .max(3650)
+    .default(90)
+    .describe('Days of message log kept on plan `business` (as `HOOKBASE_RETENTION_DAYS_FREE`).'),
+  HOOKBASE_RETENTION_INTERVAL_MS: int(500, 86_400_000)
+    .default(3_600_000)
+    .describe('How often retention runs (one dispatcher at a time, under a PostgreSQL lock).'),
+  HOOKBASE_RETRY_POLL_MS: int(50, 60_000)
+    .default(500)
+    .describe('How often the retry schedule is polled for due messages.'),
+  HOOKBASE_HOLD_RECHECK_MS: int(100, 600_000)
+    .default(5_000)
+    .describe(
+      'How often a message held for a paused or disabled endpoint is checked again; the longest a waiting FIFO lane goes without re-reading its endpoint.',
+    ),
   // FIFO lanes: how long a lane's head waits after its worker stopped before another sends it
   // again, and how often dispatchers look for lanes that no worker runs.
-  HOOKBASE_FIFO_LEASE_MS: int(1_000, 3_600_000).default(300_000),
-  HOOKBASE_FIFO_SWEEP_MS: int(100, 60_000).default(1_000),
-  HOOKBASE_RESPONSE_EXCERPT_BYTES: int(0, 65_536).default(4096),
-  // On SIGTERM or SIGINT a service stops taking work (readiness false, new HTTP requests 503) and
-  // lets the work under way finish for at most this long before it commits, hands its FIFO lanes
-  // back and exits 0. Keep it below the orchestrator's grace period (the Helm chart adds 10 s).
-  HOOKBASE_SHUTDOWN_DRAIN_MS: int(0, 600_000).default(25_000),
-  HOOKBASE_API_KEY_CACHE_MS: int(0, 600_000).default(10_000),
+  HOOKBASE_FIFO_LEASE_MS: int(1_000, 3_600_000)
+    .default(300_000)
+    .describe(
+      "A FIFO lane's lease: after its worker stops mid-delivery, the head is sent again once this has passed (never by two workers at once).",
+    ),
+  HOOKBASE_FIFO_SWEEP_MS: int(100, 60_000)
+    .default(1_000)
+    .describe(
+      'How often each dispatcher looks for FIFO lanes with queued messages that no worker runs.',
+    ),
+  HOOKBASE_RESPONSE_EXCERPT_BYTES: int(0, 65_536)
+    .default(4096)
+    .describe("How much of a receiver's response body is kept with the attempt."),
+  HOOKBASE_SHUTDOWN_DRAIN_MS: int(0, 600_000)
+    .default(25_000)
+    .describe(
+      "On SIGTERM or SIGINT a service stops taking work (readiness false, new HTTP requests `503`) and lets the work under way finish for at most this long before it commits, hands its FIFO lanes back and exits 0. Keep it below the orchestrator's grace period (the Helm chart adds 10 s).",
+    ),
+  HOOKBASE_API_KEY_CACHE_MS: int(0, 600_000)
+    .default(10_000)
+    .describe(
+      'How long a key that proved valid is remembered (by its hash) before it is checked again: a revoked key works at most this long in other processes, and a plan change reaches their limits within it.',
+    ),
   // Abuse limits (ADR 0015): valid keys remembered, failed authentications per client address,
   // events and management requests per API key by plan, endpoints per organization by plan,
   // replay-failed copies per call and per organization and minute.
-  HOOKBASE_API_KEY_CACHE_SIZE: int(1, 1_000_000).default(10_000),
-  HOOKBASE_AUTH_FAILURES_PER_MINUTE: int(1, 1_000_000).default(30),
-  HOOKBASE_INGEST_EVENTS_PER_SECOND_FREE: int(1, 10_000_000).default(1_000),
-  HOOKBASE_INGEST_EVENTS_PER_SECOND_PRO: int(1, 10_000_000).default(5_000),
-  HOOKBASE_INGEST_EVENTS_PER_SECOND_BUSINESS: int(1, 10_000_000).default(20_000),
-  HOOKBASE_API_REQUESTS_PER_SECOND_FREE: int(1, 1_000_000).default(100),
-  HOOKBASE_API_REQUESTS_PER_SECOND_PRO: int(1, 1_000_000).default(500),
-  HOOKBASE_API_REQUESTS_PER_SECOND_BUSINESS: int(1, 1_000_000).default(2_000),
-  HOOKBASE_MAX_ENDPOINTS_FREE: int(1, 10_000_000).default(100),
-  HOOKBASE_MAX_ENDPOINTS_PRO: int(1, 10_000_000).default(1_000),
-  HOOKBASE_MAX_ENDPOINTS_BUSINESS: int(1, 10_000_000).default(10_000),
-  HOOKBASE_REPLAY_FAILED_MAX_PER_CALL: int(1, 100_000).default(1_000),
-  HOOKBASE_REPLAY_FAILED_PER_MINUTE: int(1, 10_000_000).default(10_000),
-  HOOKBASE_RUN_MIGRATIONS: bool.default(true),
+  HOOKBASE_API_KEY_CACHE_SIZE: int(1, 1_000_000)
+    .default(10_000)
+    .describe('Most valid keys remembered per process (the oldest goes first).'),
+  HOOKBASE_AUTH_FAILURES_PER_MINUTE: int(1, 1_000_000)
+    .default(30)
+    .describe(
+      'Failed authentications per client address (IPv6: per /64) and minute, per process; past it the address gets `429` without a lookup, except for keys it used within the cache time and the admin token.',
+    ),
+  HOOKBASE_INGEST_EVENTS_PER_SECOND_FREE: int(1, 10_000_000)
+    .default(1_000)
+    .describe(
+      'Events per API key and second on plan `free`, per process, REST and gRPC together; a batch counts its events and is refused whole. At least `HOOKBASE_MAX_BATCH_EVENTS`.',
+    ),
+  HOOKBASE_INGEST_EVENTS_PER_SECOND_PRO: int(1, 10_000_000)
+    .default(5_000)
+    .describe('Events per API key and second on plan `pro` (as the `_FREE` variable).'),
+  HOOKBASE_INGEST_EVENTS_PER_SECOND_BUSINESS: int(1, 10_000_000)
+    .default(20_000)
+    .describe('Events per API key and second on plan `business` (as the `_FREE` variable).'),
+  HOOKBASE_API_REQUESTS_PER_SECOND_FREE: int(1, 1_000_000)
+    .default(100)
+    .describe(
+      'Management requests (`/api/...`) per API key and second on plan `free`, per process.',
+    ),
+  HOOKBASE_API_REQUESTS_PER_SECOND_PRO: int(1, 1_000_000)
+    .default(500)
+    .describe('Management requests per API key and second on plan `pro`, per process.'),
+  HOOKBASE_API_REQUESTS_PER_SECOND_BUSINESS: int(1, 1_000_000)
+    .default(2_000)
+    .describe('Management requests per API key and second on plan `business`, per process.'),
+  HOOKBASE_MAX_ENDPOINTS_FREE: int(1, 10_000_000)
+    .default(100)
+    .describe(
+      'Endpoints of every kind (not deleted) per organization on plan `free`; one more is `403 ENDPOINT_LIMIT_REACHED`.',
+    ),
+  HOOKBASE_MAX_ENDPOINTS_PRO: int(1, 10_000_000)
+    .default(1_000)
+    .describe('Endpoints per organization on plan `pro`.'),
+  HOOKBASE_MAX_ENDPOINTS_BUSINESS: int(1, 10_000_000)
+    .default(10_000)
+    .describe('Endpoints per organization on plan `business`.'),
+  HOOKBASE_REPLAY_FAILED_MAX_PER_CALL: int(1, 100_000)
+    .default(1_000)
+    .describe(
+      "Most copies one `replay-failed` call makes; when more follow, its answer's `nextAfter` is sent back as `after` to go on.",
+    ),
+  HOOKBASE_REPLAY_FAILED_PER_MINUTE: int(1, 10_000_000)
+    .default(10_000)
+    .describe(
+      'Most `replay-failed` copies per organization and minute, per process; none left is `429` with `Retry-After`.',
+    ),
+  HOOKBASE_RUN_MIGRATIONS: bool
+    .default(true)
+    .describe(
+      'Applies pending database migrations at boot (under an advisory lock, so services may boot together).',
+    ),
   // Without a key, cloud endpoints that carry credentials are refused (the SDKs' default chains
   // still work); previous keys (comma-separated) still decrypt during a key rotation.
-  HOOKBASE_CREDENTIALS_KEY: credentialsKey.optional(),
+  HOOKBASE_CREDENTIALS_KEY: credentialsKey
+    .optional()
+    .describe(
+      'AES-256-GCM key (32 bytes in base64, e.g. `openssl rand -base64 32`), the same for every service. Seals signing secrets and cloud credentials at rest and signs poll cursors. Required when `NODE_ENV=production`; `npm start` generates one into `.data/credentials-key`.',
+    ),
   HOOKBASE_CREDENTIALS_PREVIOUS_KEYS: z
     .string()
     .refine(
       (list) => list.split(',').every((key) => isKey(key.trim())),
       `each comma-separated key ${KEY_MESSAGE}`,
     )
-    .optional(),
-  LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
+    .optional()
+    .describe(
+      'Comma-separated older keys that still open sealed secrets and credentials and still validate poll cursors during a key rotation.',
+    ),
+  LOG_LEVEL: z
+    .enum(['error', 'warn', 'info', 'debug'])
+    .default('info')
+    .describe('The least severe log lines written: `error`, `warn`, `info` or `debug`.'),
   // One JSON object per line for log collectors; `npm start` asks for readable lines.
-  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+  LOG_FORMAT: z
+    .enum(['json', 'pretty'])
+    .default('json')
+    .describe(
+      '`json`: one JSON object per line on standard output; `pretty`: readable lines (what `npm start` asks for).',
+    ),
   // The production switch (the Docker image sets it): keys that protect data at rest are required.
-  NODE_ENV: z.string().optional(),
+  NODE_ENV: z
+    .string()
+    .optional()
+    .describe(
+      '`production` (the Docker image sets it) makes every service refuse to start without `HOOKBASE_CREDENTIALS_KEY`.',
+    ),
 });
 
 export interface HookbaseConfig {

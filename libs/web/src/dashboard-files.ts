@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 /** Where `npm run build` puts the dashboard: dist/dashboard, beside dist/libs. */
 export const DEFAULT_DASHBOARD_DIR = join(__dirname, '..', '..', '..', 'dashboard');
 
-const CONTENT_TYPES: Record<string, string> = {
+export const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
@@ -15,6 +15,8 @@ const CONTENT_TYPES: Record<string, string> = {
   '.png': 'image/png',
   '.ico': 'image/x-icon',
   '.woff2': 'font/woff2',
+  '.map': 'application/json; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
 };
 
 /** The page may load and call only this origin; nothing may frame it. */

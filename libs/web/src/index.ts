@@ -8,3 +8,4 @@ export * from './metrics.controller';
 export * from './serve-http';
 export * from './openapi';
 export * from './dashboard-files';
+export * from './docs-files';

@@ -2,6 +2,7 @@ import { DynamicModule } from '@nestjs/common';
 import { HookbaseConfig } from '@hookbase/config';
 import type { HttpServing } from '@hookbase/runtime';
 import { serveDashboard } from './dashboard-files';
+import { serveDocs } from './docs-files';
 import { createHttpApp, listen } from './http-app';
 import { WebModule } from './web.module';
 
@@ -13,7 +14,10 @@ export const serveHttp: HttpServing = async (root: DynamicModule, config: Hookba
   return { app, url };
 };
 
-/** As serveHttp, with the dashboard (the built SPA) at /dashboard/: the API service's way. */
+/**
+ * As serveHttp, with the dashboard (the built SPA) at /dashboard/ and the documentation site at
+ * /docs/: the API service's way.
+ */
 export const serveHttpWithDashboard: HttpServing = async (
   root: DynamicModule,
   config: HookbaseConfig,
@@ -21,6 +25,7 @@ export const serveHttpWithDashboard: HttpServing = async (
   root.imports = [...(root.imports ?? []), WebModule];
   const app = await createHttpApp(root, config);
   serveDashboard(app.getHttpAdapter().getInstance());
+  serveDocs(app.getHttpAdapter().getInstance());
   const url = await listen(app, config);
   return { app, url };
 };

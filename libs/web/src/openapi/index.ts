@@ -3,5 +3,4 @@ export * from './response-bodies';
 export * from './endpoint-bodies';
 export * from './catalog';
 export * from './document';
-export * from './docs-page';
 export * from './openapi.controller';

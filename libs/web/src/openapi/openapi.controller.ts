@@ -1,20 +1,19 @@
-import { Controller, Get, Header, Inject, OnModuleInit, Type } from '@nestjs/common';
+import { Controller, Get, Inject, OnModuleInit, Type } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { anyObject } from './response-bodies';
 import { DescribeRoute } from './route-description';
 import { hookbaseCatalog } from './catalog';
-import { renderDocsPage } from './docs-page';
 import { buildOpenApiDocument, OpenApiDocument } from './document';
 
 /**
- * The API's OpenAPI document and a page rendering it; no auth. Both describe the routes this
- * process's controllers register, under the running limits. Built when the module starts, so a
+ * The API's OpenAPI document; no auth. It describes the routes this process's controllers
+ * register, under the running limits (the documentation site at /docs/ renders it). Built when the module starts, so a
  * process with a route that has no description refuses to start (UndescribedRoutesError).
  */
 @Controller()
 export class OpenApiController implements OnModuleInit {
-  private docs!: { document: OpenApiDocument; page: string };
+  private openApi!: OpenApiDocument;
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
@@ -31,8 +30,7 @@ export class OpenApiController implements OnModuleInit {
     const catalog = hookbaseCatalog(controllers, {
       maxBatchEvents: this.config.http.maxBatchEvents,
     });
-    const document = buildOpenApiDocument(catalog);
-    this.docs = { document, page: renderDocsPage(document) };
+    this.openApi = buildOpenApiDocument(catalog);
   }
 
   @DescribeRoute({
@@ -46,26 +44,6 @@ export class OpenApiController implements OnModuleInit {
   })
   @Get('openapi.json')
   document() {
-    return this.docs.document;
-  }
-
-  @DescribeRoute({
-    operationId: 'apiDocs',
-    tag: 'Operations',
-    summary: 'This document as an HTML page.',
-    security: 'none',
-    success: {
-      status: 200,
-      description: 'HTML page',
-      schema: { type: 'string' },
-      contentType: 'text/html',
-    },
-    errors: [],
-    usesStore: false,
-  })
-  @Get('docs')
-  @Header('content-type', 'text/html; charset=utf-8')
-  page() {
-    return this.docs.page;
+    return this.openApi;
   }
 }

@@ -346,23 +346,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/docs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** This document as an HTML page. */
-        get: operations["apiDocs"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/health": {
         parameters: {
             query?: never;
@@ -4208,40 +4191,6 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "SERVICE_UNAVAILABLE";
-                        };
-                    };
-                };
-            };
-        };
-    };
-    apiDocs: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description HTML page */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @enum {unknown} */
-                            code?: "INTERNAL";
                         };
                     };
                 };
