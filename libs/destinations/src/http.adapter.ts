@@ -1,5 +1,12 @@
+import { rootCertificates } from 'node:tls';
 import { Agent, Dispatcher, request } from 'undici';
-import { classifyAttempt, AttemptResult, checkTargetUrl, DomainError } from '@hookbase/domain';
+import {
+  classifyAttempt,
+  AttemptResult,
+  checkTargetUrl,
+  DomainError,
+  type ReceiverOptions,
+} from '@hookbase/domain';
 import { webhookHeaders } from '@hookbase/signing';
 import {
   DeliveryReport,
@@ -7,7 +14,9 @@ import {
   DestinationAdapter,
   OutboundMessage,
 } from './destination.adapter';
+import { ClientCache, clientKey } from './cloud-support';
 import { createGuardedLookup, Resolver } from './guarded-lookup';
+import { OAuth2TokenCache, TokenFetchError } from './oauth2-token-cache';
 
 export interface HttpAdapterOptions {
   timeoutMs: number;
@@ -26,18 +35,49 @@ export interface HttpAdapterOptions {
 export class HttpDestinationAdapter implements DestinationAdapter {
   readonly kind = 'http' as const;
   private readonly agent: Agent;
+  /** Agents of endpoints with a client certificate or a CA of their own, by their TLS material. */
+  private readonly tlsAgents: ClientCache<Agent>;
+  private readonly tokens: OAuth2TokenCache;
 
   constructor(private readonly options: HttpAdapterOptions) {
-    this.agent = new Agent({
+    this.agent = this.newAgent({});
+    this.tlsAgents = new ClientCache((agent) => agent.close(), 64);
+    this.tokens = new OAuth2TokenCache({
+      dispatcher: this.agent,
+      allowPrivateTargets: options.allowPrivateTargets,
+      timeoutMs: options.timeoutMs,
+      userAgent: options.userAgent,
+    });
+  }
+
+  private newAgent(tls: { cert?: string; key?: string; ca?: string[] }): Agent {
+    return new Agent({
       connect: {
-        timeout: options.connectTimeoutMs,
-        ...(options.allowPrivateTargets ? {} : { lookup: createGuardedLookup(options.resolver) }),
+        timeout: this.options.connectTimeoutMs,
+        ...(this.options.allowPrivateTargets
+          ? {}
+          : { lookup: createGuardedLookup(this.options.resolver) }),
+        ...tls,
       },
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
+      headersTimeout: this.options.timeoutMs,
+      bodyTimeout: this.options.timeoutMs,
       keepAliveTimeout: 4_000,
       connections: 64,
     });
+  }
+
+  /** The shared agent, unless the endpoint presents a certificate or trusts a CA of its own. */
+  private agentFor(receiver: ReceiverOptions | null | undefined): Dispatcher {
+    const mtls = receiver?.auth?.type === 'mtls' ? receiver.auth : null;
+    if (!mtls && !receiver?.tlsCa) return this.agent;
+    const tls = {
+      ...(mtls ? { cert: mtls.certificate, key: mtls.privateKey } : {}),
+      // The endpoint's CA is trusted beside the usual ones, for this endpoint only.
+      ...(receiver?.tlsCa ? { ca: [...rootCertificates, receiver.tlsCa] } : {}),
+    };
+    return this.tlsAgents.get(clientKey([tls.cert, tls.key, receiver?.tlsCa]), () =>
+      this.newAgent(tls),
+    );
   }
 
   async deliver(message: OutboundMessage, target: DeliveryTarget): Promise<DeliveryReport> {
@@ -64,23 +104,50 @@ export class HttpDestinationAdapter implements DestinationAdapter {
       const reason = `cannot sign: ${error instanceof Error ? error.message : String(error)}`;
       return { outcome: { kind: 'failed', error: reason }, durationMs: 0, responseExcerpt: null };
     }
-    const headers = {
+    const receiver = target.receiver ?? null;
+    // The endpoint's own headers first: none of them can be a name Hookbase sets (refused on save).
+    const headers: Record<string, string> = {};
+    for (const [name, value] of receiver?.headers ?? []) headers[name] = value;
+    Object.assign(headers, {
       'content-type': 'application/json',
       'user-agent': this.options.userAgent,
       ...signature,
       'hookbase-event-type': message.eventType,
       'hookbase-attempt': String(message.attemptNumber),
-    };
+    });
+    const timeoutMs = Math.min(
+      receiver?.timeoutMs ?? this.options.timeoutMs,
+      this.options.timeoutMs,
+    );
+    const dispatcher = this.agentFor(receiver);
+    const auth = receiver?.auth ?? null;
     let result: AttemptResult;
     let excerpt: string | null = null;
     try {
-      const response = await request(url, {
-        method: 'POST',
-        headers,
-        body,
-        dispatcher: this.agent,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
+      const send = async (authorization: string | null) => {
+        if (authorization !== null) headers.authorization = authorization;
+        return request(url, {
+          method: 'POST',
+          headers,
+          body,
+          dispatcher,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      };
+      let response: Dispatcher.ResponseData;
+      if (auth?.type === 'oauth2_client_credentials') {
+        let token = await this.tokens.token(auth);
+        response = await send(`Bearer ${token.accessToken}`);
+        if (response.statusCode === 401 && token.cached) {
+          // The receiver no longer takes the cached token: fetch a new one once and send again.
+          await response.body.dump();
+          this.tokens.forget(auth);
+          token = await this.tokens.token(auth);
+          response = await send(`Bearer ${token.accessToken}`);
+        }
+      } else {
+        response = await send(authorizationOf(auth));
+      }
       excerpt = await readExcerpt(response.body, this.options.responseExcerptBytes);
       const retryAfter = response.headers['retry-after'];
       result = {
@@ -89,6 +156,16 @@ export class HttpDestinationAdapter implements DestinationAdapter {
         retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : (retryAfter ?? null),
       };
     } catch (error) {
+      if (error instanceof TokenFetchError) {
+        // No token, nothing sent: retried on the endpoint's schedule, the reason in lastError.
+        return {
+          outcome: error.permanent
+            ? { kind: 'failed', error: error.message }
+            : { kind: 'retry', error: error.message },
+          durationMs: elapsed(),
+          responseExcerpt: null,
+        };
+      }
       result = transportFailure(error);
       if (result.type === 'network' && errorCode(error) === 'URL_NOT_ALLOWED') {
         return {
@@ -106,7 +183,22 @@ export class HttpDestinationAdapter implements DestinationAdapter {
   }
 
   async close(): Promise<void> {
+    await this.tlsAgents.close();
     await this.agent.close();
+  }
+}
+
+/** The Authorization header of basic and bearer auth; null for none (mTLS is on the connection). */
+function authorizationOf(auth: ReceiverOptions['auth']): string | null {
+  switch (auth?.type) {
+    case undefined:
+    case 'mtls':
+    case 'oauth2_client_credentials':
+      return null;
+    case 'basic':
+      return `Basic ${Buffer.from(`${auth.username}:${auth.password}`, 'utf8').toString('base64')}`;
+    case 'bearer':
+      return `Bearer ${auth.token}`;
   }
 }
 

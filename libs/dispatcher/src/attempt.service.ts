@@ -5,6 +5,7 @@ import {
   DEFAULT_RETRY_POLICY,
   DeliveryDecision,
   HostIdentityGrant,
+  ReceiverOptions,
 } from '@hookbase/domain';
 import {
   DeliveryReport,
@@ -207,6 +208,23 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
         responseExcerpt: null,
       };
     }
+    let receiver: ReceiverOptions | null = null;
+    if (endpoint.deliveryOptions) {
+      // Only endpoints that set options pay for opening them; the rest read nothing more.
+      try {
+        receiver = this.destinations.openReceiverOptions(
+          endpoint.organizationId,
+          endpoint.deliveryOptions,
+        );
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        return {
+          outcome: { kind: 'retry', error: `stored headers or auth: ${reason}` },
+          durationMs: 0,
+          responseExcerpt: null,
+        };
+      }
+    }
     if (endpoint.kind === 'http' && secrets.length === 0) {
       // Every http endpoint has a secret: none that opens means the key is missing or changed
       // (ADR 17), the operator's mistake, retried on the endpoint's schedule as for credentials.
@@ -251,6 +269,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
         secrets,
         ordered: endpoint.fifoEnabled,
         hostIdentity,
+        receiver,
       },
     );
   }

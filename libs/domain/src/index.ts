@@ -32,3 +32,4 @@ export * from './status-class';
 export * from './consumer-lag';
 export * from './lane-activity';
 export * from './endpoint-stats';
+export * from './receiver-options';

@@ -6,6 +6,7 @@ import {
   GOOGLE_PROJECT_ID_PATTERN,
 } from './host-identity';
 import { DLQ_REASONS, ENDPOINT_KINDS, ENDPOINT_STATUSES, MESSAGE_STATUSES, PLANS } from './model';
+import { receiverOptionFields } from './receiver-options';
 import { isStorableText, unstorableTextAt } from './storable-text';
 
 /**
@@ -89,6 +90,8 @@ const endpointFields = {
   fifoEnabled: z.boolean().optional(),
   retry: z.unknown().optional(),
   rateLimitPerSecond: z.number().int().min(1).max(100_000).nullable().optional(),
+  /** http endpoints only: headers, auth, timeout and trusted CA (receiver-options.ts). */
+  ...receiverOptionFields,
 };
 
 export const createEndpointSchema = z.strictObject({
@@ -100,6 +103,13 @@ export type CreateEndpointInput = z.infer<typeof createEndpointSchema>;
 
 export const updateEndpointSchema = z.strictObject(endpointFields);
 export type UpdateEndpointInput = z.infer<typeof updateEndpointSchema>;
+
+/** `POST …/webhook-endpoints/:id/test`: one example message, sent now outside every queue. */
+export const testSendSchema = z.strictObject({
+  eventType: eventType.default('hookbase.test'),
+  payload: storablePayload.default({ test: true, message: 'A test message from Hookbase' }),
+});
+export type TestSendInput = z.infer<typeof testSendSchema>;
 
 export const rotateSecretSchema = z.strictObject({
   overlapSeconds: z

@@ -15,9 +15,12 @@ import {
   checkTargetName,
   CLOUD_DESTINATION_KINDS,
   EndpointCredentials,
+  hasReceiverOptionInput,
   hasStoredCredentials,
   isCloudDestinationKind,
   publicEndpointConfig,
+  ReceiverOptionsSealer,
+  type ReceiverOptionsInput,
 } from '@hookbase/destinations';
 import { EndpointEntity, EndpointRepository, OrganizationRepository } from '@hookbase/persistence';
 import { generateSecret, isValidSecret } from '@hookbase/signing';
@@ -30,6 +33,7 @@ const DNS_CHECK_TIMEOUT_MS = 2_000;
 @Injectable()
 export class EndpointSettingsService {
   private readonly credentials: EndpointCredentials;
+  private readonly receiverOptions: ReceiverOptionsSealer;
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
@@ -37,6 +41,7 @@ export class EndpointSettingsService {
     private readonly organizations: OrganizationRepository,
   ) {
     this.credentials = new EndpointCredentials(config.credentials);
+    this.receiverOptions = new ReceiverOptionsSealer(config.credentials);
   }
 
   async create(organizationId: string, input: CreateEndpointInput): Promise<EndpointEntity> {
@@ -49,6 +54,10 @@ export class EndpointSettingsService {
     checkPollingFields(input.kind, input);
     const url = await this.checkUrl(input.kind, input.url);
     const config = await this.checkConfig(organizationId, input.kind, input.config, undefined);
+    const deliveryOptions = this.checkReceiverOptions(organizationId, input.kind, input, null, {
+      url,
+      urlChanged: true,
+    });
     await this.checkFifo(organizationId, input.kind, false, input.fifoEnabled ?? false);
     if (input.secret !== undefined && !isValidSecret(input.secret)) {
       throw new DomainError(
@@ -68,6 +77,7 @@ export class EndpointSettingsService {
         fifoEnabled: input.fifoEnabled ?? false,
         retry: input.retry === undefined ? DEFAULT_RETRY_POLICY : validateRetryPolicy(input.retry),
         rateLimitPerSecond: input.rateLimitPerSecond ?? null,
+        deliveryOptions,
       },
       input.kind === 'http' ? (input.secret ?? generateSecret()) : null,
       await this.endpointLimit(organizationId),
@@ -83,7 +93,15 @@ export class EndpointSettingsService {
 
   async update(endpoint: EndpointEntity, input: UpdateEndpointInput): Promise<EndpointEntity> {
     checkPollingFields(endpoint.kind, input);
+    const urlBefore = endpoint.url;
     if (input.url !== undefined) endpoint.url = await this.checkUrl(endpoint.kind, input.url);
+    endpoint.deliveryOptions = this.checkReceiverOptions(
+      endpoint.organizationId,
+      endpoint.kind,
+      input,
+      endpoint.deliveryOptions,
+      { url: endpoint.url, urlChanged: endpoint.url !== urlBefore },
+    );
     if (input.fifoEnabled !== undefined) {
       await this.checkFifo(
         endpoint.organizationId,
@@ -110,10 +128,14 @@ export class EndpointSettingsService {
     return this.endpoints.save(endpoint);
   }
 
-  /** Deletes the endpoint; stored cloud credentials are cleared first, as signing secrets are. */
+  /**
+   * Deletes the endpoint; stored cloud credentials, headers and auth are cleared first, as signing
+   * secrets are.
+   */
   async delete(endpoint: EndpointEntity): Promise<void> {
-    if (hasStoredCredentials(endpoint.config)) {
+    if (hasStoredCredentials(endpoint.config) || endpoint.deliveryOptions) {
       endpoint.config = publicEndpointConfig(endpoint.config);
+      endpoint.deliveryOptions = null;
       await this.endpoints.save(endpoint);
     }
     await this.endpoints.softDelete(endpoint);
@@ -135,6 +157,42 @@ export class EndpointSettingsService {
     const organization = await this.organizations.findById(organizationId);
     if (!organization) throw new DomainError('ORGANIZATION_NOT_FOUND', 'Organization not found');
     checkFifoSetting({ plan: organization.plan, kind, currentlyEnabled: current, requested });
+  }
+
+  /**
+   * An http endpoint's headers, auth, timeout and CA as stored (sensitive parts sealed); other
+   * kinds take none (VALIDATION_FAILED naming each field).
+   */
+  private checkReceiverOptions(
+    organizationId: string,
+    kind: EndpointKind,
+    input: ReceiverOptionsInput,
+    current: EndpointEntity['deliveryOptions'],
+    target: { url: string | null; urlChanged: boolean },
+  ): EndpointEntity['deliveryOptions'] {
+    if (kind !== 'http') {
+      const given = (['headers', 'auth', 'timeoutMs', 'tlsCa'] as const).filter(
+        (field) => input[field] !== undefined && input[field] !== null,
+      );
+      if (given.length > 0) {
+        const issues = given.map((field) => ({
+          path: field,
+          message: 'only http endpoints take it',
+        }));
+        throw new DomainError(
+          'VALIDATION_FAILED',
+          `Invalid request: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`,
+          { issues },
+        );
+      }
+      return null;
+    }
+    if (!hasReceiverOptionInput(input) && (!target.urlChanged || !current?.auth)) return current;
+    return this.receiverOptions.seal(organizationId, input, current, {
+      url: target.url!,
+      urlChanged: target.urlChanged,
+      maxTimeoutMs: this.config.delivery.timeoutMs,
+    });
   }
 
   /**

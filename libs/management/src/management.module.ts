@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { EndpointSettingsService } from './endpoint-settings.service';
+import { EndpointTestSendService } from './endpoint-test-send.service';
 import { EndpointsController } from './endpoints.controller';
 import { InvalidEventsController } from './invalid-events.controller';
 import { LogController } from './log.controller';
@@ -18,6 +19,6 @@ import { ReplayService } from './replay.service';
     ReplayController,
     InvalidEventsController,
   ],
-  providers: [EndpointSettingsService, ReplayService],
+  providers: [EndpointSettingsService, EndpointTestSendService, ReplayService],
 })
 export class ManagementModule {}

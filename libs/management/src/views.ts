@@ -4,6 +4,7 @@ import {
   hasStoredCredentials,
   isCloudDestinationKind,
   publicEndpointConfig,
+  receiverOptionsView,
 } from '@hookbase/destinations';
 import type {
   ApiKeyEntity,
@@ -67,6 +68,8 @@ export function endpointView(endpoint: EndpointEntity) {
     fifoEnabled: endpoint.fifoEnabled,
     retry: endpoint.retry,
     rateLimitPerSecond: endpoint.rateLimitPerSecond,
+    // http: headers (sensitive values masked), auth as its type only, timeout and CA.
+    ...receiverOptionsView(endpoint.kind === 'http' ? endpoint.deliveryOptions : null),
     createdAt: iso(endpoint.createdAt),
     updatedAt: iso(endpoint.updatedAt),
   };

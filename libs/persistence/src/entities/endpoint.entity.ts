@@ -1,5 +1,10 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
-import type { EndpointKind, EndpointStatus, RetryPolicy } from '@hookbase/domain';
+import type {
+  EndpointKind,
+  EndpointStatus,
+  RetryPolicy,
+  StoredReceiverOptions,
+} from '@hookbase/domain';
 
 @Entity('endpoints')
 @Index('idx_endpoints_organization', ['organizationId', 'id'])
@@ -17,6 +22,9 @@ export class EndpointEntity {
   @Column({ type: 'jsonb' }) retry!: RetryPolicy;
   @Column({ name: 'rate_limit_per_second', type: 'integer', nullable: true })
   rateLimitPerSecond!: number | null;
+  /** http only: headers, sealed auth, timeout, trusted CA; null when none is set. */
+  @Column({ name: 'delivery_options', type: 'jsonb', nullable: true })
+  deliveryOptions!: StoredReceiverOptions | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt!: Date;
   @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true }) deletedAt!: Date | null;

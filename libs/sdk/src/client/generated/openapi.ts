@@ -346,6 +346,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{orgId}/webhook-endpoints/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send one signed example message to an http endpoint now, outside every queue (never through its FIFO lane, not recorded in the log), and answer with the attempt. */
+        post: operations["testEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/docs": {
         parameters: {
             query?: never;
@@ -492,11 +509,40 @@ export interface components {
             name?: string;
         };
         CreateEndpoint: {
+            auth?: ({
+                password: string;
+                /** @constant */
+                type: "basic";
+                username: string;
+            } | {
+                token: string;
+                /** @constant */
+                type: "bearer";
+            } | {
+                audience?: string;
+                clientId: string;
+                clientSecret: string;
+                scope?: string;
+                tokenUrl: string;
+                /** @constant */
+                type: "oauth2_client_credentials";
+            } | {
+                certificate: string;
+                privateKey: string;
+                /** @constant */
+                type: "mtls";
+            }) | null;
             /** @description http and polling endpoints take no config: only `{}`. */
             config?: Record<string, unknown>;
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            headers?: {
+                name: string;
+                /** @default false */
+                sensitive: boolean;
+                value?: string;
+            }[] | null;
             /**
              * @default http
              * @enum {string}
@@ -507,8 +553,33 @@ export interface components {
             secret?: string;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
+            timeoutMs?: number | null;
+            tlsCa?: string | null;
             url?: string;
         } | {
+            auth?: ({
+                password: string;
+                /** @constant */
+                type: "basic";
+                username: string;
+            } | {
+                token: string;
+                /** @constant */
+                type: "bearer";
+            } | {
+                audience?: string;
+                clientId: string;
+                clientSecret: string;
+                scope?: string;
+                tokenUrl: string;
+                /** @constant */
+                type: "oauth2_client_credentials";
+            } | {
+                certificate: string;
+                privateKey: string;
+                /** @constant */
+                type: "mtls";
+            }) | null;
             /** @description An SQS queue (`queueUrl`; a `.fifo` queue gets the endpoint id as message group). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -523,6 +594,12 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            headers?: {
+                name: string;
+                /** @default false */
+                sensitive: boolean;
+                value?: string;
+            }[] | null;
             /** @constant */
             kind: "sqs";
             rateLimitPerSecond?: number | null;
@@ -530,8 +607,33 @@ export interface components {
             secret?: string;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
+            timeoutMs?: number | null;
+            tlsCa?: string | null;
             url?: string;
         } | {
+            auth?: ({
+                password: string;
+                /** @constant */
+                type: "basic";
+                username: string;
+            } | {
+                token: string;
+                /** @constant */
+                type: "bearer";
+            } | {
+                audience?: string;
+                clientId: string;
+                clientSecret: string;
+                scope?: string;
+                tokenUrl: string;
+                /** @constant */
+                type: "oauth2_client_credentials";
+            } | {
+                certificate: string;
+                privateKey: string;
+                /** @constant */
+                type: "mtls";
+            }) | null;
             /** @description An SNS topic (`topicArn` in `region`; a `.fifo` topic gets the endpoint id as message group). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -546,6 +648,12 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            headers?: {
+                name: string;
+                /** @default false */
+                sensitive: boolean;
+                value?: string;
+            }[] | null;
             /** @constant */
             kind: "sns";
             rateLimitPerSecond?: number | null;
@@ -553,8 +661,33 @@ export interface components {
             secret?: string;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
+            timeoutMs?: number | null;
+            tlsCa?: string | null;
             url?: string;
         } | {
+            auth?: ({
+                password: string;
+                /** @constant */
+                type: "basic";
+                username: string;
+            } | {
+                token: string;
+                /** @constant */
+                type: "bearer";
+            } | {
+                audience?: string;
+                clientId: string;
+                clientSecret: string;
+                scope?: string;
+                tokenUrl: string;
+                /** @constant */
+                type: "oauth2_client_credentials";
+            } | {
+                certificate: string;
+                privateKey: string;
+                /** @constant */
+                type: "mtls";
+            }) | null;
             /** @description An EventBridge bus (`eventBusName`, events with `source` and the event type as detail-type). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -571,6 +704,12 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            headers?: {
+                name: string;
+                /** @default false */
+                sensitive: boolean;
+                value?: string;
+            }[] | null;
             /** @constant */
             kind: "eventbridge";
             rateLimitPerSecond?: number | null;
@@ -578,8 +717,33 @@ export interface components {
             secret?: string;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
+            timeoutMs?: number | null;
+            tlsCa?: string | null;
             url?: string;
         } | {
+            auth?: ({
+                password: string;
+                /** @constant */
+                type: "basic";
+                username: string;
+            } | {
+                token: string;
+                /** @constant */
+                type: "bearer";
+            } | {
+                audience?: string;
+                clientId: string;
+                clientSecret: string;
+                scope?: string;
+                tokenUrl: string;
+                /** @constant */
+                type: "oauth2_client_credentials";
+            } | {
+                certificate: string;
+                privateKey: string;
+                /** @constant */
+                type: "mtls";
+            }) | null;
             /** @description A Pub/Sub topic (`projectId`, `topic`; FIFO endpoints publish with an ordering key). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -594,6 +758,12 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            headers?: {
+                name: string;
+                /** @default false */
+                sensitive: boolean;
+                value?: string;
+            }[] | null;
             /** @constant */
             kind: "pubsub";
             rateLimitPerSecond?: number | null;
@@ -601,8 +771,33 @@ export interface components {
             secret?: string;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
+            timeoutMs?: number | null;
+            tlsCa?: string | null;
             url?: string;
         } | {
+            auth?: ({
+                password: string;
+                /** @constant */
+                type: "basic";
+                username: string;
+            } | {
+                token: string;
+                /** @constant */
+                type: "bearer";
+            } | {
+                audience?: string;
+                clientId: string;
+                clientSecret: string;
+                scope?: string;
+                tokenUrl: string;
+                /** @constant */
+                type: "oauth2_client_credentials";
+            } | {
+                certificate: string;
+                privateKey: string;
+                /** @constant */
+                type: "mtls";
+            }) | null;
             /** @description An S3 bucket: one JSON object per message under `prefix` (`expectedBucketOwner`: the owning account, checked by S3). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 bucket: string;
@@ -620,6 +815,12 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            headers?: {
+                name: string;
+                /** @default false */
+                sensitive: boolean;
+                value?: string;
+            }[] | null;
             /** @constant */
             kind: "s3";
             rateLimitPerSecond?: number | null;
@@ -627,6 +828,8 @@ export interface components {
             secret?: string;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
+            timeoutMs?: number | null;
+            tlsCa?: string | null;
             url?: string;
         };
         CreateOrganization: {
@@ -682,7 +885,43 @@ export interface components {
             /** @default 86400 */
             overlapSeconds: number;
         };
+        TestSend: {
+            /** @default hookbase.test */
+            eventType: string;
+            /**
+             * @default {
+             *       "test": true,
+             *       "message": "A test message from Hookbase"
+             *     }
+             */
+            payload: {
+                [key: string]: unknown;
+            };
+        };
         UpdateEndpoint: {
+            auth?: ({
+                password: string;
+                /** @constant */
+                type: "basic";
+                username: string;
+            } | {
+                token: string;
+                /** @constant */
+                type: "bearer";
+            } | {
+                audience?: string;
+                clientId: string;
+                clientSecret: string;
+                scope?: string;
+                tokenUrl: string;
+                /** @constant */
+                type: "oauth2_client_credentials";
+            } | {
+                certificate: string;
+                privateKey: string;
+                /** @constant */
+                type: "mtls";
+            }) | null;
             /** @description The config of the endpoint's kind (a kind cannot change). */
             config?: {
                 credentials?: {
@@ -738,10 +977,18 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            headers?: {
+                name: string;
+                /** @default false */
+                sensitive: boolean;
+                value?: string;
+            }[] | null;
             rateLimitPerSecond?: number | null;
             retry?: unknown;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
+            timeoutMs?: number | null;
+            tlsCa?: string | null;
             url?: string;
         };
         UpdateOrganization: {
@@ -2814,6 +3061,13 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description http: the receiver authentication configured (never its secrets), or null. */
+                            auth?: null | {
+                                /** @constant */
+                                configured: true;
+                                /** @enum {unknown} */
+                                type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
+                            };
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -2824,6 +3078,12 @@ export interface operations {
                             description?: string | null;
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
+                            headers?: {
+                                name: string;
+                                sensitive: boolean;
+                                value: string;
+                            }[];
                             id: string;
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
@@ -2831,6 +3091,10 @@ export interface operations {
                             retry?: Record<string, unknown>;
                             /** @enum {unknown} */
                             status: "active" | "paused" | "disabled";
+                            /** @description http: this endpoint's timeout (null: HOOKBASE_DELIVERY_TIMEOUT_MS). */
+                            timeoutMs?: number | null;
+                            /** @description http: PEM CA bundle trusted for this endpoint. */
+                            tlsCa?: string | null;
                             updatedAt?: string | null;
                             url?: string | null;
                         };
@@ -2987,6 +3251,13 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description http: the receiver authentication configured (never its secrets), or null. */
+                            auth?: null | {
+                                /** @constant */
+                                configured: true;
+                                /** @enum {unknown} */
+                                type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
+                            };
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -2997,6 +3268,12 @@ export interface operations {
                             description?: string | null;
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
+                            headers?: {
+                                name: string;
+                                sensitive: boolean;
+                                value: string;
+                            }[];
                             id: string;
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
@@ -3004,6 +3281,10 @@ export interface operations {
                             retry?: Record<string, unknown>;
                             /** @enum {unknown} */
                             status: "active" | "paused" | "disabled";
+                            /** @description http: this endpoint's timeout (null: HOOKBASE_DELIVERY_TIMEOUT_MS). */
+                            timeoutMs?: number | null;
+                            /** @description http: PEM CA bundle trusted for this endpoint. */
+                            tlsCa?: string | null;
                             updatedAt?: string | null;
                             url?: string | null;
                         };
@@ -3237,6 +3518,13 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description http: the receiver authentication configured (never its secrets), or null. */
+                            auth?: null | {
+                                /** @constant */
+                                configured: true;
+                                /** @enum {unknown} */
+                                type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
+                            };
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -3247,6 +3535,12 @@ export interface operations {
                             description?: string | null;
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
+                            headers?: {
+                                name: string;
+                                sensitive: boolean;
+                                value: string;
+                            }[];
                             id: string;
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
@@ -3254,6 +3548,10 @@ export interface operations {
                             retry?: Record<string, unknown>;
                             /** @enum {unknown} */
                             status: "active" | "paused" | "disabled";
+                            /** @description http: this endpoint's timeout (null: HOOKBASE_DELIVERY_TIMEOUT_MS). */
+                            timeoutMs?: number | null;
+                            /** @description http: PEM CA bundle trusted for this endpoint. */
+                            tlsCa?: string | null;
                             updatedAt?: string | null;
                             url?: string | null;
                         };
@@ -4164,6 +4462,158 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    testEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TestSend"];
+            };
+        };
+        responses: {
+            /** @description The attempt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            durationMs: number;
+                            error: string | null;
+                            eventType: string;
+                            /** @enum {unknown} */
+                            outcome: "succeeded" | "retry" | "failed";
+                            responseExcerpt: string | null;
+                            responseStatus: number | null;
+                            webhookId: string;
+                        };
+                    };
+                };
+            };
+            /** @description FEATURE_NOT_AVAILABLE, INVALID_JSON, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "FEATURE_NOT_AVAILABLE" | "INVALID_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
                         };
                     };
                 };
