@@ -1,6 +1,6 @@
 import { createHash, hkdfSync } from 'node:crypto';
 import { z } from 'zod';
-import { organizationShareSlots } from '@hookbase/domain';
+import { NoProxyRule, organizationShareSlots, parseNoProxy } from '@hookbase/domain';
 
 /**
  * Hookbase's configuration: read from the environment once, at boot, validated into one typed
@@ -66,6 +66,18 @@ const envSchema = z.object({
   HOOKBASE_MAX_PAYLOAD_BYTES: int(1024, 4 * 1024 * 1024).default(256 * 1024),
   HOOKBASE_DELIVERY_TIMEOUT_MS: int(100, 300_000).default(15_000),
   HOOKBASE_CONNECT_TIMEOUT_MS: int(100, 60_000).default(5_000),
+  // An HTTP proxy (http://[user:password@]host:port) that http deliveries and OAuth2 token
+  // requests go through with CONNECT: the usual way to give Hookbase one static source address.
+  HOOKBASE_EGRESS_PROXY: z
+    .string()
+    .trim()
+    .refine((raw) => URL.canParse(raw) && new URL(raw).protocol === 'http:', {
+      message: 'must be an http:// proxy URL such as http://proxy.internal:3128',
+    })
+    .optional(),
+  // Destinations that bypass the egress proxy: comma-separated host names (with their
+  // subdomains), addresses, optionally :port, or * for all.
+  HOOKBASE_EGRESS_NO_PROXY: z.string().default(''),
   HOOKBASE_ENDPOINT_CONCURRENCY: int(1, 1000).default(10),
   HOOKBASE_DISPATCH_CONCURRENCY: int(1, 10_000).default(256),
   // Percent of the dispatch pool any organization may always hold; beyond it an organization
@@ -161,6 +173,8 @@ export interface HookbaseConfig {
     timeoutMs: number;
     connectTimeoutMs: number;
     allowPrivateTargets: boolean;
+    /** The egress proxy of http deliveries, and who bypasses it; null: none. */
+    egressProxy: { url: string; noProxy: NoProxyRule[] } | null;
     endpointConcurrency: number;
     dispatchConcurrency: number;
     /**
@@ -284,6 +298,9 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       timeoutMs: e.HOOKBASE_DELIVERY_TIMEOUT_MS,
       connectTimeoutMs: e.HOOKBASE_CONNECT_TIMEOUT_MS,
       allowPrivateTargets: e.HOOKBASE_ALLOW_PRIVATE_TARGETS,
+      egressProxy: e.HOOKBASE_EGRESS_PROXY
+        ? { url: e.HOOKBASE_EGRESS_PROXY, noProxy: parseNoProxy(e.HOOKBASE_EGRESS_NO_PROXY) }
+        : null,
       endpointConcurrency: e.HOOKBASE_ENDPOINT_CONCURRENCY,
       dispatchConcurrency: e.HOOKBASE_DISPATCH_CONCURRENCY,
       organizationShare: organizationShareSlots(

@@ -1,10 +1,12 @@
 import { rootCertificates } from 'node:tls';
-import { Agent, Dispatcher, request } from 'undici';
+import { Agent, Dispatcher, ProxyAgent, request } from 'undici';
 import {
+  bypassesProxy,
   classifyAttempt,
   AttemptResult,
   checkTargetUrl,
   DomainError,
+  type NoProxyRule,
   type ReceiverOptions,
 } from '@hookbase/domain';
 import { webhookHeaders } from '@hookbase/signing';
@@ -15,7 +17,7 @@ import {
   OutboundMessage,
 } from './destination.adapter';
 import { ClientCache, clientKey } from './cloud-support';
-import { createGuardedLookup, Resolver } from './guarded-lookup';
+import { createGuardedLookup, resolveTargetName, Resolver } from './guarded-lookup';
 import { OAuth2TokenCache, TokenFetchError } from './oauth2-token-cache';
 
 export interface HttpAdapterOptions {
@@ -26,6 +28,14 @@ export interface HttpAdapterOptions {
   userAgent: string;
   /** Name resolution for connections; the system's by default (a seam for tests). */
   resolver?: Resolver;
+  /** HOOKBASE_EGRESS_PROXY: an HTTP proxy that requests tunnel through with CONNECT. */
+  egressProxy?: { url: string; noProxy: readonly NoProxyRule[] } | null;
+}
+
+interface TlsMaterial {
+  cert?: string;
+  key?: string;
+  ca?: string[];
 }
 
 /**
@@ -35,22 +45,25 @@ export interface HttpAdapterOptions {
 export class HttpDestinationAdapter implements DestinationAdapter {
   readonly kind = 'http' as const;
   private readonly agent: Agent;
-  /** Agents of endpoints with a client certificate or a CA of their own, by their TLS material. */
-  private readonly tlsAgents: ClientCache<Agent>;
+  /**
+   * Agents of endpoints with a client certificate or a CA of their own, and proxy agents, by
+   * their TLS material and route.
+   */
+  private readonly agents: ClientCache<Dispatcher>;
   private readonly tokens: OAuth2TokenCache;
 
   constructor(private readonly options: HttpAdapterOptions) {
     this.agent = this.newAgent({});
-    this.tlsAgents = new ClientCache((agent) => agent.close(), 64);
+    this.agents = new ClientCache((agent) => agent.close(), 64);
     this.tokens = new OAuth2TokenCache({
-      dispatcher: this.agent,
+      dispatcherFor: (url) => this.dispatcherFor(url, null),
       allowPrivateTargets: options.allowPrivateTargets,
       timeoutMs: options.timeoutMs,
       userAgent: options.userAgent,
     });
   }
 
-  private newAgent(tls: { cert?: string; key?: string; ca?: string[] }): Agent {
+  private newAgent(tls: TlsMaterial): Agent {
     return new Agent({
       connect: {
         timeout: this.options.connectTimeoutMs,
@@ -66,16 +79,51 @@ export class HttpDestinationAdapter implements DestinationAdapter {
     });
   }
 
-  /** The shared agent, unless the endpoint presents a certificate or trusts a CA of its own. */
-  private agentFor(receiver: ReceiverOptions | null | undefined): Dispatcher {
+  /**
+   * How a request to `url` leaves: through the egress proxy unless HOOKBASE_EGRESS_NO_PROXY
+   * matches it, with the endpoint's client certificate and CA when it has them, else the shared
+   * agent. Through the proxy the name is resolved and checked here first (the proxy resolves it
+   * again; see the receivers guide): a name resolving into this network throws URL_NOT_ALLOWED.
+   */
+  private async dispatcherFor(
+    url: URL,
+    receiver: ReceiverOptions | null | undefined,
+  ): Promise<Dispatcher> {
     const mtls = receiver?.auth?.type === 'mtls' ? receiver.auth : null;
-    if (!mtls && !receiver?.tlsCa) return this.agent;
-    const tls = {
-      ...(mtls ? { cert: mtls.certificate, key: mtls.privateKey } : {}),
-      // The endpoint's CA is trusted beside the usual ones, for this endpoint only.
-      ...(receiver?.tlsCa ? { ca: [...rootCertificates, receiver.tlsCa] } : {}),
-    };
-    return this.tlsAgents.get(clientKey([tls.cert, tls.key, receiver?.tlsCa]), () =>
+    const tls: TlsMaterial | null =
+      mtls || receiver?.tlsCa
+        ? {
+            ...(mtls ? { cert: mtls.certificate, key: mtls.privateKey } : {}),
+            // The endpoint's CA is trusted beside the usual ones, for this endpoint only.
+            ...(receiver?.tlsCa ? { ca: [...rootCertificates, receiver.tlsCa] } : {}),
+          }
+        : null;
+    const proxy = this.options.egressProxy;
+    const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+    if (proxy && !bypassesProxy(url.hostname, port, proxy.noProxy)) {
+      if (!this.options.allowPrivateTargets) {
+        await resolveTargetName(url.hostname.replace(/^\[|\]$/g, ''), {
+          allowPrivate: false,
+          timeoutMs: this.options.connectTimeoutMs,
+          resolver: this.options.resolver,
+        });
+      }
+      return this.agents.get(
+        clientKey(['proxy', tls?.cert, tls?.key, receiver?.tlsCa]),
+        () =>
+          new ProxyAgent({
+            uri: proxy.url,
+            proxyTunnel: true,
+            ...(tls ? { requestTls: tls } : {}),
+            headersTimeout: this.options.timeoutMs,
+            bodyTimeout: this.options.timeoutMs,
+            keepAliveTimeout: 4_000,
+            connections: 64,
+          }),
+      );
+    }
+    if (!tls) return this.agent;
+    return this.agents.get(clientKey(['direct', tls.cert, tls.key, receiver?.tlsCa]), () =>
       this.newAgent(tls),
     );
   }
@@ -119,11 +167,11 @@ export class HttpDestinationAdapter implements DestinationAdapter {
       receiver?.timeoutMs ?? this.options.timeoutMs,
       this.options.timeoutMs,
     );
-    const dispatcher = this.agentFor(receiver);
     const auth = receiver?.auth ?? null;
     let result: AttemptResult;
     let excerpt: string | null = null;
     try {
+      const dispatcher = await this.dispatcherFor(url, receiver);
       const send = async (authorization: string | null) => {
         if (authorization !== null) headers.authorization = authorization;
         return request(url, {
@@ -183,7 +231,7 @@ export class HttpDestinationAdapter implements DestinationAdapter {
   }
 
   async close(): Promise<void> {
-    await this.tlsAgents.close();
+    await this.agents.close();
     await this.agent.close();
   }
 }

@@ -32,7 +32,7 @@ interface CachedToken {
  * OAuth2 client-credentials tokens by client (token URL, id, secret, scope, audience): fetched on
  * first use, kept until shortly before they expire, shared by concurrent attempts (one fetch in
  * flight per client). The token URL is held to the same target policy as endpoint URLs (the
- * dispatcher given resolves through the guarded lookup).
+ * dispatcher given resolves through the guarded lookup, or checks the name before the proxy).
  */
 export class OAuth2TokenCache {
   private readonly tokens = new Map<string, CachedToken>();
@@ -40,7 +40,8 @@ export class OAuth2TokenCache {
 
   constructor(
     private readonly options: {
-      dispatcher: Dispatcher;
+      /** How a request to the token URL leaves (the egress proxy or the guarded agent). */
+      dispatcherFor: (url: URL) => Promise<Dispatcher>;
       allowPrivateTargets: boolean;
       timeoutMs: number;
       userAgent: string;
@@ -103,7 +104,7 @@ export class OAuth2TokenCache {
           'user-agent': this.options.userAgent,
         },
         body: form.toString(),
-        dispatcher: this.options.dispatcher,
+        dispatcher: await this.options.dispatcherFor(url),
         // undici's request never follows redirects.
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });
@@ -112,7 +113,10 @@ export class OAuth2TokenCache {
     } catch (error) {
       const err = error as { code?: string; cause?: { code?: string }; name?: string };
       const code = err.code ?? err.cause?.code ?? err.name ?? 'error';
-      throw new TokenFetchError(`oauth2 token request failed: ${code} (${url.host})`);
+      throw new TokenFetchError(
+        `oauth2 token request failed: ${code} (${url.host})`,
+        code === 'URL_NOT_ALLOWED',
+      );
     }
     if (status < 200 || status > 299) {
       // The body of an error may echo what was sent: only the status and the OAuth error code.

@@ -33,3 +33,4 @@ export * from './consumer-lag';
 export * from './lane-activity';
 export * from './endpoint-stats';
 export * from './receiver-options';
+export * from './egress-proxy';

@@ -36,6 +36,7 @@ export class EndpointTestSendService implements OnApplicationShutdown {
       connectTimeoutMs: config.delivery.connectTimeoutMs,
       allowPrivateTargets: config.delivery.allowPrivateTargets,
       responseExcerptBytes: config.delivery.responseExcerptBytes,
+      egressProxy: config.delivery.egressProxy,
       userAgent: HOOKBASE_USER_AGENT,
     });
     this.receiverOptions = new ReceiverOptionsSealer(config.credentials);
