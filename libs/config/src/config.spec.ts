@@ -15,6 +15,17 @@ describe('loadConfig', () => {
     expect(config.delivery.allowPrivateTargets).toBe(false);
   });
 
+  it('reads the auto-disable period: five days by default, a duration, or off', () => {
+    expect(loadConfig({}).delivery.autoDisableAfterMs).toBe(432_000_000);
+    expect(loadConfig({ HOOKBASE_AUTO_DISABLE_AFTER: '12h' }).delivery.autoDisableAfterMs).toBe(
+      43_200_000,
+    );
+    expect(
+      loadConfig({ HOOKBASE_AUTO_DISABLE_AFTER: 'off' }).delivery.autoDisableAfterMs,
+    ).toBeNull();
+    expect(() => loadConfig({ HOOKBASE_AUTO_DISABLE_AFTER: '5 days' })).toThrow(ConfigError);
+  });
+
   it('reads the egress proxy and its bypass list, and refuses a proxy that is not http://', () => {
     expect(loadConfig({}).delivery.egressProxy).toBeNull();
     expect(

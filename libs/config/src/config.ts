@@ -1,6 +1,6 @@
 import { createHash, hkdfSync } from 'node:crypto';
 import { z } from 'zod';
-import { NoProxyRule, organizationShareSlots, parseNoProxy } from '@hookbase/domain';
+import { NoProxyRule, organizationShareSlots, parseDuration, parseNoProxy } from '@hookbase/domain';
 
 /**
  * Hookbase's configuration: read from the environment once, at boot, validated into one typed
@@ -78,6 +78,15 @@ const envSchema = z.object({
   // Destinations that bypass the egress proxy: comma-separated host names (with their
   // subdomains), addresses, optionally :port, or * for all.
   HOOKBASE_EGRESS_NO_PROXY: z.string().default(''),
+  // How long an endpoint may fail without one success before it is disabled (reason "failing"),
+  // unless its organization sets its own period: 5d, 12h, 30m, 90s, 1500ms, or off.
+  HOOKBASE_AUTO_DISABLE_AFTER: z
+    .string()
+    .default('5d')
+    .refine((text) => parseDuration(text) !== undefined, {
+      message: 'must be a duration such as 5d, 12h, 30m, 90s or 1500ms, or off',
+    })
+    .transform((text) => parseDuration(text) ?? null),
   HOOKBASE_ENDPOINT_CONCURRENCY: int(1, 1000).default(10),
   HOOKBASE_DISPATCH_CONCURRENCY: int(1, 10_000).default(256),
   // Percent of the dispatch pool any organization may always hold; beyond it an organization
@@ -175,6 +184,8 @@ export interface HookbaseConfig {
     allowPrivateTargets: boolean;
     /** The egress proxy of http deliveries, and who bypasses it; null: none. */
     egressProxy: { url: string; noProxy: NoProxyRule[] } | null;
+    /** The default auto-disable period of failing endpoints; null: off. */
+    autoDisableAfterMs: number | null;
     endpointConcurrency: number;
     dispatchConcurrency: number;
     /**
@@ -301,6 +312,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       egressProxy: e.HOOKBASE_EGRESS_PROXY
         ? { url: e.HOOKBASE_EGRESS_PROXY, noProxy: parseNoProxy(e.HOOKBASE_EGRESS_NO_PROXY) }
         : null,
+      autoDisableAfterMs: e.HOOKBASE_AUTO_DISABLE_AFTER,
       endpointConcurrency: e.HOOKBASE_ENDPOINT_CONCURRENCY,
       dispatchConcurrency: e.HOOKBASE_DISPATCH_CONCURRENCY,
       organizationShare: organizationShareSlots(

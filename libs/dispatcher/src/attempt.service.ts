@@ -19,6 +19,7 @@ import { DeliveryMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import { AttemptRecorder } from './attempt-recorder';
 import { dlqMessage } from './dead-letter.service';
 import { DESTINATION_REGISTRY, DispatcherDestinations } from './destination-registry.provider';
+import { EndpointHealthService } from './endpoint-health.service';
 import { PendingDelivery } from './pending-delivery';
 
 /** What one attempt came to. */
@@ -59,6 +60,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
     private readonly organizations: OrganizationRepository,
     @Inject(DESTINATION_REGISTRY) private readonly destinations: DispatcherDestinations,
     @Optional() @Inject(METRICS) private readonly metrics: DeliveryMetrics = NO_METRICS,
+    @Optional() private readonly health?: EndpointHealthService,
   ) {}
 
   /**
@@ -169,6 +171,8 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
       this.metrics.deadLettered(decision.dlqReason, 1);
     }
     const recorded = this.recorder.record(record);
+    const health = this.trackHealth(endpoint, outcome.kind);
+    if (outcome.kind !== 'succeeded') await health;
     if (options.deferSuccessRecord && decision.status === 'succeeded') {
       // The caller awaits it later (a FIFO lane, before it next reads its queue); until then a
       // failure must not surface as an unhandled rejection.
@@ -177,6 +181,24 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
     }
     await recorded;
     return { outcome: outcome.kind, decision, recorded };
+  }
+
+  /**
+   * The endpoint's failure streak and auto-disable (EndpointHealthService). Bookkeeping: a store
+   * error here is logged and never changes the attempt's outcome.
+   */
+  private async trackHealth(
+    endpoint: EndpointEntity,
+    outcome: 'succeeded' | 'retry' | 'failed',
+  ): Promise<void> {
+    if (!this.health) return;
+    try {
+      await this.health.afterAttempt(endpoint, outcome, new Date());
+    } catch (error) {
+      this.logger.warn(
+        `endpoint ${endpoint.id} health not recorded: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
 
   /**

@@ -7,6 +7,7 @@ import { DeliveryService } from './delivery.service';
 import { destinationRegistryProvider } from './destination-registry.provider';
 import { DispatcherConsumer } from './dispatcher.consumer';
 import { EndpointGuards } from './endpoint-guards';
+import { EndpointHealthService } from './endpoint-health.service';
 import { DISPATCH_SLOTS, DispatchPool } from './dispatch-pool';
 import { FifoLaneRunner } from './fifo-lane-runner';
 import { RetentionService } from './retention.service';
@@ -24,6 +25,7 @@ import { RetryScheduler } from './retry-scheduler';
     destinationRegistryProvider,
     AttemptRecorder,
     EndpointGuards,
+    EndpointHealthService,
     AttemptService,
     DeadLetterService,
     DeliveryService,

@@ -34,3 +34,4 @@ export * from './lane-activity';
 export * from './endpoint-stats';
 export * from './receiver-options';
 export * from './egress-proxy';
+export * from './endpoint-health';

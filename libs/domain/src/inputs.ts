@@ -67,10 +67,22 @@ export const hostCloudIdentitySchema = z
   .nullable();
 export type HostCloudIdentityInput = z.infer<typeof hostCloudIdentitySchema>;
 
+/**
+ * How long the organization's endpoints may fail without a success before they are disabled;
+ * null: the installation's HOOKBASE_AUTO_DISABLE_AFTER.
+ */
+const autoDisableAfterMs = z
+  .number()
+  .int()
+  .min(1_000)
+  .max(365 * 24 * 3600 * 1000)
+  .nullable();
+
 export const createOrganizationSchema = z.strictObject({
   name: z.string().trim().min(1).max(200),
   plan: z.enum(PLANS).default('free'),
   hostCloudIdentity: hostCloudIdentitySchema.default(null),
+  autoDisableAfterMs: autoDisableAfterMs.default(null),
 });
 export type CreateOrganizationInput = z.infer<typeof createOrganizationSchema>;
 
@@ -78,6 +90,7 @@ export const updateOrganizationSchema = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   plan: z.enum(PLANS).optional(),
   hostCloudIdentity: hostCloudIdentitySchema.optional(),
+  autoDisableAfterMs: autoDisableAfterMs.optional(),
 });
 export type UpdateOrganizationInput = z.infer<typeof updateOrganizationSchema>;
 

@@ -78,6 +78,11 @@ export class EndpointSettingsService {
         retry: input.retry === undefined ? DEFAULT_RETRY_POLICY : validateRetryPolicy(input.retry),
         rateLimitPerSecond: input.rateLimitPerSecond ?? null,
         deliveryOptions,
+        consecutiveFailures: 0,
+        failingSince: null,
+        lastSuccessAt: null,
+        disabledReason: input.status === 'disabled' ? 'manual' : null,
+        disabledAt: input.status === 'disabled' ? new Date() : null,
       },
       input.kind === 'http' ? (input.secret ?? generateSecret()) : null,
       await this.endpointLimit(organizationId),
@@ -120,7 +125,19 @@ export class EndpointSettingsService {
       );
     }
     if (input.eventTypes !== undefined) endpoint.eventTypes = input.eventTypes;
-    if (input.status !== undefined) endpoint.status = input.status;
+    if (input.status !== undefined && input.status !== endpoint.status) {
+      if (input.status === 'disabled') {
+        endpoint.disabledReason = 'manual';
+        endpoint.disabledAt = new Date();
+      } else if (endpoint.status === 'disabled') {
+        // Enabled again: the reason goes, and a new streak starts from the next attempt.
+        endpoint.disabledReason = null;
+        endpoint.disabledAt = null;
+        endpoint.consecutiveFailures = 0;
+        endpoint.failingSince = null;
+      }
+      endpoint.status = input.status;
+    }
     if (input.fifoEnabled !== undefined) endpoint.fifoEnabled = input.fifoEnabled;
     if (input.retry !== undefined) endpoint.retry = validateRetryPolicy(input.retry);
     if (input.rateLimitPerSecond !== undefined)

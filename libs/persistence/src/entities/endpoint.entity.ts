@@ -1,5 +1,6 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import type {
+  DisabledReason,
   EndpointKind,
   EndpointStatus,
   RetryPolicy,
@@ -25,6 +26,17 @@ export class EndpointEntity {
   /** http only: headers, sealed auth, timeout, trusted CA; null when none is set. */
   @Column({ name: 'delivery_options', type: 'jsonb', nullable: true })
   deliveryOptions!: StoredReceiverOptions | null;
+  /** The failure streak: failed attempts in a row, and when the streak began (null: none). */
+  @Column({ name: 'consecutive_failures', type: 'integer', default: 0 })
+  consecutiveFailures!: number;
+  @Column({ name: 'failing_since', type: 'timestamptz', nullable: true })
+  failingSince!: Date | null;
+  /** The last successful attempt (written at most once a minute while all goes well). */
+  @Column({ name: 'last_success_at', type: 'timestamptz', nullable: true })
+  lastSuccessAt!: Date | null;
+  @Column({ name: 'disabled_reason', type: 'text', nullable: true })
+  disabledReason!: DisabledReason | null;
+  @Column({ name: 'disabled_at', type: 'timestamptz', nullable: true }) disabledAt!: Date | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt!: Date;
   @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true }) deletedAt!: Date | null;

@@ -9,6 +9,7 @@ import { SealEndpointSecrets1765152000000 } from './1765152000000-seal-endpoint-
 import { ExplicitDeliveryState1765238400000 } from './1765238400000-explicit-delivery-state';
 import { EventTraceParent1765324800000 } from './1765324800000-event-trace-parent';
 import { EndpointDeliveryOptions1765411200000 } from './1765411200000-endpoint-delivery-options';
+import { EndpointHealth1765411200001 } from './1765411200001-endpoint-health';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -22,4 +23,5 @@ export const MIGRATIONS = [
   ExplicitDeliveryState1765238400000,
   EventTraceParent1765324800000,
   EndpointDeliveryOptions1765411200000,
+  EndpointHealth1765411200001,
 ];

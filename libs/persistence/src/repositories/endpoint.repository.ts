@@ -130,6 +130,75 @@ export class EndpointRepository {
     }));
   }
 
+  /**
+   * A failed attempt: the endpoint's streak grows (begun at `at` when there was none). Returns the
+   * streak, the status, and the organization's auto-disable period (null: the default), in one
+   * round trip; undefined when the endpoint is gone.
+   */
+  async recordFailure(
+    endpointId: string,
+    at: Date,
+  ): Promise<
+    | {
+        consecutiveFailures: number;
+        failingSince: Date;
+        status: EndpointStatus;
+        autoDisableAfterMs: number | null;
+      }
+    | undefined
+  > {
+    const [rows]: [
+      {
+        consecutive_failures: number;
+        failing_since: Date;
+        status: EndpointStatus;
+        auto_disable_after_ms: string | null;
+      }[],
+    ] = await this.dataSource.query(
+      `UPDATE endpoints e
+          SET consecutive_failures = e.consecutive_failures + 1,
+              failing_since = COALESCE(e.failing_since, $2)
+        WHERE e.id = $1 AND e.deleted_at IS NULL
+        RETURNING e.consecutive_failures, e.failing_since, e.status,
+          (SELECT o.auto_disable_after_ms FROM organizations o WHERE o.id = e.organization_id)
+            AS auto_disable_after_ms`,
+      [endpointId, at],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      consecutiveFailures: row.consecutive_failures,
+      failingSince: new Date(row.failing_since),
+      status: row.status,
+      autoDisableAfterMs:
+        row.auto_disable_after_ms === null ? null : Number(row.auto_disable_after_ms),
+    };
+  }
+
+  /** A successful attempt: the streak ends and the last success is `at`. */
+  async recordSuccess(endpointId: string, at: Date): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE endpoints SET consecutive_failures = 0, failing_since = NULL, last_success_at = $2
+        WHERE id = $1`,
+      [endpointId, at],
+    );
+  }
+
+  /**
+   * Disables an active endpoint whose streak began at or before `cutoff` (reason `failing`).
+   * True when this call disabled it (a concurrent one, or a success in between, leaves it be).
+   */
+  async autoDisable(endpointId: string, cutoff: Date, at: Date): Promise<boolean> {
+    const [rows]: [{ id: string }[]] = await this.dataSource.query(
+      `UPDATE endpoints
+          SET status = 'disabled', disabled_reason = 'failing', disabled_at = $3, updated_at = $3
+        WHERE id = $1 AND status = 'active' AND deleted_at IS NULL AND failing_since <= $2
+        RETURNING id`,
+      [endpointId, cutoff, at],
+    );
+    return rows.length === 1;
+  }
+
   async save(endpoint: EndpointEntity): Promise<EndpointEntity> {
     endpoint.updatedAt = new Date();
     return this.repo.save(endpoint);

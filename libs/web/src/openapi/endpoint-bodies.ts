@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   createEndpointSchema,
+  DISABLED_REASONS,
   ENDPOINT_KINDS,
   ENDPOINT_STATUSES,
   RECEIVER_AUTH_TYPES,
@@ -137,6 +138,23 @@ export const endpointBody: JsonSchema = {
       description: "http: this endpoint's timeout (null: HOOKBASE_DELIVERY_TIMEOUT_MS).",
     },
     tlsCa: { ...nullable('string'), description: 'http: PEM CA bundle trusted for this endpoint.' },
+    disabledReason: {
+      description:
+        'Why the endpoint is disabled: `manual`, or `failing` (only failures for the auto-disable period); null while enabled.',
+      oneOf: [{ type: 'null' }, { enum: [...DISABLED_REASONS] }],
+    },
+    disabledAt: nullable('string'),
+    health: {
+      type: 'object',
+      description:
+        'The failure streak: since when every attempt failed (null: the last one succeeded), how many in a row, and the last success (written at most once a minute while all goes well).',
+      required: ['failingSince', 'consecutiveFailures', 'lastSuccessAt'],
+      properties: {
+        failingSince: nullable('string'),
+        consecutiveFailures: { type: 'integer' },
+        lastSuccessAt: nullable('string'),
+      },
+    },
     createdAt: nullable('string'),
     updatedAt: nullable('string'),
   },

@@ -834,6 +834,8 @@ export interface components {
         };
         CreateOrganization: {
             /** @default null */
+            autoDisableAfterMs: number | null;
+            /** @default null */
             hostCloudIdentity: {
                 awsAccountIds?: string[];
                 awsRegions?: string[];
@@ -992,6 +994,7 @@ export interface components {
             url?: string;
         };
         UpdateOrganization: {
+            autoDisableAfterMs?: number | null;
             hostCloudIdentity?: {
                 awsAccountIds?: string[];
                 awsRegions?: string[];
@@ -3076,6 +3079,9 @@ export interface operations {
                                 configured: boolean;
                             };
                             description?: string | null;
+                            disabledAt?: string | null;
+                            /** @description Why the endpoint is disabled: `manual`, or `failing` (only failures for the auto-disable period); null while enabled. */
+                            disabledReason?: null | ("manual" | "failing");
                             eventTypes: string[];
                             fifoEnabled: boolean;
                             /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
@@ -3084,6 +3090,12 @@ export interface operations {
                                 sensitive: boolean;
                                 value: string;
                             }[];
+                            /** @description The failure streak: since when every attempt failed (null: the last one succeeded), how many in a row, and the last success (written at most once a minute while all goes well). */
+                            health?: {
+                                consecutiveFailures: number;
+                                failingSince: string | null;
+                                lastSuccessAt: string | null;
+                            };
                             id: string;
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
@@ -3266,6 +3278,9 @@ export interface operations {
                                 configured: boolean;
                             };
                             description?: string | null;
+                            disabledAt?: string | null;
+                            /** @description Why the endpoint is disabled: `manual`, or `failing` (only failures for the auto-disable period); null while enabled. */
+                            disabledReason?: null | ("manual" | "failing");
                             eventTypes: string[];
                             fifoEnabled: boolean;
                             /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
@@ -3274,6 +3289,12 @@ export interface operations {
                                 sensitive: boolean;
                                 value: string;
                             }[];
+                            /** @description The failure streak: since when every attempt failed (null: the last one succeeded), how many in a row, and the last success (written at most once a minute while all goes well). */
+                            health?: {
+                                consecutiveFailures: number;
+                                failingSince: string | null;
+                                lastSuccessAt: string | null;
+                            };
                             id: string;
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
@@ -3533,6 +3554,9 @@ export interface operations {
                                 configured: boolean;
                             };
                             description?: string | null;
+                            disabledAt?: string | null;
+                            /** @description Why the endpoint is disabled: `manual`, or `failing` (only failures for the auto-disable period); null while enabled. */
+                            disabledReason?: null | ("manual" | "failing");
                             eventTypes: string[];
                             fifoEnabled: boolean;
                             /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
@@ -3541,6 +3565,12 @@ export interface operations {
                                 sensitive: boolean;
                                 value: string;
                             }[];
+                            /** @description The failure streak: since when every attempt failed (null: the last one succeeded), how many in a row, and the last success (written at most once a minute while all goes well). */
+                            health?: {
+                                consecutiveFailures: number;
+                                failingSince: string | null;
+                                lastSuccessAt: string | null;
+                            };
                             id: string;
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
