@@ -78,6 +78,9 @@ const envSchema = z.object({
   // Destinations that bypass the egress proxy: comma-separated host names (with their
   // subdomains), addresses, optionally :port, or * for all.
   HOOKBASE_EGRESS_NO_PROXY: z.string().default(''),
+  // After this many failed attempts in a row an endpoint's operational endpoints get one
+  // message.attempt.failing (once per streak).
+  HOOKBASE_OPERATIONAL_FAILING_AFTER: int(1, 10_000).default(5),
   // How long an endpoint may fail without one success before it is disabled (reason "failing"),
   // unless its organization sets its own period: 5d, 12h, 30m, 90s, 1500ms, or off.
   HOOKBASE_AUTO_DISABLE_AFTER: z
@@ -186,6 +189,8 @@ export interface HookbaseConfig {
     egressProxy: { url: string; noProxy: NoProxyRule[] } | null;
     /** The default auto-disable period of failing endpoints; null: off. */
     autoDisableAfterMs: number | null;
+    /** Failed attempts in a row that send message.attempt.failing (once per streak). */
+    failingEventAfter: number;
     endpointConcurrency: number;
     dispatchConcurrency: number;
     /**
@@ -313,6 +318,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
         ? { url: e.HOOKBASE_EGRESS_PROXY, noProxy: parseNoProxy(e.HOOKBASE_EGRESS_NO_PROXY) }
         : null,
       autoDisableAfterMs: e.HOOKBASE_AUTO_DISABLE_AFTER,
+      failingEventAfter: e.HOOKBASE_OPERATIONAL_FAILING_AFTER,
       endpointConcurrency: e.HOOKBASE_ENDPOINT_CONCURRENCY,
       dispatchConcurrency: e.HOOKBASE_DISPATCH_CONCURRENCY,
       organizationShare: organizationShareSlots(

@@ -13,7 +13,13 @@ import {
   hasStoredCredentials,
   isCloudDestinationKind,
 } from '@hookbase/destinations';
-import { KafkaProducer, TOPICS, TopicNames, traceContextOfParent } from '@hookbase/kafka';
+import {
+  KafkaProducer,
+  OperationalEventPublisher,
+  TOPICS,
+  TopicNames,
+  traceContextOfParent,
+} from '@hookbase/kafka';
 import { AttemptRecord, EndpointEntity, OrganizationRepository } from '@hookbase/persistence';
 import { DeliveryMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import { AttemptRecorder } from './attempt-recorder';
@@ -61,6 +67,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
     @Inject(DESTINATION_REGISTRY) private readonly destinations: DispatcherDestinations,
     @Optional() @Inject(METRICS) private readonly metrics: DeliveryMetrics = NO_METRICS,
     @Optional() private readonly health?: EndpointHealthService,
+    @Optional() private readonly operational?: OperationalEventPublisher,
   ) {}
 
   /**
@@ -169,6 +176,16 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
         ),
       );
       this.metrics.deadLettered(decision.dlqReason, 1);
+      // Told after the DLQ record is out; never awaited by delivery, never thrown.
+      void this.operational?.emit('message.attempt.exhausted', endpoint, {
+        messageId: delivery.messageId,
+        eventId: delivery.eventId,
+        eventType: delivery.eventType,
+        reason: decision.dlqReason,
+        attempts: attemptNumber,
+        lastError: record.error,
+        lastResponseStatus: record.responseStatus,
+      });
     }
     const recorded = this.recorder.record(record);
     const health = this.trackHealth(endpoint, outcome.kind);

@@ -1,3 +1,4 @@
+import { OperationalEventPublisher } from '@hookbase/kafka';
 import { Module } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { AttemptRecorder } from './attempt-recorder';
@@ -26,6 +27,7 @@ import { RetryScheduler } from './retry-scheduler';
     AttemptRecorder,
     EndpointGuards,
     EndpointHealthService,
+    OperationalEventPublisher,
     AttemptService,
     DeadLetterService,
     DeliveryService,

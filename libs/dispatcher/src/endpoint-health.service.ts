@@ -1,6 +1,7 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { shouldAutoDisable, successNeedsWrite } from '@hookbase/domain';
+import { OperationalEventPublisher } from '@hookbase/kafka';
 import { EndpointEntity, EndpointRepository } from '@hookbase/persistence';
 
 /** What an endpoint's health did after an attempt, for whoever reports it (operational events). */
@@ -28,9 +29,55 @@ export class EndpointHealthService {
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly endpoints: EndpointRepository,
+    @Optional() private readonly operational?: OperationalEventPublisher,
   ) {}
 
+  /**
+   * The health change after an attempt, with the operational events it causes: failing (once per
+   * streak, at HOOKBASE_OPERATIONAL_FAILING_AFTER failures), disabled, recovered.
+   */
   async afterAttempt(
+    endpoint: EndpointEntity,
+    outcome: 'succeeded' | 'retry' | 'failed',
+    now: Date,
+  ): Promise<HealthChange> {
+    const change = await this.track(endpoint, outcome, now);
+    if (!this.operational) return change;
+    const failingAfter = this.config.delivery.failingEventAfter;
+    switch (change.kind) {
+      case 'none':
+        break;
+      case 'recovered':
+        await this.operational.emit('message.attempt.recovered', endpoint, {
+          failures: change.failures,
+        });
+        break;
+      case 'failing':
+        if (change.consecutiveFailures === failingAfter) {
+          await this.operational.emit('message.attempt.failing', endpoint, {
+            consecutiveFailures: change.consecutiveFailures,
+            failingSince: change.failingSince.toISOString(),
+          });
+        }
+        break;
+      case 'disabled':
+        if (change.consecutiveFailures === failingAfter) {
+          await this.operational.emit('message.attempt.failing', endpoint, {
+            consecutiveFailures: change.consecutiveFailures,
+            failingSince: change.failingSince.toISOString(),
+          });
+        }
+        await this.operational.emit('endpoint.disabled', endpoint, {
+          reason: 'failing',
+          consecutiveFailures: change.consecutiveFailures,
+          failingSince: change.failingSince.toISOString(),
+        });
+        break;
+    }
+    return change;
+  }
+
+  private async track(
     endpoint: EndpointEntity,
     outcome: 'succeeded' | 'retry' | 'failed',
     now: Date,

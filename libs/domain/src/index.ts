@@ -35,3 +35,4 @@ export * from './endpoint-stats';
 export * from './receiver-options';
 export * from './egress-proxy';
 export * from './endpoint-health';
+export * from './operational-events';

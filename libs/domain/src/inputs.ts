@@ -6,6 +6,7 @@ import {
   GOOGLE_PROJECT_ID_PATTERN,
 } from './host-identity';
 import { DLQ_REASONS, ENDPOINT_KINDS, ENDPOINT_STATUSES, MESSAGE_STATUSES, PLANS } from './model';
+import { OPERATIONAL_EVENT_TYPES } from './operational-events';
 import { receiverOptionFields } from './receiver-options';
 import { isStorableText, unstorableTextAt } from './storable-text';
 
@@ -116,6 +117,30 @@ export type CreateEndpointInput = z.infer<typeof createEndpointSchema>;
 
 export const updateEndpointSchema = z.strictObject(endpointFields);
 export type UpdateEndpointInput = z.infer<typeof updateEndpointSchema>;
+
+const operationalEndpointFields = {
+  description: z.string().max(500).optional(),
+  /** Empty: every operational event type. */
+  eventTypes: z
+    .array(z.enum(OPERATIONAL_EVENT_TYPES))
+    .max(OPERATIONAL_EVENT_TYPES.length)
+    .optional(),
+  status: z.enum(ENDPOINT_STATUSES).optional(),
+  retry: z.unknown().optional(),
+};
+
+/** An operational endpoint: an http receiver of operational events, with its own secret. */
+export const createOperationalEndpointSchema = z.strictObject({
+  url: z.string().max(2048),
+  ...operationalEndpointFields,
+  secret: z.string().optional(),
+});
+export type CreateOperationalEndpointInput = z.infer<typeof createOperationalEndpointSchema>;
+
+export const updateOperationalEndpointSchema = z.strictObject({
+  url: z.string().max(2048).optional(),
+  ...operationalEndpointFields,
+});
 
 /** `POST …/webhook-endpoints/:id/test`: one example message, sent now outside every queue. */
 export const testSendSchema = z.strictObject({

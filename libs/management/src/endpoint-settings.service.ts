@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { OperationalEventPublisher } from '@hookbase/kafka';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import {
   checkFifoSetting,
@@ -39,12 +40,18 @@ export class EndpointSettingsService {
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly endpoints: EndpointRepository,
     private readonly organizations: OrganizationRepository,
+    @Optional() private readonly operational?: OperationalEventPublisher,
   ) {
     this.credentials = new EndpointCredentials(config.credentials);
     this.receiverOptions = new ReceiverOptionsSealer(config.credentials);
   }
 
-  async create(organizationId: string, input: CreateEndpointInput): Promise<EndpointEntity> {
+  /** Creates an endpoint; with `operational`, one that receives only operational events. */
+  async create(
+    organizationId: string,
+    input: CreateEndpointInput,
+    operational = false,
+  ): Promise<EndpointEntity> {
     if (!AVAILABLE_KINDS.includes(input.kind)) {
       throw new DomainError(
         'FEATURE_NOT_AVAILABLE',
@@ -65,7 +72,7 @@ export class EndpointSettingsService {
         'secret must be "whsec_" followed by the base64 of 24 to 64 random bytes',
       );
     }
-    return this.endpoints.create(
+    const created = await this.endpoints.create(
       {
         organizationId,
         kind: input.kind,
@@ -83,10 +90,13 @@ export class EndpointSettingsService {
         lastSuccessAt: null,
         disabledReason: input.status === 'disabled' ? 'manual' : null,
         disabledAt: input.status === 'disabled' ? new Date() : null,
+        operational,
       },
       input.kind === 'http' ? (input.secret ?? generateSecret()) : null,
       await this.endpointLimit(organizationId),
     );
+    await this.operational?.emit('endpoint.created', created, { kind: created.kind });
+    return created;
   }
 
   /** The most endpoints the organization's plan allows (HOOKBASE_MAX_ENDPOINTS_<PLAN>). */
@@ -125,6 +135,7 @@ export class EndpointSettingsService {
       );
     }
     if (input.eventTypes !== undefined) endpoint.eventTypes = input.eventTypes;
+    const statusBefore = endpoint.status;
     if (input.status !== undefined && input.status !== endpoint.status) {
       if (input.status === 'disabled') {
         endpoint.disabledReason = 'manual';
@@ -142,7 +153,15 @@ export class EndpointSettingsService {
     if (input.retry !== undefined) endpoint.retry = validateRetryPolicy(input.retry);
     if (input.rateLimitPerSecond !== undefined)
       endpoint.rateLimitPerSecond = input.rateLimitPerSecond;
-    return this.endpoints.save(endpoint);
+    const saved = await this.endpoints.save(endpoint);
+    // What changed is named, never its values (they may hold secrets).
+    await this.operational?.emit('endpoint.updated', saved, { fields: Object.keys(input).sort() });
+    if (saved.status === 'disabled' && statusBefore !== 'disabled') {
+      await this.operational?.emit('endpoint.disabled', saved, { reason: 'manual' });
+    } else if (statusBefore === 'disabled' && saved.status !== 'disabled') {
+      await this.operational?.emit('endpoint.enabled', saved);
+    }
+    return saved;
   }
 
   /**
@@ -156,6 +175,7 @@ export class EndpointSettingsService {
       await this.endpoints.save(endpoint);
     }
     await this.endpoints.softDelete(endpoint);
+    await this.operational?.emit('endpoint.deleted', endpoint);
   }
 
   async rotateSecret(endpoint: EndpointEntity, overlapSeconds: number): Promise<string> {

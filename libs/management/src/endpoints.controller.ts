@@ -307,7 +307,10 @@ export class EndpointsController {
 
   private async require(organizationId: string, endpointId: string) {
     const endpoint = await this.endpoints.findLive(organizationId, endpointId);
-    if (!endpoint) throw new DomainError('ENDPOINT_NOT_FOUND', 'Endpoint not found');
+    // Operational endpoints are managed under their own route.
+    if (!endpoint || endpoint.operational) {
+      throw new DomainError('ENDPOINT_NOT_FOUND', 'Endpoint not found');
+    }
     return endpoint;
   }
 }

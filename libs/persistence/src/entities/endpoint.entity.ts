@@ -37,6 +37,8 @@ export class EndpointEntity {
   @Column({ name: 'disabled_reason', type: 'text', nullable: true })
   disabledReason!: DisabledReason | null;
   @Column({ name: 'disabled_at', type: 'timestamptz', nullable: true }) disabledAt!: Date | null;
+  /** Receives operational events only (operational-events.ts); managed under its own route. */
+  @Column({ type: 'boolean', default: false }) operational!: boolean;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt!: Date;
   @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true }) deletedAt!: Date | null;

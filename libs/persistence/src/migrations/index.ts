@@ -10,6 +10,7 @@ import { ExplicitDeliveryState1765238400000 } from './1765238400000-explicit-del
 import { EventTraceParent1765324800000 } from './1765324800000-event-trace-parent';
 import { EndpointDeliveryOptions1765411200000 } from './1765411200000-endpoint-delivery-options';
 import { EndpointHealth1765411200001 } from './1765411200001-endpoint-health';
+import { OperationalEndpoints1765411200002 } from './1765411200002-operational-endpoints';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -24,4 +25,5 @@ export const MIGRATIONS = [
   EventTraceParent1765324800000,
   EndpointDeliveryOptions1765411200000,
   EndpointHealth1765411200001,
+  OperationalEndpoints1765411200002,
 ];

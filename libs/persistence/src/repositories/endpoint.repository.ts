@@ -80,14 +80,17 @@ export class EndpointRepository {
     return endpoint;
   }
 
+  /** The organization's endpoints of one sort (customer, or with `operational` operational ones). */
   async list(
     organizationId: string,
     options: { limit: number; cursor?: string },
+    operational = false,
   ): Promise<Page<EndpointEntity>> {
     const rows = await this.repo.find({
       where: {
         organizationId,
         deletedAt: IsNull(),
+        operational,
         ...(options.cursor ? { id: MoreThan(options.cursor) } : {}),
       },
       order: { id: 'ASC' },
@@ -115,8 +118,9 @@ export class EndpointRepository {
       status: EndpointStatus;
       event_types: string[];
       retry: RetryPolicy | null;
+      operational: boolean;
     }[] = await this.dataSource.query(
-      `SELECT id, organization_id, kind, status, event_types, retry FROM endpoints
+      `SELECT id, organization_id, kind, status, event_types, retry, operational FROM endpoints
         WHERE organization_id = ANY($1) AND deleted_at IS NULL AND status <> 'disabled'`,
       [[...organizationIds]],
     );
@@ -127,7 +131,21 @@ export class EndpointRepository {
       status: row.status,
       eventTypes: row.event_types,
       retry: row.retry,
+      operational: row.operational,
     }));
+  }
+
+  /** The organization's live operational endpoints, for operational event routing. */
+  async operationalEndpoints(
+    organizationId: string,
+  ): Promise<{ id: string; status: EndpointStatus; eventTypes: string[] }[]> {
+    const rows: { id: string; status: EndpointStatus; event_types: string[] }[] =
+      await this.dataSource.query(
+        `SELECT id, status, event_types FROM endpoints
+          WHERE organization_id = $1 AND operational AND deleted_at IS NULL ORDER BY id`,
+        [organizationId],
+      );
+    return rows.map((row) => ({ id: row.id, status: row.status, eventTypes: row.event_types }));
   }
 
   /**

@@ -207,6 +207,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{orgId}/operational-webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List operational endpoints, oldest first. */
+        get: operations["listOperationalEndpoints"];
+        put?: never;
+        /** Register an http endpoint for operational events (signed with Standard Webhooks with its own secret; `eventTypes` empty: every type). */
+        post: operations["createOperationalEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/operational-webhook-endpoints/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One operational endpoint. */
+        get: operations["getOperationalEndpoint"];
+        put?: never;
+        post?: never;
+        /** Delete an operational endpoint. */
+        delete: operations["deleteOperationalEndpoint"];
+        options?: never;
+        head?: never;
+        /** Change an operational endpoint. */
+        patch: operations["updateOperationalEndpoint"];
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/operational-webhook-endpoints/{endpointId}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The operational endpoint's current signing secret. */
+        get: operations["getOperationalEndpointSecret"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{orgId}/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -500,7 +554,178 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "endpoint.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An endpoint was created. */
+        post: operations["operational_endpoint_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An endpoint was deleted. */
+        post: operations["operational_endpoint_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An endpoint was disabled: `manual`, or `failing` after only failures for the auto-disable period. */
+        post: operations["operational_endpoint_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.enabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A disabled endpoint was enabled again. */
+        post: operations["operational_endpoint_enabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An endpoint was changed; `fields` names what the request set (never the values). */
+        post: operations["operational_endpoint_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "fifo.queue.blocked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A FIFO head blocked past the threshold, with the fifo-state (not sent yet). */
+        post: operations["operational_fifo_queue_blocked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "fifo.queue.unblocked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A blocked FIFO queue moves again (not sent yet). */
+        post: operations["operational_fifo_queue_unblocked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.attempt.exhausted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A message was dead-lettered after an attempt, with the reason. */
+        post: operations["operational_message_attempt_exhausted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.attempt.failing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An endpoint has failed HOOKBASE_OPERATIONAL_FAILING_AFTER attempts in a row (once per streak). */
+        post: operations["operational_message_attempt_failing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.attempt.recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The first success after a failure streak. */
+        post: operations["operational_message_attempt_recovered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         CreateApiKey: {
@@ -832,6 +1057,15 @@ export interface components {
             tlsCa?: string | null;
             url?: string;
         };
+        CreateOperationalEndpoint: {
+            description?: string;
+            eventTypes?: ("endpoint.created" | "endpoint.updated" | "endpoint.deleted" | "endpoint.disabled" | "endpoint.enabled" | "message.attempt.failing" | "message.attempt.exhausted" | "message.attempt.recovered" | "fifo.queue.blocked" | "fifo.queue.unblocked")[];
+            retry?: unknown;
+            secret?: string;
+            /** @enum {string} */
+            status?: "active" | "paused" | "disabled";
+            url: string;
+        };
         CreateOrganization: {
             /** @default null */
             autoDisableAfterMs: number | null;
@@ -991,6 +1225,14 @@ export interface components {
             status?: "active" | "paused" | "disabled";
             timeoutMs?: number | null;
             tlsCa?: string | null;
+            url?: string;
+        };
+        UpdateOperationalEndpoint: {
+            description?: string;
+            eventTypes?: ("endpoint.created" | "endpoint.updated" | "endpoint.deleted" | "endpoint.disabled" | "endpoint.enabled" | "message.attempt.failing" | "message.attempt.exhausted" | "message.attempt.recovered" | "fifo.queue.blocked" | "fifo.queue.unblocked")[];
+            retry?: unknown;
+            /** @enum {string} */
+            status?: "active" | "paused" | "disabled";
             url?: string;
         };
         UpdateOrganization: {
@@ -2876,6 +3118,898 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listOperationalEndpoints: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of operational endpoints */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: Record<string, unknown>[];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createOperationalEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateOperationalEndpoint"];
+            };
+        };
+        responses: {
+            /** @description The endpoint */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description http: the receiver authentication configured (never its secrets), or null. */
+                            auth?: null | {
+                                /** @constant */
+                                configured: true;
+                                /** @enum {unknown} */
+                                type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
+                            };
+                            /** @description The stored config, without `credentials` (cloud kinds). */
+                            config: Record<string, unknown>;
+                            createdAt?: string | null;
+                            /** @description Cloud kinds: whether credentials are stored (they are never shown); null for other kinds. */
+                            credentials: null | {
+                                configured: boolean;
+                            };
+                            description?: string | null;
+                            disabledAt?: string | null;
+                            /** @description Why the endpoint is disabled: `manual`, or `failing` (only failures for the auto-disable period); null while enabled. */
+                            disabledReason?: null | ("manual" | "failing");
+                            eventTypes: string[];
+                            fifoEnabled: boolean;
+                            /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
+                            headers?: {
+                                name: string;
+                                sensitive: boolean;
+                                value: string;
+                            }[];
+                            /** @description The failure streak: since when every attempt failed (null: the last one succeeded), how many in a row, and the last success (written at most once a minute while all goes well). */
+                            health?: {
+                                consecutiveFailures: number;
+                                failingSince: string | null;
+                                lastSuccessAt: string | null;
+                            };
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
+                            rateLimitPerSecond?: number | null;
+                            retry?: Record<string, unknown>;
+                            /** @enum {unknown} */
+                            status: "active" | "paused" | "disabled";
+                            /** @description http: this endpoint's timeout (null: HOOKBASE_DELIVERY_TIMEOUT_MS). */
+                            timeoutMs?: number | null;
+                            /** @description http: PEM CA bundle trusted for this endpoint. */
+                            tlsCa?: string | null;
+                            updatedAt?: string | null;
+                            url?: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_URL, URL_NOT_ALLOWED, INVALID_SECRET, INVALID_JSON, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_URL" | "URL_NOT_ALLOWED" | "INVALID_SECRET" | "INVALID_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ENDPOINT_LIMIT_REACHED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ENDPOINT_LIMIT_REACHED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getOperationalEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description http: the receiver authentication configured (never its secrets), or null. */
+                            auth?: null | {
+                                /** @constant */
+                                configured: true;
+                                /** @enum {unknown} */
+                                type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
+                            };
+                            /** @description The stored config, without `credentials` (cloud kinds). */
+                            config: Record<string, unknown>;
+                            createdAt?: string | null;
+                            /** @description Cloud kinds: whether credentials are stored (they are never shown); null for other kinds. */
+                            credentials: null | {
+                                configured: boolean;
+                            };
+                            description?: string | null;
+                            disabledAt?: string | null;
+                            /** @description Why the endpoint is disabled: `manual`, or `failing` (only failures for the auto-disable period); null while enabled. */
+                            disabledReason?: null | ("manual" | "failing");
+                            eventTypes: string[];
+                            fifoEnabled: boolean;
+                            /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
+                            headers?: {
+                                name: string;
+                                sensitive: boolean;
+                                value: string;
+                            }[];
+                            /** @description The failure streak: since when every attempt failed (null: the last one succeeded), how many in a row, and the last success (written at most once a minute while all goes well). */
+                            health?: {
+                                consecutiveFailures: number;
+                                failingSince: string | null;
+                                lastSuccessAt: string | null;
+                            };
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
+                            rateLimitPerSecond?: number | null;
+                            retry?: Record<string, unknown>;
+                            /** @enum {unknown} */
+                            status: "active" | "paused" | "disabled";
+                            /** @description http: this endpoint's timeout (null: HOOKBASE_DELIVERY_TIMEOUT_MS). */
+                            timeoutMs?: number | null;
+                            /** @description http: PEM CA bundle trusted for this endpoint. */
+                            tlsCa?: string | null;
+                            updatedAt?: string | null;
+                            url?: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteOperationalEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            deleted: true;
+                            id: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    updateOperationalEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateOperationalEndpoint"];
+            };
+        };
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description http: the receiver authentication configured (never its secrets), or null. */
+                            auth?: null | {
+                                /** @constant */
+                                configured: true;
+                                /** @enum {unknown} */
+                                type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
+                            };
+                            /** @description The stored config, without `credentials` (cloud kinds). */
+                            config: Record<string, unknown>;
+                            createdAt?: string | null;
+                            /** @description Cloud kinds: whether credentials are stored (they are never shown); null for other kinds. */
+                            credentials: null | {
+                                configured: boolean;
+                            };
+                            description?: string | null;
+                            disabledAt?: string | null;
+                            /** @description Why the endpoint is disabled: `manual`, or `failing` (only failures for the auto-disable period); null while enabled. */
+                            disabledReason?: null | ("manual" | "failing");
+                            eventTypes: string[];
+                            fifoEnabled: boolean;
+                            /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
+                            headers?: {
+                                name: string;
+                                sensitive: boolean;
+                                value: string;
+                            }[];
+                            /** @description The failure streak: since when every attempt failed (null: the last one succeeded), how many in a row, and the last success (written at most once a minute while all goes well). */
+                            health?: {
+                                consecutiveFailures: number;
+                                failingSince: string | null;
+                                lastSuccessAt: string | null;
+                            };
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
+                            rateLimitPerSecond?: number | null;
+                            retry?: Record<string, unknown>;
+                            /** @enum {unknown} */
+                            status: "active" | "paused" | "disabled";
+                            /** @description http: this endpoint's timeout (null: HOOKBASE_DELIVERY_TIMEOUT_MS). */
+                            timeoutMs?: number | null;
+                            /** @description http: PEM CA bundle trusted for this endpoint. */
+                            tlsCa?: string | null;
+                            updatedAt?: string | null;
+                            url?: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_URL, URL_NOT_ALLOWED, INVALID_JSON, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_URL" | "URL_NOT_ALLOWED" | "INVALID_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getOperationalEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description whsec_… */
+                            key: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, ENDPOINT_NOT_FOUND, NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND" | "NOT_FOUND";
                         };
                     };
                 };
@@ -5213,6 +6347,325 @@ export interface operations {
                         };
                     };
                 };
+            };
+        };
+    };
+    operational_endpoint_created: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpointId: string;
+                        kind?: string;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "endpoint.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_endpoint_deleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpointId: string;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "endpoint.deleted";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_endpoint_disabled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        consecutiveFailures?: number;
+                        endpointId: string;
+                        /** Format: date-time */
+                        failingSince?: string;
+                        /** @enum {unknown} */
+                        reason?: "manual" | "failing";
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "endpoint.disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_endpoint_enabled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpointId: string;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "endpoint.enabled";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_endpoint_updated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpointId: string;
+                        fields?: string[];
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "endpoint.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_fifo_queue_blocked: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpointId: string;
+                        state?: Record<string, unknown>;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "fifo.queue.blocked";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_fifo_queue_unblocked: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpointId: string;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "fifo.queue.unblocked";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_message_attempt_exhausted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        attempts?: number;
+                        endpointId: string;
+                        eventId?: string;
+                        eventType?: string;
+                        lastError?: string | null;
+                        lastResponseStatus?: number | null;
+                        messageId?: string;
+                        reason?: string;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "message.attempt.exhausted";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_message_attempt_failing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        consecutiveFailures?: number;
+                        endpointId: string;
+                        /** Format: date-time */
+                        failingSince?: string;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "message.attempt.failing";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_message_attempt_recovered: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpointId: string;
+                        failures?: number;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "message.attempt.recovered";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
