@@ -27,6 +27,7 @@ describe('operational webhooks', () => {
   let opsSecret: string;
   let customerUrl: string;
   const failOnce = new Set<string>();
+  let released = false;
   let opsId: string;
   let brokenId: string;
 
@@ -36,6 +37,7 @@ describe('operational webhooks', () => {
     brokenOps.respondWith(() => ({ status: 503 }));
     customer.respondWith((request) => {
       if (request.path === '/down') return { status: 503 };
+      if (request.path === '/stuck' && !released) return { status: 503 };
       if (request.path === '/gone') return { status: 410 };
       const id = String(request.headers['webhook-id']);
       if (request.path === '/flaky' && !failOnce.has(id)) {
@@ -47,6 +49,7 @@ describe('operational webhooks', () => {
     stack = await startStack({
       HOOKBASE_RETRY_POLL_MS: '100',
       HOOKBASE_OPERATIONAL_FAILING_AFTER: '2',
+      HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER: '1s',
     });
     const tenant = await createTenant(stack.url, stack.adminToken);
     client = tenant.client;
@@ -162,6 +165,60 @@ describe('operational webhooks', () => {
     expect(
       (await eventFor('message.attempt.recovered', flaky)).data.failures,
     ).toBeGreaterThanOrEqual(1);
+  });
+
+  it('tells of a FIFO head blocked past the threshold, and of the queue moving again', async () => {
+    // An organization on plan pro (FIFO), with the default auto-disable period.
+    const pro = await createTenant(stack.url, stack.adminToken, 'pro');
+    const proOrg = `/api/organizations/${pro.organizationId}`;
+    const fifoOps = new TestReceiver();
+    const fifoOpsUrl = await fifoOps.start();
+    try {
+      const opsEndpoint = await pro.client.post(`${proOrg}/operational-webhook-endpoints`, {
+        url: `${fifoOpsUrl}/ops`,
+        eventTypes: ['fifo.queue.blocked', 'fifo.queue.unblocked'],
+      });
+      expect(opsEndpoint.status).toBe(201);
+      const created = await pro.client.post(`${proOrg}/webhook-endpoints`, {
+        url: `${customerUrl}/stuck`,
+        fifoEnabled: true,
+        retry: { delaysMs: [0, ...Array.from({ length: 19 }, () => 300)], maxAgeMs: 600_000 },
+      });
+      expect(created.status).toBe(201);
+      const id = created.body.data.id;
+      for (let n = 0; n < 2; n += 1) {
+        const published = await pro.client.post('/v1/events', {
+          eventType: 'order.created',
+          payload: { n },
+          endpointIds: [id],
+        });
+        expect(published.status).toBe(202);
+      }
+      const types = () => fifoOps.requests.map((r) => JSON.parse(r.body));
+      const blocked = await pollUntil(() => types().find((e) => e.type === 'fifo.queue.blocked'), {
+        description: 'fifo.queue.blocked',
+        timeoutMs: 30_000,
+      });
+      expect(blocked.data).toMatchObject({
+        endpointId: id,
+        state: { blockedReason: 'retrying', head: { eventType: 'order.created' } },
+      });
+      expect(blocked.data.state.head.attempts).toBeGreaterThanOrEqual(2);
+      released = true;
+      const unblocked = await pollUntil(
+        () => types().find((e) => e.type === 'fifo.queue.unblocked'),
+        { description: 'fifo.queue.unblocked', timeoutMs: 30_000 },
+      );
+      expect(unblocked.data).toMatchObject({
+        endpointId: id,
+        messageId: blocked.data.state.head.messageId,
+      });
+      // The filter held: nothing else reached this operational endpoint.
+      expect(types().every((e) => e.type.startsWith('fifo.queue.'))).toBe(true);
+      expect(types().filter((e) => e.type === 'fifo.queue.blocked')).toHaveLength(1);
+    } finally {
+      await fifoOps.stop();
+    }
   });
 
   it('sends operational events through the pipeline, and a failing operational endpoint causes none', async () => {

@@ -81,6 +81,15 @@ const envSchema = z.object({
   // After this many failed attempts in a row an endpoint's operational endpoints get one
   // message.attempt.failing (once per streak).
   HOOKBASE_OPERATIONAL_FAILING_AFTER: int(1, 10_000).default(5),
+  // A FIFO head that has been failing this long sends fifo.queue.blocked (and fifo.queue.unblocked
+  // once it moves): 15m, 1h, 90s, 500ms...
+  HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER: z
+    .string()
+    .default('15m')
+    .refine((text) => typeof parseDuration(text) === 'number', {
+      message: 'must be a duration such as 15m, 1h, 90s or 500ms',
+    })
+    .transform((text) => parseDuration(text) as number),
   // How long an endpoint may fail without one success before it is disabled (reason "failing"),
   // unless its organization sets its own period: 5d, 12h, 30m, 90s, 1500ms, or off.
   HOOKBASE_AUTO_DISABLE_AFTER: z
@@ -191,6 +200,8 @@ export interface HookbaseConfig {
     autoDisableAfterMs: number | null;
     /** Failed attempts in a row that send message.attempt.failing (once per streak). */
     failingEventAfter: number;
+    /** How long a FIFO head fails before fifo.queue.blocked is sent. */
+    fifoBlockedEventAfterMs: number;
     endpointConcurrency: number;
     dispatchConcurrency: number;
     /**
@@ -319,6 +330,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
         : null,
       autoDisableAfterMs: e.HOOKBASE_AUTO_DISABLE_AFTER,
       failingEventAfter: e.HOOKBASE_OPERATIONAL_FAILING_AFTER,
+      fifoBlockedEventAfterMs: e.HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER,
       endpointConcurrency: e.HOOKBASE_ENDPOINT_CONCURRENCY,
       dispatchConcurrency: e.HOOKBASE_DISPATCH_CONCURRENCY,
       organizationShare: organizationShareSlots(

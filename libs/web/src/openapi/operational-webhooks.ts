@@ -54,12 +54,30 @@ const DATA: Record<
     properties: { failures: { type: 'integer' } },
   },
   'fifo.queue.blocked': {
-    summary: 'A FIFO head blocked past the threshold, with the fifo-state (not sent yet).',
-    properties: { state: { type: 'object' } },
+    summary:
+      'A FIFO head has kept failing for HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER (judged at its attempts), with the queue state.',
+    properties: {
+      state: {
+        type: 'object',
+        properties: {
+          blockedReason: { const: 'retrying' },
+          blockedSince: time,
+          head: {
+            type: 'object',
+            properties: {
+              messageId: { type: 'string' },
+              eventType: { type: 'string' },
+              attempts: { type: 'integer' },
+              nextAttemptAt: { type: ['string', 'null'] },
+            },
+          },
+        },
+      },
+    },
   },
   'fifo.queue.unblocked': {
-    summary: 'A blocked FIFO queue moves again (not sent yet).',
-    properties: {},
+    summary: 'The head reported by fifo.queue.blocked moved on (delivered or dead-lettered).',
+    properties: { messageId: { type: 'string' }, blockedSince: time },
   },
 };
 

@@ -649,7 +649,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A FIFO head blocked past the threshold, with the fifo-state (not sent yet). */
+        /** A FIFO head has kept failing for HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER (judged at its attempts), with the queue state. */
         post: operations["operational_fifo_queue_blocked"];
         delete?: never;
         options?: never;
@@ -666,7 +666,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A blocked FIFO queue moves again (not sent yet). */
+        /** The head reported by fifo.queue.blocked moved on (delivered or dead-lettered). */
         post: operations["operational_fifo_queue_unblocked"];
         delete?: never;
         options?: never;
@@ -6519,7 +6519,18 @@ export interface operations {
                 "application/json": {
                     data: {
                         endpointId: string;
-                        state?: Record<string, unknown>;
+                        state?: {
+                            /** @constant */
+                            blockedReason?: "retrying";
+                            /** Format: date-time */
+                            blockedSince?: string;
+                            head?: {
+                                attempts?: number;
+                                eventType?: string;
+                                messageId?: string;
+                                nextAttemptAt?: string | null;
+                            };
+                        };
                     };
                     /** Format: date-time */
                     timestamp: string;
@@ -6549,7 +6560,10 @@ export interface operations {
             content: {
                 "application/json": {
                     data: {
+                        /** Format: date-time */
+                        blockedSince?: string;
                         endpointId: string;
+                        messageId?: string;
                     };
                     /** Format: date-time */
                     timestamp: string;
