@@ -121,11 +121,21 @@ describe('operational webhooks', () => {
     const created = await eventFor('endpoint.created', id);
     expect(created.request.headers['hookbase-event-type']).toBe('endpoint.created');
     expect(created.data).toEqual({ endpointId: id, kind: 'http' });
+    // A customer cannot pass its own event off as operational: it reaches no operational endpoint.
+    const forged = await client.post('/v1/events', {
+      eventType: 'endpoint.disabled',
+      payload: { type: 'endpoint.disabled', forged: true },
+      endpointIds: [opsId],
+    });
+    expect(forged.status).toBe(202);
+    // Published after it on the organization's partition: once this is delivered, the forged
+    // event has been fanned out.
     await publish(id);
     await pollUntil(() => customer.requests.some((r) => r.path === '/ok'), {
       description: 'the customer event delivered',
     });
     expect(events().some((e) => e.type === 'order.created')).toBe(false);
+    expect(ops.requests.some((r) => r.body.includes('forged'))).toBe(false);
     const patched = await client.patch(`${org}/webhook-endpoints/${id}`, { status: 'disabled' });
     expect(patched.status).toBe(200);
     expect((await eventFor('endpoint.disabled', id)).data.reason).toBe('manual');

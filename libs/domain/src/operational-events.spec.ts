@@ -11,17 +11,19 @@ describe('operational routing', () => {
   const ops = { id: 'ep_ops', operational: true };
   const customer = { id: 'ep_customer', operational: false };
 
-  it('sends an operational endpoint only operational events addressed to it', () => {
-    expect(
-      operationalRouteAllows(ops, { eventType: 'endpoint.disabled', endpointIds: ['ep_ops'] }),
-    ).toBe(true);
-    expect(operationalRouteAllows(ops, { eventType: 'endpoint.disabled' })).toBe(false);
-    expect(
-      operationalRouteAllows(ops, { eventType: 'endpoint.disabled', endpointIds: ['ep_x'] }),
-    ).toBe(false);
-    expect(
-      operationalRouteAllows(ops, { eventType: 'order.created', endpointIds: ['ep_ops'] }),
-    ).toBe(false);
+  it('sends an operational endpoint only operational events Hookbase wrote, addressed to it', () => {
+    const addressed = {
+      eventType: 'endpoint.disabled',
+      endpointIds: ['ep_ops'],
+      operational: true,
+    };
+    expect(operationalRouteAllows(ops, addressed)).toBe(true);
+    // A customer's publish of the same event (not written by Hookbase) does not get through.
+    expect(operationalRouteAllows(ops, { ...addressed, operational: false })).toBe(false);
+    expect(operationalRouteAllows(ops, { ...addressed, operational: undefined })).toBe(false);
+    expect(operationalRouteAllows(ops, { ...addressed, endpointIds: undefined })).toBe(false);
+    expect(operationalRouteAllows(ops, { ...addressed, endpointIds: ['ep_x'] })).toBe(false);
+    expect(operationalRouteAllows(ops, { ...addressed, eventType: 'order.created' })).toBe(false);
   });
 
   it('leaves other endpoints to their own filters', () => {
@@ -38,9 +40,11 @@ describe('operational routing', () => {
       'ep_customer',
     ]);
     expect(
-      matchRecipients(candidates, { eventType: 'endpoint.created', endpointIds: ['ep_ops'] }).map(
-        (c) => c.id,
-      ),
+      matchRecipients(candidates, {
+        eventType: 'endpoint.created',
+        endpointIds: ['ep_ops'],
+        operational: true,
+      }).map((c) => c.id),
     ).toEqual(['ep_ops']);
   });
 

@@ -47,16 +47,18 @@ export function operationalRecipients(
 
 /**
  * Whether an endpoint may receive an event, as far as operational routing goes: an operational
- * endpoint only operational events addressed to it; any other endpoint anything (its own filters
- * still apply).
+ * endpoint only operational events that Hookbase wrote (`operational`, from the record's origin)
+ * addressed to it; any other endpoint anything (its own filters still apply).
  */
 export function operationalRouteAllows(
   endpoint: { id: string; operational?: boolean },
-  event: { eventType: string; endpointIds?: readonly string[] },
+  event: { eventType: string; endpointIds?: readonly string[]; operational?: boolean },
 ): boolean {
   if (!endpoint.operational) return true;
   return (
-    isOperationalEventType(event.eventType) && (event.endpointIds?.includes(endpoint.id) ?? false)
+    event.operational === true &&
+    isOperationalEventType(event.eventType) &&
+    (event.endpointIds?.includes(endpoint.id) ?? false)
   );
 }
 

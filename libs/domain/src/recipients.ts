@@ -20,7 +20,7 @@ export interface RecipientCandidate {
  */
 export function matchRecipients<T extends RecipientCandidate>(
   candidates: readonly T[],
-  event: { eventType: string; endpointIds?: readonly string[] },
+  event: { eventType: string; endpointIds?: readonly string[]; operational?: boolean },
 ): T[] {
   const only = event.endpointIds ? new Set(event.endpointIds) : undefined;
   return candidates.filter(
@@ -52,6 +52,8 @@ export interface EventToFanOut {
   organizationId: string;
   eventType: string;
   endpointIds?: readonly string[];
+  /** Written by Hookbase as an operational event (the record's origin), never by a producer. */
+  operational?: boolean;
 }
 
 /** One message to record: an event for one recipient endpoint. */

@@ -7,7 +7,7 @@ import {
   type OperationalEventType,
 } from '@hookbase/domain';
 import { EndpointRepository } from '@hookbase/persistence';
-import { ingestRecordHeaders } from './ingest-origin';
+import { operationalRecordHeaders } from './ingest-origin';
 import { KafkaProducer } from './kafka-producer';
 import { TOPICS } from './kafka.tokens';
 import { TopicNames } from './topics';
@@ -60,7 +60,7 @@ export class OperationalEventPublisher {
       await this.producer.publish(this.topics.events, {
         key: subject.organizationId,
         value: JSON.stringify(envelope),
-        headers: ingestRecordHeaders(undefined),
+        headers: operationalRecordHeaders(),
       });
     } catch (error) {
       this.logger.warn(
