@@ -208,6 +208,79 @@ describe('the dashboard', () => {
     await checkPage(page, 'endpoints');
   });
 
+  it('creates an endpoint with headers, write-only auth and a timeout, and edits it without showing secrets', async () => {
+    const { client, organizationId } = await signInAsNewOrganization('pro', 'Receivers Inc');
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create endpoint' });
+    await dialog.getByLabel('URL').fill(`${receiverUrl}/with-auth`);
+    await dialog.getByLabel('Headers', { exact: true }).fill('X-Tenant: acme');
+    await dialog.getByLabel('Sensitive headers').fill('x-api-key: dash-secret-key');
+    await dialog.getByLabel('Authentication').selectOption('bearer');
+    await dialog.getByLabel('Token').fill('dash-bearer-token');
+    await dialog.getByLabel('Timeout (ms)').fill('2000');
+    await checkPage(page, 'create-endpoint-receiver');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    const listed = await client.get(`/api/organizations/${organizationId}/webhook-endpoints`);
+    const endpoint = listed.body.data[0];
+    expect(endpoint).toMatchObject({
+      timeoutMs: 2000,
+      auth: { type: 'bearer', configured: true },
+      headers: [
+        { name: 'X-Tenant', value: 'acme', sensitive: false },
+        { name: 'x-api-key', value: '********', sensitive: true },
+      ],
+    });
+    const sent = await client.post(
+      `/api/organizations/${organizationId}/webhook-endpoints/${endpoint.id}/test`,
+      {},
+    );
+    expect(sent.body.data.outcome).toBe('succeeded');
+    const seen = receiver.requests.find((r) => r.path === '/with-auth')!;
+    expect(seen.headers).toMatchObject({
+      'x-tenant': 'acme',
+      'x-api-key': 'dash-secret-key',
+      authorization: 'Bearer dash-bearer-token',
+    });
+
+    // Edit: the secrets are not on the page; saving other changes keeps them.
+    await page.goto(`${dashboard()}endpoints/${endpoint.id}`);
+    await page.getByRole('button', { name: 'Edit' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit endpoint' });
+    await edit.waitFor();
+    expect(await edit.getByLabel('Sensitive headers').inputValue()).toBe('x-api-key:');
+    expect(await edit.getByLabel('Authentication').inputValue()).toBe('keep');
+    expect(await page.content()).not.toContain('dash-secret-key');
+    expect(await page.content()).not.toContain('dash-bearer-token');
+    await edit.getByLabel('Headers', { exact: true }).fill('X-Tenant: globex');
+    await edit.getByLabel('Timeout (ms)').fill('');
+    await checkPage(page, 'edit-endpoint-receiver');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await edit.waitFor({ state: 'detached' });
+    const after = await client.get(
+      `/api/organizations/${organizationId}/webhook-endpoints/${endpoint.id}`,
+    );
+    expect(after.body.data).toMatchObject({
+      timeoutMs: null,
+      auth: { type: 'bearer', configured: true },
+      headers: [
+        { name: 'X-Tenant', value: 'globex', sensitive: false },
+        { name: 'x-api-key', value: '********', sensitive: true },
+      ],
+    });
+    const before = receiver.requests.length;
+    await client.post(
+      `/api/organizations/${organizationId}/webhook-endpoints/${endpoint.id}/test`,
+      {},
+    );
+    const again = receiver.requests.slice(before).find((r) => r.path === '/with-auth')!;
+    expect(again.headers).toMatchObject({
+      'x-tenant': 'globex',
+      'x-api-key': 'dash-secret-key',
+      authorization: 'Bearer dash-bearer-token',
+    });
+  });
+
   it('refuses the FIFO switch on a free plan and says why', async () => {
     await signInAsNewOrganization('free');
     await page.getByRole('button', { name: 'Create endpoint' }).click();

@@ -127,6 +127,15 @@ export interface Endpoint {
   fifoEnabled: boolean;
   retry: { delaysMs: number[]; maxAgeMs: number };
   rateLimitPerSecond: number | null;
+  headers?: { name: string; value: string; sensitive: boolean }[];
+  auth?: { type: string; configured: true } | null;
+  timeoutMs?: number | null;
+  disabledReason?: 'manual' | 'failing' | null;
+  health?: {
+    failingSince: string | null;
+    consecutiveFailures: number;
+    lastSuccessAt: string | null;
+  };
   createdAt: string;
   updatedAt: string;
 }

@@ -1,6 +1,6 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
 import { ApiError, Client, Endpoint, EndpointStats, Session } from './api';
-import { fieldOf, fifoSwitchRule, parseDelays, percent, time } from './format';
+import { fieldOf, fifoSwitchRule, parseDelays, parseHeaderLines, percent, time } from './format';
 import { navigate } from './router';
 import { Badge, Dialog, ErrorBox, Field, statusTone } from './ui';
 
@@ -22,6 +22,9 @@ const CODE_FIELDS: Record<string, string> = {
   CREDENTIALS_REQUIRED: 'config',
   CREDENTIALS_TARGET_CHANGED: 'config',
 };
+
+/** Receiver authentication the dialog sets; `keep` leaves the stored auth as it is. */
+const AUTH_TYPES = ['none', 'basic', 'bearer', 'oauth2_client_credentials'] as const;
 
 export function target(endpoint: Endpoint): string {
   if (endpoint.kind === 'http') return endpoint.url ?? '';
@@ -185,6 +188,30 @@ export function EndpointDialog(props: {
   const [rateLimit, setRateLimit] = useState(
     existing?.rateLimitPerSecond ? String(existing.rateLimitPerSecond) : '',
   );
+  const [plainHeaders, setPlainHeaders] = useState(
+    (existing?.headers ?? [])
+      .filter((h) => !h.sensitive)
+      .map((h) => `${h.name}: ${h.value}`)
+      .join('\n'),
+  );
+  const [sensitiveHeaders, setSensitiveHeaders] = useState(
+    (existing?.headers ?? [])
+      .filter((h) => h.sensitive)
+      .map((h) => `${h.name}:`)
+      .join('\n'),
+  );
+  const [headersChanged, setHeadersChanged] = useState(false);
+  const [timeoutMs, setTimeoutMs] = useState(existing?.timeoutMs ? String(existing.timeoutMs) : '');
+  const storedAuth = existing?.auth?.type ?? null;
+  const [authType, setAuthType] = useState<string>(storedAuth ? 'keep' : 'none');
+  const [authFields, setAuthFields] = useState<Record<string, string>>({});
+  const authField = (name: string) =>
+    input(authFields[name] ?? '', (value) => setAuthFields({ ...authFields, [name]: value }), {
+      autoComplete: 'off',
+      ...(name === 'password' || name === 'token' || name === 'clientSecret'
+        ? { type: 'password' }
+        : {}),
+    });
   const [status, setStatus] = useState<string>(existing?.status ?? 'active');
   const [fifo, setFifo] = useState(existing?.fifoEnabled ?? false);
   const [errors, setErrors] = useState<Record<string, string>>({});
@@ -208,6 +235,14 @@ export function EndpointDialog(props: {
         local.config = 'Config must be a JSON object';
       }
     }
+    let headers: ReturnType<typeof parseHeaderLines> | undefined;
+    if (kind === 'http' && (headersChanged || !existing)) {
+      const plain = parseHeaderLines(plainHeaders, false);
+      const sensitive = parseHeaderLines(sensitiveHeaders, true);
+      if (typeof plain === 'string') local.headers = plain;
+      else if (typeof sensitive === 'string') local.headers = `Sensitive headers: ${sensitive}`;
+      else headers = [...plain, ...sensitive];
+    }
     setErrors(local);
     setFailure(null);
     if (Object.keys(local).length > 0) return;
@@ -222,7 +257,16 @@ export function EndpointDialog(props: {
       fifoEnabled: fifo,
     };
     if (description.trim() || existing?.description) body.description = description;
-    if (kind === 'http') body.url = url;
+    if (kind === 'http') {
+      body.url = url;
+      if (headers && (existing || headers.length > 0)) body.headers = headers;
+      if (timeoutMs.trim()) body.timeoutMs = Number(timeoutMs);
+      else if (existing?.timeoutMs) body.timeoutMs = null;
+      // Auth is write-only: sent only when chosen anew (or removed).
+      if (authType === 'none' && storedAuth) body.auth = null;
+      else if (authType !== 'none' && authType !== 'keep')
+        body.auth = { type: authType, ...authFields };
+    }
     if (parsedConfig) body.config = parsedConfig;
     if (!existing) body.kind = kind;
     setBusy(true);
@@ -242,6 +286,9 @@ export function EndpointDialog(props: {
           'eventTypes',
           'retry',
           'rateLimitPerSecond',
+          'headers',
+          'auth',
+          'timeoutMs',
           'status',
           'fifoEnabled',
           'description',
@@ -321,6 +368,96 @@ export function EndpointDialog(props: {
               />
             )}
           </Field>
+        ) : null}
+        {kind === 'http' ? (
+          <>
+            <Field
+              label="Headers"
+              error={errors.headers}
+              hint="Added to every request: one Name: value per line."
+            >
+              {({ id, describedBy, invalid }) => (
+                <textarea
+                  id={id}
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  rows={2}
+                  value={plainHeaders}
+                  onChange={(e) => {
+                    setPlainHeaders(e.target.value);
+                    setHeadersChanged(true);
+                  }}
+                />
+              )}
+            </Field>
+            <Field
+              label="Sensitive headers"
+              hint="Stored encrypted and never shown again: Name: value per line; a name alone keeps its stored value."
+            >
+              {({ id, describedBy }) => (
+                <textarea
+                  id={id}
+                  aria-describedby={describedBy}
+                  rows={2}
+                  value={sensitiveHeaders}
+                  autoComplete="off"
+                  onChange={(e) => {
+                    setSensitiveHeaders(e.target.value);
+                    setHeadersChanged(true);
+                  }}
+                />
+              )}
+            </Field>
+            <div className="row">
+              <Field
+                label="Authentication"
+                error={errors.auth}
+                hint="Secrets are write-only: they are stored encrypted and never shown again."
+              >
+                {({ id, describedBy }) => (
+                  <select
+                    id={id}
+                    aria-describedby={describedBy}
+                    value={authType}
+                    onChange={(e) => {
+                      setAuthType(e.target.value);
+                      setAuthFields({});
+                    }}
+                  >
+                    {storedAuth ? <option value="keep">Keep stored ({storedAuth})</option> : null}
+                    {AUTH_TYPES.map((type) => (
+                      <option key={type} value={type}>
+                        {type === 'oauth2_client_credentials' ? 'OAuth2 client credentials' : type}
+                      </option>
+                    ))}
+                  </select>
+                )}
+              </Field>
+              <Field
+                label="Timeout (ms)"
+                error={errors.timeoutMs}
+                hint="Empty: the installation's timeout."
+              >
+                {input(timeoutMs, setTimeoutMs, { type: 'number', min: 100 })}
+              </Field>
+            </div>
+            {authType === 'basic' ? (
+              <div className="row">
+                <Field label="Username">{authField('username')}</Field>
+                <Field label="Password">{authField('password')}</Field>
+              </div>
+            ) : null}
+            {authType === 'bearer' ? <Field label="Token">{authField('token')}</Field> : null}
+            {authType === 'oauth2_client_credentials' ? (
+              <>
+                <Field label="Token URL">{authField('tokenUrl')}</Field>
+                <div className="row">
+                  <Field label="Client id">{authField('clientId')}</Field>
+                  <Field label="Client secret">{authField('clientSecret')}</Field>
+                </div>
+              </>
+            ) : null}
+          </>
         ) : null}
         <Field label="Description" error={errors.description}>
           {input(description, setDescription)}

@@ -2,6 +2,7 @@ import {
   blockedReasonText,
   duration,
   fieldOf,
+  parseHeaderLines,
   fifoSwitchRule,
   parseDelays,
   percent,
@@ -60,5 +61,27 @@ describe('the FIFO switch rule', () => {
   it('maps API issue paths to form fields', () => {
     expect(fieldOf('retry.delaysMs.2')).toBe('retry');
     expect(fieldOf('body.url')).toBe('url');
+  });
+});
+
+describe('parseHeaderLines', () => {
+  it('reads Name: value lines, skipping blank ones', () => {
+    expect(parseHeaderLines('X-Tenant: acme\n\n  x-b :  c d ', false)).toEqual([
+      { name: 'X-Tenant', value: 'acme', sensitive: false },
+      { name: 'x-b', value: 'c d', sensitive: false },
+    ]);
+    expect(parseHeaderLines('', false)).toEqual([]);
+  });
+
+  it('lets a sensitive line keep its stored value with a name alone', () => {
+    expect(parseHeaderLines('x-api-key:\nx-other: v', true)).toEqual([
+      { name: 'x-api-key', sensitive: true },
+      { name: 'x-other', value: 'v', sensitive: true },
+    ]);
+  });
+
+  it('names the line that is not a header', () => {
+    expect(parseHeaderLines('a: b\n: v', false)).toBe('Line 2: write Name: value');
+    expect(parseHeaderLines('a: b\nlonely', false)).toBe('Line 2: lonely has no value');
   });
 });

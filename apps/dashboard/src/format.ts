@@ -83,3 +83,29 @@ export function fifoSwitchRule(input: { plan: string; kind: string; fifoEnabled:
 
 /** The form field an API issue path names: `retry.delaysMs.2` → `retry`. */
 export const fieldOf = (path: string): string => path.replace(/^body\./, '').split('.')[0];
+
+/** One header as the API takes it; a sensitive one without value keeps the stored value. */
+export interface HeaderInput {
+  name: string;
+  value?: string;
+  sensitive: boolean;
+}
+
+/**
+ * Headers typed one per line as `Name: value`. A sensitive line with a name alone keeps the stored
+ * value. Answers a message naming the first line that is not a header.
+ */
+export function parseHeaderLines(text: string, sensitive: boolean): HeaderInput[] | string {
+  const headers: HeaderInput[] = [];
+  const lines = text.split('\n').map((line) => line.trim());
+  for (const [index, line] of lines.entries()) {
+    if (line === '') continue;
+    const colon = line.indexOf(':');
+    const name = (colon === -1 ? line : line.slice(0, colon)).trim();
+    const value = colon === -1 ? '' : line.slice(colon + 1).trim();
+    if (name === '') return `Line ${index + 1}: write Name: value`;
+    if (value === '' && !sensitive) return `Line ${index + 1}: ${name} has no value`;
+    headers.push(value === '' ? { name, sensitive } : { name, value, sensitive });
+  }
+  return headers;
+}

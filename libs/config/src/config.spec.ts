@@ -15,6 +15,34 @@ describe('loadConfig', () => {
     expect(config.delivery.allowPrivateTargets).toBe(false);
   });
 
+  it('reads the auto-disable period: five days by default, a duration, or off', () => {
+    expect(loadConfig({}).delivery.autoDisableAfterMs).toBe(432_000_000);
+    expect(loadConfig({ HOOKBASE_AUTO_DISABLE_AFTER: '12h' }).delivery.autoDisableAfterMs).toBe(
+      43_200_000,
+    );
+    expect(
+      loadConfig({ HOOKBASE_AUTO_DISABLE_AFTER: 'off' }).delivery.autoDisableAfterMs,
+    ).toBeNull();
+    expect(() => loadConfig({ HOOKBASE_AUTO_DISABLE_AFTER: '5 days' })).toThrow(ConfigError);
+  });
+
+  it('reads the egress proxy and its bypass list, and refuses a proxy that is not http://', () => {
+    expect(loadConfig({}).delivery.egressProxy).toBeNull();
+    expect(
+      loadConfig({
+        HOOKBASE_EGRESS_PROXY: 'http://proxy.internal:3128',
+        HOOKBASE_EGRESS_NO_PROXY: 'internal.example, 10.0.0.1:8080',
+      }).delivery.egressProxy,
+    ).toEqual({
+      url: 'http://proxy.internal:3128',
+      noProxy: [
+        { host: 'internal.example', port: null },
+        { host: '10.0.0.1', port: 8080 },
+      ],
+    });
+    expect(() => loadConfig({ HOOKBASE_EGRESS_PROXY: 'socks5://proxy:1080' })).toThrow(ConfigError);
+  });
+
   it('reads and converts every kind of value', () => {
     const config = loadConfig({
       PORT: '8080',

@@ -1,6 +1,6 @@
 import { createHash, hkdfSync } from 'node:crypto';
 import { z } from 'zod';
-import { organizationShareSlots } from '@hookbase/domain';
+import { NoProxyRule, organizationShareSlots, parseDuration, parseNoProxy } from '@hookbase/domain';
 
 /**
  * Hookbase's configuration: read from the environment once, at boot, validated into one typed
@@ -146,6 +146,47 @@ export const envSchema = z.object({
   HOOKBASE_CONNECT_TIMEOUT_MS: int(100, 60_000)
     .default(5_000)
     .describe('Time to connect to a receiver.'),
+  HOOKBASE_EGRESS_PROXY: z
+    .string()
+    .trim()
+    .refine((raw) => URL.canParse(raw) && new URL(raw).protocol === 'http:', {
+      message: 'must be an http:// proxy URL such as http://proxy.internal:3128',
+    })
+    .optional()
+    .describe(
+      'An HTTP proxy (`http://[user:password@]host:port`) that http deliveries, test sends and OAuth2 token requests go through with CONNECT: the usual way to give Hookbase one static source address. Cloud destinations do not use it.',
+    ),
+  HOOKBASE_EGRESS_NO_PROXY: z
+    .string()
+    .default('')
+    .describe(
+      'Destinations that bypass the egress proxy: comma-separated host names (with their subdomains), addresses, optionally `:port`, or `*` for all.',
+    ),
+  HOOKBASE_OPERATIONAL_FAILING_AFTER: int(1, 10_000)
+    .default(5)
+    .describe(
+      "After this many failed attempts in a row, an endpoint's organization gets one `message.attempt.failing` operational event (once per streak).",
+    ),
+  HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER: z
+    .string()
+    .default('15m')
+    .refine((text) => typeof parseDuration(text) === 'number', {
+      message: 'must be a duration such as 15m, 1h, 90s or 500ms',
+    })
+    .transform((text) => parseDuration(text) as number)
+    .describe(
+      'A FIFO head failing this long sends the `fifo.queue.blocked` operational event (and `fifo.queue.unblocked` once it moves): `15m`, `1h`, `90s`, `500ms`.',
+    ),
+  HOOKBASE_AUTO_DISABLE_AFTER: z
+    .string()
+    .default('5d')
+    .refine((text) => parseDuration(text) !== undefined, {
+      message: 'must be a duration such as 5d, 12h, 30m, 90s or 1500ms, or off',
+    })
+    .transform((text) => parseDuration(text) ?? null)
+    .describe(
+      'How long an endpoint may fail without one success before it is disabled (reason `failing`), unless its organization sets its own period: `5d`, `12h`, `30m`, `90s`, `1500ms`, or `off`.',
+    ),
   HOOKBASE_ENDPOINT_CONCURRENCY: int(1, 1000)
     .default(10)
     .describe('Attempts in flight per endpoint, per dispatcher.'),
@@ -371,6 +412,14 @@ export interface HookbaseConfig {
     timeoutMs: number;
     connectTimeoutMs: number;
     allowPrivateTargets: boolean;
+    /** The egress proxy of http deliveries, and who bypasses it; null: none. */
+    egressProxy: { url: string; noProxy: NoProxyRule[] } | null;
+    /** The default auto-disable period of failing endpoints; null: off. */
+    autoDisableAfterMs: number | null;
+    /** Failed attempts in a row that send message.attempt.failing (once per streak). */
+    failingEventAfter: number;
+    /** How long a FIFO head fails before fifo.queue.blocked is sent. */
+    fifoBlockedEventAfterMs: number;
     endpointConcurrency: number;
     dispatchConcurrency: number;
     /**
@@ -506,6 +555,12 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       timeoutMs: e.HOOKBASE_DELIVERY_TIMEOUT_MS,
       connectTimeoutMs: e.HOOKBASE_CONNECT_TIMEOUT_MS,
       allowPrivateTargets: e.HOOKBASE_ALLOW_PRIVATE_TARGETS,
+      egressProxy: e.HOOKBASE_EGRESS_PROXY
+        ? { url: e.HOOKBASE_EGRESS_PROXY, noProxy: parseNoProxy(e.HOOKBASE_EGRESS_NO_PROXY) }
+        : null,
+      autoDisableAfterMs: e.HOOKBASE_AUTO_DISABLE_AFTER,
+      failingEventAfter: e.HOOKBASE_OPERATIONAL_FAILING_AFTER,
+      fifoBlockedEventAfterMs: e.HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER,
       endpointConcurrency: e.HOOKBASE_ENDPOINT_CONCURRENCY,
       dispatchConcurrency: e.HOOKBASE_DISPATCH_CONCURRENCY,
       organizationShare: organizationShareSlots(

@@ -1,10 +1,11 @@
-import type { EndpointKind } from '@hookbase/domain';
+import type { EndpointKind, ReceiverOptions, StoredReceiverOptions } from '@hookbase/domain';
 import type { CloudAdapterOptions } from './cloud-support';
 import type { DestinationAdapter } from './destination.adapter';
 import { EndpointCredentials } from './endpoint-credentials';
 import { EventBridgeDestinationAdapter } from './eventbridge.adapter';
 import { HttpAdapterOptions, HttpDestinationAdapter } from './http.adapter';
 import { PubsubDestinationAdapter } from './pubsub.adapter';
+import { ReceiverOptionsSealer } from './receiver-options';
 import { S3DestinationAdapter } from './s3.adapter';
 import { SnsDestinationAdapter } from './sns.adapter';
 import { SqsDestinationAdapter } from './sqs.adapter';
@@ -29,6 +30,10 @@ export interface DestinationRegistry {
    * or the cipher's error) when they cannot be opened with the configured keys.
    */
   openConfig(endpoint: StoredDestination): Record<string, unknown>;
+  /**
+   * An http endpoint's receiver options with their sealed parts opened. Throws like openConfig.
+   */
+  openReceiverOptions(organizationId: string, stored: StoredReceiverOptions): ReceiverOptions;
 }
 
 /** A destination adapter that holds connections to let go of at shutdown. */
@@ -46,6 +51,7 @@ export interface DestinationAdaptersOptions {
 export class DestinationAdapters implements DestinationRegistry {
   private readonly byKind: Map<EndpointKind, ClosableDestinationAdapter>;
   private readonly credentials: EndpointCredentials;
+  private readonly receiverOptions: ReceiverOptionsSealer;
 
   constructor(
     options: DestinationAdaptersOptions,
@@ -60,6 +66,7 @@ export class DestinationAdapters implements DestinationRegistry {
       this.byKind.set(adapter.kind, adapter);
     }
     this.credentials = new EndpointCredentials(options.credentials);
+    this.receiverOptions = new ReceiverOptionsSealer(options.credentials);
   }
 
   adapterFor(kind: EndpointKind): DestinationAdapter | undefined {
@@ -68,6 +75,10 @@ export class DestinationAdapters implements DestinationRegistry {
 
   openConfig(endpoint: StoredDestination): Record<string, unknown> {
     return this.credentials.open(endpoint.organizationId, endpoint.kind, endpoint.config);
+  }
+
+  openReceiverOptions(organizationId: string, stored: StoredReceiverOptions): ReceiverOptions {
+    return this.receiverOptions.open(organizationId, stored);
   }
 
   /** Closes every adapter; returns the errors of those that failed to close (none thrown). */

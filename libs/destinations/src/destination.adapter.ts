@@ -1,4 +1,9 @@
-import type { AttemptOutcome, EndpointKind, HostIdentityGrant } from '@hookbase/domain';
+import type {
+  AttemptOutcome,
+  EndpointKind,
+  HostIdentityGrant,
+  ReceiverOptions,
+} from '@hookbase/domain';
 
 /** One message as a destination sees it, for one attempt. */
 export interface OutboundMessage {
@@ -28,6 +33,8 @@ export interface DeliveryTarget {
    * without credentials is refused unless it covers the target.
    */
   hostIdentity?: HostIdentityGrant | null;
+  /** http: the endpoint's headers, auth, timeout and CA, opened; absent when none is set. */
+  receiver?: ReceiverOptions | null;
 }
 
 export interface DeliveryReport {

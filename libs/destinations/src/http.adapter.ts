@@ -1,5 +1,14 @@
-import { Agent, Dispatcher, request } from 'undici';
-import { classifyAttempt, AttemptResult, checkTargetUrl, DomainError } from '@hookbase/domain';
+import { rootCertificates } from 'node:tls';
+import { Agent, Dispatcher, ProxyAgent, request } from 'undici';
+import {
+  bypassesProxy,
+  classifyAttempt,
+  AttemptResult,
+  checkTargetUrl,
+  DomainError,
+  type NoProxyRule,
+  type ReceiverOptions,
+} from '@hookbase/domain';
 import { webhookHeaders } from '@hookbase/signing';
 import {
   DeliveryReport,
@@ -7,7 +16,9 @@ import {
   DestinationAdapter,
   OutboundMessage,
 } from './destination.adapter';
-import { createGuardedLookup, Resolver } from './guarded-lookup';
+import { ClientCache, clientKey } from './cloud-support';
+import { createGuardedLookup, resolveTargetName, Resolver } from './guarded-lookup';
+import { OAuth2TokenCache, TokenFetchError } from './oauth2-token-cache';
 
 export interface HttpAdapterOptions {
   timeoutMs: number;
@@ -17,6 +28,14 @@ export interface HttpAdapterOptions {
   userAgent: string;
   /** Name resolution for connections; the system's by default (a seam for tests). */
   resolver?: Resolver;
+  /** HOOKBASE_EGRESS_PROXY: an HTTP proxy that requests tunnel through with CONNECT. */
+  egressProxy?: { url: string; noProxy: readonly NoProxyRule[] } | null;
+}
+
+interface TlsMaterial {
+  cert?: string;
+  key?: string;
+  ca?: string[];
 }
 
 /**
@@ -26,18 +45,87 @@ export interface HttpAdapterOptions {
 export class HttpDestinationAdapter implements DestinationAdapter {
   readonly kind = 'http' as const;
   private readonly agent: Agent;
+  /**
+   * Agents of endpoints with a client certificate or a CA of their own, and proxy agents, by
+   * their TLS material and route.
+   */
+  private readonly agents: ClientCache<Dispatcher>;
+  private readonly tokens: OAuth2TokenCache;
 
   constructor(private readonly options: HttpAdapterOptions) {
-    this.agent = new Agent({
+    this.agent = this.newAgent({});
+    this.agents = new ClientCache((agent) => agent.close(), 64);
+    this.tokens = new OAuth2TokenCache({
+      dispatcherFor: (url) => this.dispatcherFor(url, null),
+      allowPrivateTargets: options.allowPrivateTargets,
+      timeoutMs: options.timeoutMs,
+      userAgent: options.userAgent,
+    });
+  }
+
+  private newAgent(tls: TlsMaterial): Agent {
+    return new Agent({
       connect: {
-        timeout: options.connectTimeoutMs,
-        ...(options.allowPrivateTargets ? {} : { lookup: createGuardedLookup(options.resolver) }),
+        timeout: this.options.connectTimeoutMs,
+        ...(this.options.allowPrivateTargets
+          ? {}
+          : { lookup: createGuardedLookup(this.options.resolver) }),
+        ...tls,
       },
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
+      headersTimeout: this.options.timeoutMs,
+      bodyTimeout: this.options.timeoutMs,
       keepAliveTimeout: 4_000,
       connections: 64,
     });
+  }
+
+  /**
+   * How a request to `url` leaves: through the egress proxy unless HOOKBASE_EGRESS_NO_PROXY
+   * matches it, with the endpoint's client certificate and CA when it has them, else the shared
+   * agent. Through the proxy the name is resolved and checked here first (the proxy resolves it
+   * again; see the receivers guide): a name resolving into this network throws URL_NOT_ALLOWED.
+   */
+  private async dispatcherFor(
+    url: URL,
+    receiver: ReceiverOptions | null | undefined,
+  ): Promise<Dispatcher> {
+    const mtls = receiver?.auth?.type === 'mtls' ? receiver.auth : null;
+    const tls: TlsMaterial | null =
+      mtls || receiver?.tlsCa
+        ? {
+            ...(mtls ? { cert: mtls.certificate, key: mtls.privateKey } : {}),
+            // The endpoint's CA is trusted beside the usual ones, for this endpoint only.
+            ...(receiver?.tlsCa ? { ca: [...rootCertificates, receiver.tlsCa] } : {}),
+          }
+        : null;
+    const proxy = this.options.egressProxy;
+    const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+    if (proxy && !bypassesProxy(url.hostname, port, proxy.noProxy)) {
+      if (!this.options.allowPrivateTargets) {
+        await resolveTargetName(url.hostname.replace(/^\[|\]$/g, ''), {
+          allowPrivate: false,
+          timeoutMs: this.options.connectTimeoutMs,
+          resolver: this.options.resolver,
+        });
+      }
+      return this.agents.get(
+        clientKey(['proxy', tls?.cert, tls?.key, receiver?.tlsCa]),
+        () =>
+          new ProxyAgent({
+            uri: proxy.url,
+            proxyTunnel: true,
+            ...(tls ? { requestTls: tls } : {}),
+            headersTimeout: this.options.timeoutMs,
+            bodyTimeout: this.options.timeoutMs,
+            keepAliveTimeout: 4_000,
+            connections: 64,
+          }),
+      );
+    }
+    if (!tls) return this.agent;
+    return this.agents.get(clientKey(['direct', tls.cert, tls.key, receiver?.tlsCa]), () =>
+      this.newAgent(tls),
+    );
   }
 
   async deliver(message: OutboundMessage, target: DeliveryTarget): Promise<DeliveryReport> {
@@ -64,23 +152,50 @@ export class HttpDestinationAdapter implements DestinationAdapter {
       const reason = `cannot sign: ${error instanceof Error ? error.message : String(error)}`;
       return { outcome: { kind: 'failed', error: reason }, durationMs: 0, responseExcerpt: null };
     }
-    const headers = {
+    const receiver = target.receiver ?? null;
+    // The endpoint's own headers first: none of them can be a name Hookbase sets (refused on save).
+    const headers: Record<string, string> = {};
+    for (const [name, value] of receiver?.headers ?? []) headers[name] = value;
+    Object.assign(headers, {
       'content-type': 'application/json',
       'user-agent': this.options.userAgent,
       ...signature,
       'hookbase-event-type': message.eventType,
       'hookbase-attempt': String(message.attemptNumber),
-    };
+    });
+    const timeoutMs = Math.min(
+      receiver?.timeoutMs ?? this.options.timeoutMs,
+      this.options.timeoutMs,
+    );
+    const auth = receiver?.auth ?? null;
     let result: AttemptResult;
     let excerpt: string | null = null;
     try {
-      const response = await request(url, {
-        method: 'POST',
-        headers,
-        body,
-        dispatcher: this.agent,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
+      const dispatcher = await this.dispatcherFor(url, receiver);
+      const send = async (authorization: string | null) => {
+        if (authorization !== null) headers.authorization = authorization;
+        return request(url, {
+          method: 'POST',
+          headers,
+          body,
+          dispatcher,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      };
+      let response: Dispatcher.ResponseData;
+      if (auth?.type === 'oauth2_client_credentials') {
+        let token = await this.tokens.token(auth);
+        response = await send(`Bearer ${token.accessToken}`);
+        if (response.statusCode === 401 && token.cached) {
+          // The receiver no longer takes the cached token: fetch a new one once and send again.
+          await response.body.dump();
+          this.tokens.forget(auth);
+          token = await this.tokens.token(auth);
+          response = await send(`Bearer ${token.accessToken}`);
+        }
+      } else {
+        response = await send(authorizationOf(auth));
+      }
       excerpt = await readExcerpt(response.body, this.options.responseExcerptBytes);
       const retryAfter = response.headers['retry-after'];
       result = {
@@ -89,6 +204,16 @@ export class HttpDestinationAdapter implements DestinationAdapter {
         retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : (retryAfter ?? null),
       };
     } catch (error) {
+      if (error instanceof TokenFetchError) {
+        // No token, nothing sent: retried on the endpoint's schedule, the reason in lastError.
+        return {
+          outcome: error.permanent
+            ? { kind: 'failed', error: error.message }
+            : { kind: 'retry', error: error.message },
+          durationMs: elapsed(),
+          responseExcerpt: null,
+        };
+      }
       result = transportFailure(error);
       if (result.type === 'network' && errorCode(error) === 'URL_NOT_ALLOWED') {
         return {
@@ -106,7 +231,22 @@ export class HttpDestinationAdapter implements DestinationAdapter {
   }
 
   async close(): Promise<void> {
+    await this.agents.close();
     await this.agent.close();
+  }
+}
+
+/** The Authorization header of basic and bearer auth; null for none (mTLS is on the connection). */
+function authorizationOf(auth: ReceiverOptions['auth']): string | null {
+  switch (auth?.type) {
+    case undefined:
+    case 'mtls':
+    case 'oauth2_client_credentials':
+      return null;
+    case 'basic':
+      return `Basic ${Buffer.from(`${auth.username}:${auth.password}`, 'utf8').toString('base64')}`;
+    case 'bearer':
+      return `Bearer ${auth.token}`;
   }
 }
 

@@ -67,6 +67,7 @@ function service(
         : undefined,
     openConfig: (endpoint) =>
       (options.openConfig ?? ((config) => ({ ...config, opened: true })))(endpoint.config),
+    openReceiverOptions: () => ({ headers: [], auth: null, timeoutMs: null, tlsCa: null }),
     close: async () => [],
   };
   const producer = {
@@ -119,6 +120,8 @@ describe('AttemptService', () => {
           secrets: ['s1'],
           ordered: true,
           hostIdentity: null,
+          // No options set: nothing opened, nothing read.
+          receiver: null,
         },
       },
     ]);

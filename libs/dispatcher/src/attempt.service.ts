@@ -5,6 +5,7 @@ import {
   DEFAULT_RETRY_POLICY,
   DeliveryDecision,
   HostIdentityGrant,
+  ReceiverOptions,
 } from '@hookbase/domain';
 import {
   DeliveryReport,
@@ -12,12 +13,19 @@ import {
   hasStoredCredentials,
   isCloudDestinationKind,
 } from '@hookbase/destinations';
-import { KafkaProducer, TOPICS, TopicNames, traceContextOfParent } from '@hookbase/kafka';
+import {
+  KafkaProducer,
+  OperationalEventPublisher,
+  TOPICS,
+  TopicNames,
+  traceContextOfParent,
+} from '@hookbase/kafka';
 import { AttemptRecord, EndpointEntity, OrganizationRepository } from '@hookbase/persistence';
 import { DeliveryMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import { AttemptRecorder } from './attempt-recorder';
 import { dlqMessage } from './dead-letter.service';
 import { DESTINATION_REGISTRY, DispatcherDestinations } from './destination-registry.provider';
+import { EndpointHealthService } from './endpoint-health.service';
 import { PendingDelivery } from './pending-delivery';
 
 /** What one attempt came to. */
@@ -58,6 +66,8 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
     private readonly organizations: OrganizationRepository,
     @Inject(DESTINATION_REGISTRY) private readonly destinations: DispatcherDestinations,
     @Optional() @Inject(METRICS) private readonly metrics: DeliveryMetrics = NO_METRICS,
+    @Optional() private readonly health?: EndpointHealthService,
+    @Optional() private readonly operational?: OperationalEventPublisher,
   ) {}
 
   /**
@@ -166,8 +176,20 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
         ),
       );
       this.metrics.deadLettered(decision.dlqReason, 1);
+      // Told after the DLQ record is out; never awaited by delivery, never thrown.
+      void this.operational?.emit('message.attempt.exhausted', endpoint, {
+        messageId: delivery.messageId,
+        eventId: delivery.eventId,
+        eventType: delivery.eventType,
+        reason: decision.dlqReason,
+        attempts: attemptNumber,
+        lastError: record.error,
+        lastResponseStatus: record.responseStatus,
+      });
     }
     const recorded = this.recorder.record(record);
+    const health = this.trackHealth(endpoint, outcome.kind);
+    if (outcome.kind !== 'succeeded') await health;
     if (options.deferSuccessRecord && decision.status === 'succeeded') {
       // The caller awaits it later (a FIFO lane, before it next reads its queue); until then a
       // failure must not surface as an unhandled rejection.
@@ -176,6 +198,24 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
     }
     await recorded;
     return { outcome: outcome.kind, decision, recorded };
+  }
+
+  /**
+   * The endpoint's failure streak and auto-disable (EndpointHealthService). Bookkeeping: a store
+   * error here is logged and never changes the attempt's outcome.
+   */
+  private async trackHealth(
+    endpoint: EndpointEntity,
+    outcome: 'succeeded' | 'retry' | 'failed',
+  ): Promise<void> {
+    if (!this.health) return;
+    try {
+      await this.health.afterAttempt(endpoint, outcome, new Date());
+    } catch (error) {
+      this.logger.warn(
+        `endpoint ${endpoint.id} health not recorded: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
 
   /**
@@ -206,6 +246,23 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
         durationMs: 0,
         responseExcerpt: null,
       };
+    }
+    let receiver: ReceiverOptions | null = null;
+    if (endpoint.deliveryOptions) {
+      // Only endpoints that set options pay for opening them; the rest read nothing more.
+      try {
+        receiver = this.destinations.openReceiverOptions(
+          endpoint.organizationId,
+          endpoint.deliveryOptions,
+        );
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        return {
+          outcome: { kind: 'retry', error: `stored headers or auth: ${reason}` },
+          durationMs: 0,
+          responseExcerpt: null,
+        };
+      }
     }
     if (endpoint.kind === 'http' && secrets.length === 0) {
       // Every http endpoint has a secret: none that opens means the key is missing or changed
@@ -251,6 +308,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
         secrets,
         ordered: endpoint.fifoEnabled,
         hostIdentity,
+        receiver,
       },
     );
   }

@@ -18,6 +18,7 @@ export const destinationRegistryProvider: Provider = {
         connectTimeoutMs: config.delivery.connectTimeoutMs,
         allowPrivateTargets: config.delivery.allowPrivateTargets,
         responseExcerptBytes: config.delivery.responseExcerptBytes,
+        egressProxy: config.delivery.egressProxy,
         userAgent: 'Hookbase/0.1 (+https://github.com/hookbase/hookbase)',
       },
       cloud: {

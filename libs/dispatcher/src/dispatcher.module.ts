@@ -1,3 +1,4 @@
+import { OperationalEventPublisher } from '@hookbase/kafka';
 import { Module } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { AttemptRecorder } from './attempt-recorder';
@@ -7,6 +8,7 @@ import { DeliveryService } from './delivery.service';
 import { destinationRegistryProvider } from './destination-registry.provider';
 import { DispatcherConsumer } from './dispatcher.consumer';
 import { EndpointGuards } from './endpoint-guards';
+import { EndpointHealthService } from './endpoint-health.service';
 import { DISPATCH_SLOTS, DispatchPool } from './dispatch-pool';
 import { FifoLaneRunner } from './fifo-lane-runner';
 import { RetentionService } from './retention.service';
@@ -24,6 +26,8 @@ import { RetryScheduler } from './retry-scheduler';
     destinationRegistryProvider,
     AttemptRecorder,
     EndpointGuards,
+    EndpointHealthService,
+    OperationalEventPublisher,
     AttemptService,
     DeadLetterService,
     DeliveryService,

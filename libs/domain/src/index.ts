@@ -33,3 +33,7 @@ export * from './consumer-lag';
 export * from './lane-activity';
 export * from './endpoint-stats';
 export * from './error-reference';
+export * from './receiver-options';
+export * from './egress-proxy';
+export * from './endpoint-health';
+export * from './operational-events';

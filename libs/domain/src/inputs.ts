@@ -6,6 +6,8 @@ import {
   GOOGLE_PROJECT_ID_PATTERN,
 } from './host-identity';
 import { DLQ_REASONS, ENDPOINT_KINDS, ENDPOINT_STATUSES, MESSAGE_STATUSES, PLANS } from './model';
+import { OPERATIONAL_EVENT_TYPES } from './operational-events';
+import { receiverOptionFields } from './receiver-options';
 import { isStorableText, unstorableTextAt } from './storable-text';
 
 /**
@@ -66,10 +68,22 @@ export const hostCloudIdentitySchema = z
   .nullable();
 export type HostCloudIdentityInput = z.infer<typeof hostCloudIdentitySchema>;
 
+/**
+ * How long the organization's endpoints may fail without a success before they are disabled;
+ * null: the installation's HOOKBASE_AUTO_DISABLE_AFTER.
+ */
+const autoDisableAfterMs = z
+  .number()
+  .int()
+  .min(1_000)
+  .max(365 * 24 * 3600 * 1000)
+  .nullable();
+
 export const createOrganizationSchema = z.strictObject({
   name: z.string().trim().min(1).max(200),
   plan: z.enum(PLANS).default('free'),
   hostCloudIdentity: hostCloudIdentitySchema.default(null),
+  autoDisableAfterMs: autoDisableAfterMs.default(null),
 });
 export type CreateOrganizationInput = z.infer<typeof createOrganizationSchema>;
 
@@ -77,6 +91,7 @@ export const updateOrganizationSchema = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   plan: z.enum(PLANS).optional(),
   hostCloudIdentity: hostCloudIdentitySchema.optional(),
+  autoDisableAfterMs: autoDisableAfterMs.optional(),
 });
 export type UpdateOrganizationInput = z.infer<typeof updateOrganizationSchema>;
 
@@ -89,6 +104,8 @@ const endpointFields = {
   fifoEnabled: z.boolean().optional(),
   retry: z.unknown().optional(),
   rateLimitPerSecond: z.number().int().min(1).max(100_000).nullable().optional(),
+  /** http endpoints only: headers, auth, timeout and trusted CA (receiver-options.ts). */
+  ...receiverOptionFields,
 };
 
 export const createEndpointSchema = z.strictObject({
@@ -100,6 +117,37 @@ export type CreateEndpointInput = z.infer<typeof createEndpointSchema>;
 
 export const updateEndpointSchema = z.strictObject(endpointFields);
 export type UpdateEndpointInput = z.infer<typeof updateEndpointSchema>;
+
+const operationalEndpointFields = {
+  description: z.string().max(500).optional(),
+  /** Empty: every operational event type. */
+  eventTypes: z
+    .array(z.enum(OPERATIONAL_EVENT_TYPES))
+    .max(OPERATIONAL_EVENT_TYPES.length)
+    .optional(),
+  status: z.enum(ENDPOINT_STATUSES).optional(),
+  retry: z.unknown().optional(),
+};
+
+/** An operational endpoint: an http receiver of operational events, with its own secret. */
+export const createOperationalEndpointSchema = z.strictObject({
+  url: z.string().max(2048),
+  ...operationalEndpointFields,
+  secret: z.string().optional(),
+});
+export type CreateOperationalEndpointInput = z.infer<typeof createOperationalEndpointSchema>;
+
+export const updateOperationalEndpointSchema = z.strictObject({
+  url: z.string().max(2048).optional(),
+  ...operationalEndpointFields,
+});
+
+/** `POST …/webhook-endpoints/:id/test`: one example message, sent now outside every queue. */
+export const testSendSchema = z.strictObject({
+  eventType: eventType.default('hookbase.test'),
+  payload: storablePayload.default({ test: true, message: 'A test message from Hookbase' }),
+});
+export type TestSendInput = z.infer<typeof testSendSchema>;
 
 export const rotateSecretSchema = z.strictObject({
   overlapSeconds: z

@@ -1,4 +1,5 @@
 import { newId } from './ids';
+import { operationalRouteAllows } from './operational-events';
 import type { EndpointKind, EndpointStatus } from './model';
 import { DEFAULT_RETRY_POLICY, maxAttempts, RetryPolicy } from './retry-policy';
 
@@ -8,6 +9,8 @@ export interface RecipientCandidate {
   status: EndpointStatus;
   eventTypes: readonly string[];
   deleted: boolean;
+  /** Receives only operational events addressed to it (operational-events.ts). */
+  operational?: boolean;
 }
 
 /**
@@ -17,7 +20,7 @@ export interface RecipientCandidate {
  */
 export function matchRecipients<T extends RecipientCandidate>(
   candidates: readonly T[],
-  event: { eventType: string; endpointIds?: readonly string[] },
+  event: { eventType: string; endpointIds?: readonly string[]; operational?: boolean },
 ): T[] {
   const only = event.endpointIds ? new Set(event.endpointIds) : undefined;
   return candidates.filter(
@@ -25,6 +28,7 @@ export function matchRecipients<T extends RecipientCandidate>(
       !endpoint.deleted &&
       endpoint.status !== 'disabled' &&
       (only === undefined || only.has(endpoint.id)) &&
+      operationalRouteAllows(endpoint, event) &&
       (endpoint.eventTypes.length === 0 || endpoint.eventTypes.includes(event.eventType)),
   );
 }
@@ -38,6 +42,8 @@ export interface RecipientEndpoint {
   eventTypes: readonly string[];
   /** The endpoint's retry setting; null for the default schedule. */
   retry: RetryPolicy | null;
+  /** An operational endpoint (absent: false). */
+  operational?: boolean;
 }
 
 /** The event fields that decide its recipients and its messages. */
@@ -46,6 +52,8 @@ export interface EventToFanOut {
   organizationId: string;
   eventType: string;
   endpointIds?: readonly string[];
+  /** Written by Hookbase as an operational event (the record's origin), never by a producer. */
+  operational?: boolean;
 }
 
 /** One message to record: an event for one recipient endpoint. */
@@ -82,6 +90,7 @@ export function planMessages(
       status: endpoint.status,
       eventTypes: endpoint.eventTypes,
       deleted: false,
+      operational: endpoint.operational ?? false,
       endpoint,
     });
     byOrganization.set(endpoint.organizationId, candidates);

@@ -22,6 +22,7 @@ import {
   traceContextOfHeaders,
   traceHeaders,
   traceParentOf,
+  writtenAsOperational,
   writtenByIngest,
 } from '@hookbase/kafka';
 import {
@@ -115,8 +116,12 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       all.map((envelope, i) => ({ envelope, source: sources[i] })),
       known,
     );
+    // Only Hookbase's own operational events may reach operational endpoints.
+    const operational = new Set(
+      all.filter((_, i) => writtenAsOperational(sources[i].headers)).map((e) => e.id),
+    );
     try {
-      await this.recordAndSend(envelopes, traces);
+      await this.recordAndSend(envelopes, traces, operational);
       // Ingest counted its own events when Kafka acknowledged them; those of direct producers
       // are accepted here, once recorded.
       this.metrics.eventsAccepted(
@@ -137,6 +142,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
   private async recordAndSend(
     envelopes: EventEnvelope[],
     traces: ReadonlyMap<string, EventTrace>,
+    operational: ReadonlySet<string>,
   ): Promise<void> {
     // Recipients are resolved here, once per event; the repository only stores the messages (and
     // keeps the ones an event already had when it was recorded before).
@@ -149,7 +155,10 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     );
     const recorded = await this.events.recordEvents(
       envelopes,
-      planMessages(envelopes, endpoints),
+      planMessages(
+        envelopes.map((envelope) => ({ ...envelope, operational: operational.has(envelope.id) })),
+        endpoints,
+      ),
       traceParents,
     );
     // Messages of polling endpoints are complete once recorded (in their poll log): nothing to send.

@@ -9,3 +9,4 @@ export * from './request-queue-timer';
 export * from './consumer-lag.source';
 export * from './ingest-origin';
 export * from './consumer-assignment.source';
+export * from './operational-events.publisher';

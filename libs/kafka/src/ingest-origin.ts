@@ -20,3 +20,20 @@ export function writtenByIngest(headers: IHeaders | undefined): boolean {
   const first = Array.isArray(value) ? value[0] : value;
   return first !== undefined && first.toString() === INGEST_ORIGIN;
 }
+
+const OPERATIONAL_ORIGIN = 'operational';
+
+/** The headers of an operational event, written by Hookbase itself (operational-events.ts). */
+export function operationalRecordHeaders(): IHeaders {
+  return { [INGEST_ORIGIN_HEADER]: OPERATIONAL_ORIGIN };
+}
+
+/**
+ * Whether a consumed event record is an operational event Hookbase wrote: only those may reach
+ * operational endpoints (ingest never writes this origin, so a publish through the API cannot).
+ */
+export function writtenAsOperational(headers: IHeaders | undefined): boolean {
+  const value = headers?.[INGEST_ORIGIN_HEADER];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first !== undefined && first.toString() === OPERATIONAL_ORIGIN;
+}

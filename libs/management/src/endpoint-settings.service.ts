@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { OperationalEventPublisher } from '@hookbase/kafka';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import {
   checkFifoSetting,
@@ -15,9 +16,12 @@ import {
   checkTargetName,
   CLOUD_DESTINATION_KINDS,
   EndpointCredentials,
+  hasReceiverOptionInput,
   hasStoredCredentials,
   isCloudDestinationKind,
   publicEndpointConfig,
+  ReceiverOptionsSealer,
+  type ReceiverOptionsInput,
 } from '@hookbase/destinations';
 import { EndpointEntity, EndpointRepository, OrganizationRepository } from '@hookbase/persistence';
 import { generateSecret, isValidSecret } from '@hookbase/signing';
@@ -30,16 +34,24 @@ const DNS_CHECK_TIMEOUT_MS = 2_000;
 @Injectable()
 export class EndpointSettingsService {
   private readonly credentials: EndpointCredentials;
+  private readonly receiverOptions: ReceiverOptionsSealer;
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly endpoints: EndpointRepository,
     private readonly organizations: OrganizationRepository,
+    @Optional() private readonly operational?: OperationalEventPublisher,
   ) {
     this.credentials = new EndpointCredentials(config.credentials);
+    this.receiverOptions = new ReceiverOptionsSealer(config.credentials);
   }
 
-  async create(organizationId: string, input: CreateEndpointInput): Promise<EndpointEntity> {
+  /** Creates an endpoint; with `operational`, one that receives only operational events. */
+  async create(
+    organizationId: string,
+    input: CreateEndpointInput,
+    operational = false,
+  ): Promise<EndpointEntity> {
     if (!AVAILABLE_KINDS.includes(input.kind)) {
       throw new DomainError(
         'FEATURE_NOT_AVAILABLE',
@@ -49,6 +61,10 @@ export class EndpointSettingsService {
     checkPollingFields(input.kind, input);
     const url = await this.checkUrl(input.kind, input.url);
     const config = await this.checkConfig(organizationId, input.kind, input.config, undefined);
+    const deliveryOptions = this.checkReceiverOptions(organizationId, input.kind, input, null, {
+      url,
+      urlChanged: true,
+    });
     await this.checkFifo(organizationId, input.kind, false, input.fifoEnabled ?? false);
     if (input.secret !== undefined && !isValidSecret(input.secret)) {
       throw new DomainError(
@@ -56,7 +72,7 @@ export class EndpointSettingsService {
         'secret must be "whsec_" followed by the base64 of 24 to 64 random bytes',
       );
     }
-    return this.endpoints.create(
+    const created = await this.endpoints.create(
       {
         organizationId,
         kind: input.kind,
@@ -68,10 +84,19 @@ export class EndpointSettingsService {
         fifoEnabled: input.fifoEnabled ?? false,
         retry: input.retry === undefined ? DEFAULT_RETRY_POLICY : validateRetryPolicy(input.retry),
         rateLimitPerSecond: input.rateLimitPerSecond ?? null,
+        deliveryOptions,
+        consecutiveFailures: 0,
+        failingSince: null,
+        lastSuccessAt: null,
+        disabledReason: input.status === 'disabled' ? 'manual' : null,
+        disabledAt: input.status === 'disabled' ? new Date() : null,
+        operational,
       },
       input.kind === 'http' ? (input.secret ?? generateSecret()) : null,
       await this.endpointLimit(organizationId),
     );
+    await this.operational?.emit('endpoint.created', created, { kind: created.kind });
+    return created;
   }
 
   /** The most endpoints the organization's plan allows (HOOKBASE_MAX_ENDPOINTS_<PLAN>). */
@@ -83,7 +108,15 @@ export class EndpointSettingsService {
 
   async update(endpoint: EndpointEntity, input: UpdateEndpointInput): Promise<EndpointEntity> {
     checkPollingFields(endpoint.kind, input);
+    const urlBefore = endpoint.url;
     if (input.url !== undefined) endpoint.url = await this.checkUrl(endpoint.kind, input.url);
+    endpoint.deliveryOptions = this.checkReceiverOptions(
+      endpoint.organizationId,
+      endpoint.kind,
+      input,
+      endpoint.deliveryOptions,
+      { url: endpoint.url, urlChanged: endpoint.url !== urlBefore },
+    );
     if (input.fifoEnabled !== undefined) {
       await this.checkFifo(
         endpoint.organizationId,
@@ -102,21 +135,47 @@ export class EndpointSettingsService {
       );
     }
     if (input.eventTypes !== undefined) endpoint.eventTypes = input.eventTypes;
-    if (input.status !== undefined) endpoint.status = input.status;
+    const statusBefore = endpoint.status;
+    if (input.status !== undefined && input.status !== endpoint.status) {
+      if (input.status === 'disabled') {
+        endpoint.disabledReason = 'manual';
+        endpoint.disabledAt = new Date();
+      } else if (endpoint.status === 'disabled') {
+        // Enabled again: the reason goes, and a new streak starts from the next attempt.
+        endpoint.disabledReason = null;
+        endpoint.disabledAt = null;
+        endpoint.consecutiveFailures = 0;
+        endpoint.failingSince = null;
+      }
+      endpoint.status = input.status;
+    }
     if (input.fifoEnabled !== undefined) endpoint.fifoEnabled = input.fifoEnabled;
     if (input.retry !== undefined) endpoint.retry = validateRetryPolicy(input.retry);
     if (input.rateLimitPerSecond !== undefined)
       endpoint.rateLimitPerSecond = input.rateLimitPerSecond;
-    return this.endpoints.save(endpoint);
+    const saved = await this.endpoints.save(endpoint);
+    // What changed is named, never its values (they may hold secrets).
+    await this.operational?.emit('endpoint.updated', saved, { fields: Object.keys(input).sort() });
+    if (saved.status === 'disabled' && statusBefore !== 'disabled') {
+      await this.operational?.emit('endpoint.disabled', saved, { reason: 'manual' });
+    } else if (statusBefore === 'disabled' && saved.status !== 'disabled') {
+      await this.operational?.emit('endpoint.enabled', saved);
+    }
+    return saved;
   }
 
-  /** Deletes the endpoint; stored cloud credentials are cleared first, as signing secrets are. */
+  /**
+   * Deletes the endpoint; stored cloud credentials, headers and auth are cleared first, as signing
+   * secrets are.
+   */
   async delete(endpoint: EndpointEntity): Promise<void> {
-    if (hasStoredCredentials(endpoint.config)) {
+    if (hasStoredCredentials(endpoint.config) || endpoint.deliveryOptions) {
       endpoint.config = publicEndpointConfig(endpoint.config);
+      endpoint.deliveryOptions = null;
       await this.endpoints.save(endpoint);
     }
     await this.endpoints.softDelete(endpoint);
+    await this.operational?.emit('endpoint.deleted', endpoint);
   }
 
   async rotateSecret(endpoint: EndpointEntity, overlapSeconds: number): Promise<string> {
@@ -135,6 +194,42 @@ export class EndpointSettingsService {
     const organization = await this.organizations.findById(organizationId);
     if (!organization) throw new DomainError('ORGANIZATION_NOT_FOUND', 'Organization not found');
     checkFifoSetting({ plan: organization.plan, kind, currentlyEnabled: current, requested });
+  }
+
+  /**
+   * An http endpoint's headers, auth, timeout and CA as stored (sensitive parts sealed); other
+   * kinds take none (VALIDATION_FAILED naming each field).
+   */
+  private checkReceiverOptions(
+    organizationId: string,
+    kind: EndpointKind,
+    input: ReceiverOptionsInput,
+    current: EndpointEntity['deliveryOptions'],
+    target: { url: string | null; urlChanged: boolean },
+  ): EndpointEntity['deliveryOptions'] {
+    if (kind !== 'http') {
+      const given = (['headers', 'auth', 'timeoutMs', 'tlsCa'] as const).filter(
+        (field) => input[field] !== undefined && input[field] !== null,
+      );
+      if (given.length > 0) {
+        const issues = given.map((field) => ({
+          path: field,
+          message: 'only http endpoints take it',
+        }));
+        throw new DomainError(
+          'VALIDATION_FAILED',
+          `Invalid request: ${issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`,
+          { issues },
+        );
+      }
+      return null;
+    }
+    if (!hasReceiverOptionInput(input) && (!target.urlChanged || !current?.auth)) return current;
+    return this.receiverOptions.seal(organizationId, input, current, {
+      url: target.url!,
+      urlChanged: target.urlChanged,
+      maxTimeoutMs: this.config.delivery.timeoutMs,
+    });
   }
 
   /**

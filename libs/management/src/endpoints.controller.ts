@@ -19,6 +19,7 @@ import {
   minuteSeries,
   parseInput,
   rotateSecretSchema,
+  testSendSchema,
   updateEndpointSchema,
 } from '@hookbase/domain';
 import {
@@ -30,6 +31,7 @@ import {
   fifoStateBody,
   pageOf,
   secretKeyBody,
+  testSendBody,
   updateEndpointBody,
 } from '@hookbase/web';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
@@ -41,6 +43,7 @@ import {
 } from '@hookbase/persistence';
 import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
 import { EndpointSettingsService } from './endpoint-settings.service';
+import { EndpointTestSendService } from './endpoint-test-send.service';
 import { attemptView, endpointView, fifoStateView } from './views';
 
 @Controller('api/organizations/:orgId/webhook-endpoints')
@@ -49,6 +52,7 @@ export class EndpointsController {
   constructor(
     private readonly endpoints: EndpointRepository,
     private readonly settings: EndpointSettingsService,
+    private readonly testSends: EndpointTestSendService,
     private readonly lanes: FifoLaneRepository,
     private readonly pollLog: PollLogRepository,
     private readonly messages: MessageRepository,
@@ -277,9 +281,36 @@ export class EndpointsController {
     return { data: { key: await this.settings.rotateSecret(endpoint, overlapSeconds) } };
   }
 
+  /** 200: the answer is the attempt, made now; nothing is queued or recorded. */
+  @DescribeRoute({
+    operationId: 'testEndpoint',
+    tag: 'Endpoints',
+    summary:
+      'Send one signed example message to an http endpoint now, outside every queue (never through its FIFO lane, not recorded in the log), and answer with the attempt.',
+    security: 'apiKey',
+    body: { name: 'TestSend', schema: testSendSchema, required: false },
+    success: { status: 200, description: 'The attempt', schema: dataOf(testSendBody) },
+    errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND', 'FEATURE_NOT_AVAILABLE'],
+    usesStore: true,
+  })
+  @Post(':endpointId/test')
+  @HttpCode(200)
+  async test(
+    @OrganizationId() organizationId: string,
+    @Param('endpointId') endpointId: string,
+    @Body() body: unknown,
+  ) {
+    const input = parseInput(testSendSchema, body ?? {});
+    const endpoint = await this.require(organizationId, endpointId);
+    return { data: await this.testSends.send(endpoint, input) };
+  }
+
   private async require(organizationId: string, endpointId: string) {
     const endpoint = await this.endpoints.findLive(organizationId, endpointId);
-    if (!endpoint) throw new DomainError('ENDPOINT_NOT_FOUND', 'Endpoint not found');
+    // Operational endpoints are managed under their own route.
+    if (!endpoint || endpoint.operational) {
+      throw new DomainError('ENDPOINT_NOT_FOUND', 'Endpoint not found');
+    }
     return endpoint;
   }
 }

@@ -1,8 +1,11 @@
+import { OperationalEventPublisher } from '@hookbase/kafka';
 import { Module } from '@nestjs/common';
 import { EndpointSettingsService } from './endpoint-settings.service';
+import { EndpointTestSendService } from './endpoint-test-send.service';
 import { EndpointsController } from './endpoints.controller';
 import { InvalidEventsController } from './invalid-events.controller';
 import { LogController } from './log.controller';
+import { OperationalEndpointsController } from './operational-endpoints.controller';
 import { OrganizationsController } from './organizations.controller';
 import { PollController } from './poll.controller';
 import { ReplayController } from './replay.controller';
@@ -13,11 +16,17 @@ import { ReplayService } from './replay.service';
   controllers: [
     OrganizationsController,
     EndpointsController,
+    OperationalEndpointsController,
     PollController,
     LogController,
     ReplayController,
     InvalidEventsController,
   ],
-  providers: [EndpointSettingsService, ReplayService],
+  providers: [
+    EndpointSettingsService,
+    EndpointTestSendService,
+    OperationalEventPublisher,
+    ReplayService,
+  ],
 })
 export class ManagementModule {}

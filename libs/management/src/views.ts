@@ -4,6 +4,7 @@ import {
   hasStoredCredentials,
   isCloudDestinationKind,
   publicEndpointConfig,
+  receiverOptionsView,
 } from '@hookbase/destinations';
 import type {
   ApiKeyEntity,
@@ -29,6 +30,7 @@ export function organizationView(organization: OrganizationEntity) {
     name: organization.name,
     plan: organization.plan,
     hostCloudIdentity: organization.hostCloudIdentity,
+    autoDisableAfterMs: organization.autoDisableAfterMs,
     createdAt: iso(organization.createdAt),
   };
 }
@@ -67,6 +69,15 @@ export function endpointView(endpoint: EndpointEntity) {
     fifoEnabled: endpoint.fifoEnabled,
     retry: endpoint.retry,
     rateLimitPerSecond: endpoint.rateLimitPerSecond,
+    // http: headers (sensitive values masked), auth as its type only, timeout and CA.
+    ...receiverOptionsView(endpoint.kind === 'http' ? endpoint.deliveryOptions : null),
+    disabledReason: endpoint.disabledReason,
+    disabledAt: iso(endpoint.disabledAt),
+    health: {
+      failingSince: iso(endpoint.failingSince),
+      consecutiveFailures: endpoint.consecutiveFailures,
+      lastSuccessAt: iso(endpoint.lastSuccessAt),
+    },
     createdAt: iso(endpoint.createdAt),
     updatedAt: iso(endpoint.updatedAt),
   };

@@ -1,5 +1,11 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
-import type { EndpointKind, EndpointStatus, RetryPolicy } from '@hookbase/domain';
+import type {
+  DisabledReason,
+  EndpointKind,
+  EndpointStatus,
+  RetryPolicy,
+  StoredReceiverOptions,
+} from '@hookbase/domain';
 
 @Entity('endpoints')
 @Index('idx_endpoints_organization', ['organizationId', 'id'])
@@ -17,6 +23,22 @@ export class EndpointEntity {
   @Column({ type: 'jsonb' }) retry!: RetryPolicy;
   @Column({ name: 'rate_limit_per_second', type: 'integer', nullable: true })
   rateLimitPerSecond!: number | null;
+  /** http only: headers, sealed auth, timeout, trusted CA; null when none is set. */
+  @Column({ name: 'delivery_options', type: 'jsonb', nullable: true })
+  deliveryOptions!: StoredReceiverOptions | null;
+  /** The failure streak: failed attempts in a row, and when the streak began (null: none). */
+  @Column({ name: 'consecutive_failures', type: 'integer', default: 0 })
+  consecutiveFailures!: number;
+  @Column({ name: 'failing_since', type: 'timestamptz', nullable: true })
+  failingSince!: Date | null;
+  /** The last successful attempt (written at most once a minute while all goes well). */
+  @Column({ name: 'last_success_at', type: 'timestamptz', nullable: true })
+  lastSuccessAt!: Date | null;
+  @Column({ name: 'disabled_reason', type: 'text', nullable: true })
+  disabledReason!: DisabledReason | null;
+  @Column({ name: 'disabled_at', type: 'timestamptz', nullable: true }) disabledAt!: Date | null;
+  /** Receives operational events only (operational-events.ts); managed under its own route. */
+  @Column({ type: 'boolean', default: false }) operational!: boolean;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt!: Date;
   @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true }) deletedAt!: Date | null;

@@ -9,6 +9,17 @@ export class OrganizationEntity {
   /** The opt-in to the host's cloud identity; null is off (see host-identity.ts). */
   @Column({ name: 'host_cloud_identity', type: 'jsonb', nullable: true })
   hostCloudIdentity!: HostIdentityGrant | null;
+  /** How long an endpoint may fail without a success before it is disabled; null: the default. */
+  @Column({
+    name: 'auto_disable_after_ms',
+    type: 'bigint',
+    nullable: true,
+    transformer: {
+      to: (value: number | null) => value,
+      from: (value: string | null) => (value === null ? null : Number(value)),
+    },
+  })
+  autoDisableAfterMs!: number | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt!: Date;
 }

@@ -8,6 +8,9 @@ import { ApiKeyLifecycle1764979200000 } from './1764979200000-api-key-lifecycle'
 import { SealEndpointSecrets1765152000000 } from './1765152000000-seal-endpoint-secrets';
 import { ExplicitDeliveryState1765238400000 } from './1765238400000-explicit-delivery-state';
 import { EventTraceParent1765324800000 } from './1765324800000-event-trace-parent';
+import { EndpointDeliveryOptions1765411200000 } from './1765411200000-endpoint-delivery-options';
+import { EndpointHealth1765411200001 } from './1765411200001-endpoint-health';
+import { OperationalEndpoints1765411200002 } from './1765411200002-operational-endpoints';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -20,4 +23,7 @@ export const MIGRATIONS = [
   SealEndpointSecrets1765152000000,
   ExplicitDeliveryState1765238400000,
   EventTraceParent1765324800000,
+  EndpointDeliveryOptions1765411200000,
+  EndpointHealth1765411200001,
+  OperationalEndpoints1765411200002,
 ];

@@ -80,14 +80,17 @@ export class EndpointRepository {
     return endpoint;
   }
 
+  /** The organization's endpoints of one sort (customer, or with `operational` operational ones). */
   async list(
     organizationId: string,
     options: { limit: number; cursor?: string },
+    operational = false,
   ): Promise<Page<EndpointEntity>> {
     const rows = await this.repo.find({
       where: {
         organizationId,
         deletedAt: IsNull(),
+        operational,
         ...(options.cursor ? { id: MoreThan(options.cursor) } : {}),
       },
       order: { id: 'ASC' },
@@ -115,8 +118,9 @@ export class EndpointRepository {
       status: EndpointStatus;
       event_types: string[];
       retry: RetryPolicy | null;
+      operational: boolean;
     }[] = await this.dataSource.query(
-      `SELECT id, organization_id, kind, status, event_types, retry FROM endpoints
+      `SELECT id, organization_id, kind, status, event_types, retry, operational FROM endpoints
         WHERE organization_id = ANY($1) AND deleted_at IS NULL AND status <> 'disabled'`,
       [[...organizationIds]],
     );
@@ -127,7 +131,90 @@ export class EndpointRepository {
       status: row.status,
       eventTypes: row.event_types,
       retry: row.retry,
+      operational: row.operational,
     }));
+  }
+
+  /** The organization's live operational endpoints, for operational event routing. */
+  async operationalEndpoints(
+    organizationId: string,
+  ): Promise<{ id: string; status: EndpointStatus; eventTypes: string[] }[]> {
+    const rows: { id: string; status: EndpointStatus; event_types: string[] }[] =
+      await this.dataSource.query(
+        `SELECT id, status, event_types FROM endpoints
+          WHERE organization_id = $1 AND operational AND deleted_at IS NULL ORDER BY id`,
+        [organizationId],
+      );
+    return rows.map((row) => ({ id: row.id, status: row.status, eventTypes: row.event_types }));
+  }
+
+  /**
+   * A failed attempt: the endpoint's streak grows (begun at `at` when there was none). Returns the
+   * streak, the status, and the organization's auto-disable period (null: the default), in one
+   * round trip; undefined when the endpoint is gone.
+   */
+  async recordFailure(
+    endpointId: string,
+    at: Date,
+  ): Promise<
+    | {
+        consecutiveFailures: number;
+        failingSince: Date;
+        status: EndpointStatus;
+        autoDisableAfterMs: number | null;
+      }
+    | undefined
+  > {
+    const [rows]: [
+      {
+        consecutive_failures: number;
+        failing_since: Date;
+        status: EndpointStatus;
+        auto_disable_after_ms: string | null;
+      }[],
+    ] = await this.dataSource.query(
+      `UPDATE endpoints e
+          SET consecutive_failures = e.consecutive_failures + 1,
+              failing_since = COALESCE(e.failing_since, $2)
+        WHERE e.id = $1 AND e.deleted_at IS NULL
+        RETURNING e.consecutive_failures, e.failing_since, e.status,
+          (SELECT o.auto_disable_after_ms FROM organizations o WHERE o.id = e.organization_id)
+            AS auto_disable_after_ms`,
+      [endpointId, at],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      consecutiveFailures: row.consecutive_failures,
+      failingSince: new Date(row.failing_since),
+      status: row.status,
+      autoDisableAfterMs:
+        row.auto_disable_after_ms === null ? null : Number(row.auto_disable_after_ms),
+    };
+  }
+
+  /** A successful attempt: the streak ends and the last success is `at`. */
+  async recordSuccess(endpointId: string, at: Date): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE endpoints SET consecutive_failures = 0, failing_since = NULL, last_success_at = $2
+        WHERE id = $1`,
+      [endpointId, at],
+    );
+  }
+
+  /**
+   * Disables an active endpoint whose streak began at or before `cutoff` (reason `failing`).
+   * True when this call disabled it (a concurrent one, or a success in between, leaves it be).
+   */
+  async autoDisable(endpointId: string, cutoff: Date, at: Date): Promise<boolean> {
+    const [rows]: [{ id: string }[]] = await this.dataSource.query(
+      `UPDATE endpoints
+          SET status = 'disabled', disabled_reason = 'failing', disabled_at = $3, updated_at = $3
+        WHERE id = $1 AND status = 'active' AND deleted_at IS NULL AND failing_since <= $2
+        RETURNING id`,
+      [endpointId, cutoff, at],
+    );
+    return rows.length === 1;
   }
 
   async save(endpoint: EndpointEntity): Promise<EndpointEntity> {

@@ -16,6 +16,7 @@ export class OrganizationRepository {
     name: string;
     plan: Plan;
     hostCloudIdentity?: HostIdentityGrant | null;
+    autoDisableAfterMs?: number | null;
   }): Promise<OrganizationEntity> {
     const now = new Date();
     return this.repo.save(
@@ -23,6 +24,7 @@ export class OrganizationRepository {
         id: newId('org'),
         ...input,
         hostCloudIdentity: input.hostCloudIdentity ?? null,
+        autoDisableAfterMs: input.autoDisableAfterMs ?? null,
         createdAt: now,
         updatedAt: now,
       }),
@@ -64,7 +66,12 @@ export class OrganizationRepository {
 
   async update(
     organization: OrganizationEntity,
-    patch: { name?: string; plan?: Plan; hostCloudIdentity?: HostIdentityGrant | null },
+    patch: {
+      name?: string;
+      plan?: Plan;
+      hostCloudIdentity?: HostIdentityGrant | null;
+      autoDisableAfterMs?: number | null;
+    },
   ): Promise<OrganizationEntity> {
     Object.assign(organization, patch, { updatedAt: new Date() });
     return this.repo.save(organization);

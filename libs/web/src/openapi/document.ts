@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import { ErrorCode } from '@hookbase/domain';
 import { httpStatusFor } from '../error-mapping';
+import { operationalWebhooks } from './operational-webhooks';
 import { API_TAGS, JsonSchema, RouteCatalog, RouteSpec } from './route-description';
 
 export type OpenApiDocument = {
   openapi: '3.1.0';
   info: { title: string; version: string; description: string };
   paths: Record<string, Record<string, OpenApiOperation>>;
+  /** What Hookbase sends to operational endpoints (operational-webhooks.ts). */
+  webhooks: Record<string, { post: JsonSchema }>;
   components: {
     schemas: Record<string, JsonSchema>;
     securitySchemes: Record<string, JsonSchema>;
@@ -192,6 +195,7 @@ export function buildOpenApiDocument(catalog: RouteCatalog): OpenApiDocument {
     openapi: '3.1.0',
     info: { title: catalog.title, version: catalog.version, description: catalog.description },
     paths,
+    webhooks: operationalWebhooks(),
     components: { schemas, securitySchemes: SECURITY_SCHEMES },
     tags,
   };

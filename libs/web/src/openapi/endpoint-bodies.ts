@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import {
   createEndpointSchema,
+  DISABLED_REASONS,
   ENDPOINT_KINDS,
   ENDPOINT_STATUSES,
+  RECEIVER_AUTH_TYPES,
   updateEndpointSchema,
 } from '@hookbase/domain';
 import {
@@ -103,7 +105,80 @@ export const endpointBody: JsonSchema = {
     fifoEnabled: { type: 'boolean' },
     retry: { type: 'object' },
     rateLimitPerSecond: nullable('integer'),
+    headers: {
+      type: 'array',
+      description:
+        'http: headers added to every request; a sensitive value is never shown (`********`).',
+      items: {
+        type: 'object',
+        required: ['name', 'value', 'sensitive'],
+        properties: {
+          name: { type: 'string' },
+          value: { type: 'string' },
+          sensitive: { type: 'boolean' },
+        },
+      },
+    },
+    auth: {
+      description: 'http: the receiver authentication configured (never its secrets), or null.',
+      oneOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          required: ['type', 'configured'],
+          properties: {
+            type: { enum: [...RECEIVER_AUTH_TYPES] },
+            configured: { const: true },
+          },
+        },
+      ],
+    },
+    timeoutMs: {
+      ...nullable('integer'),
+      description: "http: this endpoint's timeout (null: HOOKBASE_DELIVERY_TIMEOUT_MS).",
+    },
+    tlsCa: { ...nullable('string'), description: 'http: PEM CA bundle trusted for this endpoint.' },
+    disabledReason: {
+      description:
+        'Why the endpoint is disabled: `manual`, or `failing` (only failures for the auto-disable period); null while enabled.',
+      oneOf: [{ type: 'null' }, { enum: [...DISABLED_REASONS] }],
+    },
+    disabledAt: nullable('string'),
+    health: {
+      type: 'object',
+      description:
+        'The failure streak: since when every attempt failed (null: the last one succeeded), how many in a row, and the last success (written at most once a minute while all goes well).',
+      required: ['failingSince', 'consecutiveFailures', 'lastSuccessAt'],
+      properties: {
+        failingSince: nullable('string'),
+        consecutiveFailures: { type: 'integer' },
+        lastSuccessAt: nullable('string'),
+      },
+    },
     createdAt: nullable('string'),
     updatedAt: nullable('string'),
+  },
+};
+
+/** What a test send answers: the attempt, made now and not recorded. */
+export const testSendBody: JsonSchema = {
+  type: 'object',
+  required: [
+    'webhookId',
+    'eventType',
+    'outcome',
+    'responseStatus',
+    'durationMs',
+    'responseExcerpt',
+    'error',
+  ],
+  properties: {
+    webhookId: { type: 'string' },
+    eventType: { type: 'string' },
+    outcome: { enum: ['succeeded', 'retry', 'failed'] },
+    responseStatus: nullable('integer'),
+    durationMs: { type: 'integer' },
+    responseExcerpt: nullable('string'),
+    error: nullable('string'),
   },
 };

@@ -207,6 +207,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{orgId}/operational-webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List operational endpoints, oldest first. */
+        get: operations["listOperationalEndpoints"];
+        put?: never;
+        /** Register an http endpoint for operational events (signed with Standard Webhooks with its own secret; `eventTypes` empty: every type). */
+        post: operations["createOperationalEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/operational-webhook-endpoints/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One operational endpoint. */
+        get: operations["getOperationalEndpoint"];
+        put?: never;
+        post?: never;
+        /** Delete an operational endpoint. */
+        delete: operations["deleteOperationalEndpoint"];
+        options?: never;
+        head?: never;
+        /** Change an operational endpoint. */
+        patch: operations["updateOperationalEndpoint"];
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/operational-webhook-endpoints/{endpointId}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The operational endpoint's current signing secret. */
+        get: operations["getOperationalEndpointSecret"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{orgId}/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -346,6 +400,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{orgId}/webhook-endpoints/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send one signed example message to an http endpoint now, outside every queue (never through its FIFO lane, not recorded in the log), and answer with the attempt. */
+        post: operations["testEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -466,7 +537,178 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "endpoint.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An endpoint was created. */
+        post: operations["operational_endpoint_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An endpoint was deleted. */
+        post: operations["operational_endpoint_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An endpoint was disabled: `manual`, or `failing` after only failures for the auto-disable period. */
+        post: operations["operational_endpoint_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.enabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A disabled endpoint was enabled again. */
+        post: operations["operational_endpoint_enabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An endpoint was changed; `fields` names what the request set (never the values). */
+        post: operations["operational_endpoint_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "fifo.queue.blocked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A FIFO head has kept failing for HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER (judged at its attempts), with the queue state. */
+        post: operations["operational_fifo_queue_blocked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "fifo.queue.unblocked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The head reported by fifo.queue.blocked moved on (delivered or dead-lettered). */
+        post: operations["operational_fifo_queue_unblocked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.attempt.exhausted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A message was dead-lettered after an attempt, with the reason. */
+        post: operations["operational_message_attempt_exhausted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.attempt.failing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An endpoint has failed HOOKBASE_OPERATIONAL_FAILING_AFTER attempts in a row (once per streak). */
+        post: operations["operational_message_attempt_failing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.attempt.recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The first success after a failure streak. */
+        post: operations["operational_message_attempt_recovered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         CreateApiKey: {
@@ -475,11 +717,40 @@ export interface components {
             name?: string;
         };
         CreateEndpoint: {
+            auth?: ({
+                password: string;
+                /** @constant */
+                type: "basic";
+                username: string;
+            } | {
+                token: string;
+                /** @constant */
+                type: "bearer";
+            } | {
+                audience?: string;
+                clientId: string;
+                clientSecret: string;
+                scope?: string;
+                tokenUrl: string;
+                /** @constant */
+                type: "oauth2_client_credentials";
+            } | {
+                certificate: string;
+                privateKey: string;
+                /** @constant */
+                type: "mtls";
+            }) | null;
             /** @description http and polling endpoints take no config: only `{}`. */
             config?: Record<string, unknown>;
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            headers?: {
+                name: string;
+                /** @default false */
+                sensitive: boolean;
+                value?: string;
+            }[] | null;
             /**
              * @default http
              * @enum {string}
@@ -490,8 +761,33 @@ export interface components {
             secret?: string;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
+            timeoutMs?: number | null;
+            tlsCa?: string | null;
             url?: string;
         } | {
+            auth?: ({
+                password: string;
+                /** @constant */
+                type: "basic";
+                username: string;
+            } | {
+                token: string;
+                /** @constant */
+                type: "bearer";
+            } | {
+                audience?: string;
+                clientId: string;
+                clientSecret: string;
+                scope?: string;
+                tokenUrl: string;
+                /** @constant */
+                type: "oauth2_client_credentials";
+            } | {
+                certificate: string;
+                privateKey: string;
+                /** @constant */
+                type: "mtls";
+            }) | null;
             /** @description An SQS queue (`queueUrl`; a `.fifo` queue gets the endpoint id as message group). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -506,6 +802,12 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            headers?: {
+                name: string;
+                /** @default false */
+                sensitive: boolean;
+                value?: string;
+            }[] | null;
             /** @constant */
             kind: "sqs";
             rateLimitPerSecond?: number | null;
@@ -513,8 +815,33 @@ export interface components {
             secret?: string;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
+            timeoutMs?: number | null;
+            tlsCa?: string | null;
             url?: string;
         } | {
+            auth?: ({
+                password: string;
+                /** @constant */
+                type: "basic";
+                username: string;
+            } | {
+                token: string;
+                /** @constant */
+                type: "bearer";
+            } | {
+                audience?: string;
+                clientId: string;
+                clientSecret: string;
+                scope?: string;
+                tokenUrl: string;
+                /** @constant */
+                type: "oauth2_client_credentials";
+            } | {
+                certificate: string;
+                privateKey: string;
+                /** @constant */
+                type: "mtls";
+            }) | null;
             /** @description An SNS topic (`topicArn` in `region`; a `.fifo` topic gets the endpoint id as message group). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -529,6 +856,12 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            headers?: {
+                name: string;
+                /** @default false */
+                sensitive: boolean;
+                value?: string;
+            }[] | null;
             /** @constant */
             kind: "sns";
             rateLimitPerSecond?: number | null;
@@ -536,8 +869,33 @@ export interface components {
             secret?: string;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
+            timeoutMs?: number | null;
+            tlsCa?: string | null;
             url?: string;
         } | {
+            auth?: ({
+                password: string;
+                /** @constant */
+                type: "basic";
+                username: string;
+            } | {
+                token: string;
+                /** @constant */
+                type: "bearer";
+            } | {
+                audience?: string;
+                clientId: string;
+                clientSecret: string;
+                scope?: string;
+                tokenUrl: string;
+                /** @constant */
+                type: "oauth2_client_credentials";
+            } | {
+                certificate: string;
+                privateKey: string;
+                /** @constant */
+                type: "mtls";
+            }) | null;
             /** @description An EventBridge bus (`eventBusName`, events with `source` and the event type as detail-type). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -554,6 +912,12 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            headers?: {
+                name: string;
+                /** @default false */
+                sensitive: boolean;
+                value?: string;
+            }[] | null;
             /** @constant */
             kind: "eventbridge";
             rateLimitPerSecond?: number | null;
@@ -561,8 +925,33 @@ export interface components {
             secret?: string;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
+            timeoutMs?: number | null;
+            tlsCa?: string | null;
             url?: string;
         } | {
+            auth?: ({
+                password: string;
+                /** @constant */
+                type: "basic";
+                username: string;
+            } | {
+                token: string;
+                /** @constant */
+                type: "bearer";
+            } | {
+                audience?: string;
+                clientId: string;
+                clientSecret: string;
+                scope?: string;
+                tokenUrl: string;
+                /** @constant */
+                type: "oauth2_client_credentials";
+            } | {
+                certificate: string;
+                privateKey: string;
+                /** @constant */
+                type: "mtls";
+            }) | null;
             /** @description A Pub/Sub topic (`projectId`, `topic`; FIFO endpoints publish with an ordering key). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -577,6 +966,12 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            headers?: {
+                name: string;
+                /** @default false */
+                sensitive: boolean;
+                value?: string;
+            }[] | null;
             /** @constant */
             kind: "pubsub";
             rateLimitPerSecond?: number | null;
@@ -584,8 +979,33 @@ export interface components {
             secret?: string;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
+            timeoutMs?: number | null;
+            tlsCa?: string | null;
             url?: string;
         } | {
+            auth?: ({
+                password: string;
+                /** @constant */
+                type: "basic";
+                username: string;
+            } | {
+                token: string;
+                /** @constant */
+                type: "bearer";
+            } | {
+                audience?: string;
+                clientId: string;
+                clientSecret: string;
+                scope?: string;
+                tokenUrl: string;
+                /** @constant */
+                type: "oauth2_client_credentials";
+            } | {
+                certificate: string;
+                privateKey: string;
+                /** @constant */
+                type: "mtls";
+            }) | null;
             /** @description An S3 bucket: one JSON object per message under `prefix` (`expectedBucketOwner`: the owning account, checked by S3). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 bucket: string;
@@ -603,6 +1023,12 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            headers?: {
+                name: string;
+                /** @default false */
+                sensitive: boolean;
+                value?: string;
+            }[] | null;
             /** @constant */
             kind: "s3";
             rateLimitPerSecond?: number | null;
@@ -610,9 +1036,22 @@ export interface components {
             secret?: string;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
+            timeoutMs?: number | null;
+            tlsCa?: string | null;
             url?: string;
         };
+        CreateOperationalEndpoint: {
+            description?: string;
+            eventTypes?: ("endpoint.created" | "endpoint.updated" | "endpoint.deleted" | "endpoint.disabled" | "endpoint.enabled" | "message.attempt.failing" | "message.attempt.exhausted" | "message.attempt.recovered" | "fifo.queue.blocked" | "fifo.queue.unblocked")[];
+            retry?: unknown;
+            secret?: string;
+            /** @enum {string} */
+            status?: "active" | "paused" | "disabled";
+            url: string;
+        };
         CreateOrganization: {
+            /** @default null */
+            autoDisableAfterMs: number | null;
             /** @default null */
             hostCloudIdentity: {
                 awsAccountIds?: string[];
@@ -665,7 +1104,43 @@ export interface components {
             /** @default 86400 */
             overlapSeconds: number;
         };
+        TestSend: {
+            /** @default hookbase.test */
+            eventType: string;
+            /**
+             * @default {
+             *       "test": true,
+             *       "message": "A test message from Hookbase"
+             *     }
+             */
+            payload: {
+                [key: string]: unknown;
+            };
+        };
         UpdateEndpoint: {
+            auth?: ({
+                password: string;
+                /** @constant */
+                type: "basic";
+                username: string;
+            } | {
+                token: string;
+                /** @constant */
+                type: "bearer";
+            } | {
+                audience?: string;
+                clientId: string;
+                clientSecret: string;
+                scope?: string;
+                tokenUrl: string;
+                /** @constant */
+                type: "oauth2_client_credentials";
+            } | {
+                certificate: string;
+                privateKey: string;
+                /** @constant */
+                type: "mtls";
+            }) | null;
             /** @description The config of the endpoint's kind (a kind cannot change). */
             config?: {
                 credentials?: {
@@ -721,13 +1196,30 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            headers?: {
+                name: string;
+                /** @default false */
+                sensitive: boolean;
+                value?: string;
+            }[] | null;
             rateLimitPerSecond?: number | null;
+            retry?: unknown;
+            /** @enum {string} */
+            status?: "active" | "paused" | "disabled";
+            timeoutMs?: number | null;
+            tlsCa?: string | null;
+            url?: string;
+        };
+        UpdateOperationalEndpoint: {
+            description?: string;
+            eventTypes?: ("endpoint.created" | "endpoint.updated" | "endpoint.deleted" | "endpoint.disabled" | "endpoint.enabled" | "message.attempt.failing" | "message.attempt.exhausted" | "message.attempt.recovered" | "fifo.queue.blocked" | "fifo.queue.unblocked")[];
             retry?: unknown;
             /** @enum {string} */
             status?: "active" | "paused" | "disabled";
             url?: string;
         };
         UpdateOrganization: {
+            autoDisableAfterMs?: number | null;
             hostCloudIdentity?: {
                 awsAccountIds?: string[];
                 awsRegions?: string[];
@@ -2659,6 +3151,898 @@ export interface operations {
             };
         };
     };
+    listOperationalEndpoints: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of operational endpoints */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: Record<string, unknown>[];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createOperationalEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateOperationalEndpoint"];
+            };
+        };
+        responses: {
+            /** @description The endpoint */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description http: the receiver authentication configured (never its secrets), or null. */
+                            auth?: null | {
+                                /** @constant */
+                                configured: true;
+                                /** @enum {unknown} */
+                                type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
+                            };
+                            /** @description The stored config, without `credentials` (cloud kinds). */
+                            config: Record<string, unknown>;
+                            createdAt?: string | null;
+                            /** @description Cloud kinds: whether credentials are stored (they are never shown); null for other kinds. */
+                            credentials: null | {
+                                configured: boolean;
+                            };
+                            description?: string | null;
+                            disabledAt?: string | null;
+                            /** @description Why the endpoint is disabled: `manual`, or `failing` (only failures for the auto-disable period); null while enabled. */
+                            disabledReason?: null | ("manual" | "failing");
+                            eventTypes: string[];
+                            fifoEnabled: boolean;
+                            /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
+                            headers?: {
+                                name: string;
+                                sensitive: boolean;
+                                value: string;
+                            }[];
+                            /** @description The failure streak: since when every attempt failed (null: the last one succeeded), how many in a row, and the last success (written at most once a minute while all goes well). */
+                            health?: {
+                                consecutiveFailures: number;
+                                failingSince: string | null;
+                                lastSuccessAt: string | null;
+                            };
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
+                            rateLimitPerSecond?: number | null;
+                            retry?: Record<string, unknown>;
+                            /** @enum {unknown} */
+                            status: "active" | "paused" | "disabled";
+                            /** @description http: this endpoint's timeout (null: HOOKBASE_DELIVERY_TIMEOUT_MS). */
+                            timeoutMs?: number | null;
+                            /** @description http: PEM CA bundle trusted for this endpoint. */
+                            tlsCa?: string | null;
+                            updatedAt?: string | null;
+                            url?: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_URL, URL_NOT_ALLOWED, INVALID_SECRET, INVALID_JSON, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_URL" | "URL_NOT_ALLOWED" | "INVALID_SECRET" | "INVALID_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ENDPOINT_LIMIT_REACHED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ENDPOINT_LIMIT_REACHED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getOperationalEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description http: the receiver authentication configured (never its secrets), or null. */
+                            auth?: null | {
+                                /** @constant */
+                                configured: true;
+                                /** @enum {unknown} */
+                                type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
+                            };
+                            /** @description The stored config, without `credentials` (cloud kinds). */
+                            config: Record<string, unknown>;
+                            createdAt?: string | null;
+                            /** @description Cloud kinds: whether credentials are stored (they are never shown); null for other kinds. */
+                            credentials: null | {
+                                configured: boolean;
+                            };
+                            description?: string | null;
+                            disabledAt?: string | null;
+                            /** @description Why the endpoint is disabled: `manual`, or `failing` (only failures for the auto-disable period); null while enabled. */
+                            disabledReason?: null | ("manual" | "failing");
+                            eventTypes: string[];
+                            fifoEnabled: boolean;
+                            /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
+                            headers?: {
+                                name: string;
+                                sensitive: boolean;
+                                value: string;
+                            }[];
+                            /** @description The failure streak: since when every attempt failed (null: the last one succeeded), how many in a row, and the last success (written at most once a minute while all goes well). */
+                            health?: {
+                                consecutiveFailures: number;
+                                failingSince: string | null;
+                                lastSuccessAt: string | null;
+                            };
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
+                            rateLimitPerSecond?: number | null;
+                            retry?: Record<string, unknown>;
+                            /** @enum {unknown} */
+                            status: "active" | "paused" | "disabled";
+                            /** @description http: this endpoint's timeout (null: HOOKBASE_DELIVERY_TIMEOUT_MS). */
+                            timeoutMs?: number | null;
+                            /** @description http: PEM CA bundle trusted for this endpoint. */
+                            tlsCa?: string | null;
+                            updatedAt?: string | null;
+                            url?: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteOperationalEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            deleted: true;
+                            id: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    updateOperationalEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateOperationalEndpoint"];
+            };
+        };
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description http: the receiver authentication configured (never its secrets), or null. */
+                            auth?: null | {
+                                /** @constant */
+                                configured: true;
+                                /** @enum {unknown} */
+                                type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
+                            };
+                            /** @description The stored config, without `credentials` (cloud kinds). */
+                            config: Record<string, unknown>;
+                            createdAt?: string | null;
+                            /** @description Cloud kinds: whether credentials are stored (they are never shown); null for other kinds. */
+                            credentials: null | {
+                                configured: boolean;
+                            };
+                            description?: string | null;
+                            disabledAt?: string | null;
+                            /** @description Why the endpoint is disabled: `manual`, or `failing` (only failures for the auto-disable period); null while enabled. */
+                            disabledReason?: null | ("manual" | "failing");
+                            eventTypes: string[];
+                            fifoEnabled: boolean;
+                            /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
+                            headers?: {
+                                name: string;
+                                sensitive: boolean;
+                                value: string;
+                            }[];
+                            /** @description The failure streak: since when every attempt failed (null: the last one succeeded), how many in a row, and the last success (written at most once a minute while all goes well). */
+                            health?: {
+                                consecutiveFailures: number;
+                                failingSince: string | null;
+                                lastSuccessAt: string | null;
+                            };
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
+                            rateLimitPerSecond?: number | null;
+                            retry?: Record<string, unknown>;
+                            /** @enum {unknown} */
+                            status: "active" | "paused" | "disabled";
+                            /** @description http: this endpoint's timeout (null: HOOKBASE_DELIVERY_TIMEOUT_MS). */
+                            timeoutMs?: number | null;
+                            /** @description http: PEM CA bundle trusted for this endpoint. */
+                            tlsCa?: string | null;
+                            updatedAt?: string | null;
+                            url?: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_URL, URL_NOT_ALLOWED, INVALID_JSON, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_URL" | "URL_NOT_ALLOWED" | "INVALID_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getOperationalEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description whsec_… */
+                            key: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, ENDPOINT_NOT_FOUND, NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND" | "NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
     listEndpoints: {
         parameters: {
             query?: {
@@ -2797,6 +4181,13 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description http: the receiver authentication configured (never its secrets), or null. */
+                            auth?: null | {
+                                /** @constant */
+                                configured: true;
+                                /** @enum {unknown} */
+                                type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
+                            };
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -2805,8 +4196,23 @@ export interface operations {
                                 configured: boolean;
                             };
                             description?: string | null;
+                            disabledAt?: string | null;
+                            /** @description Why the endpoint is disabled: `manual`, or `failing` (only failures for the auto-disable period); null while enabled. */
+                            disabledReason?: null | ("manual" | "failing");
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
+                            headers?: {
+                                name: string;
+                                sensitive: boolean;
+                                value: string;
+                            }[];
+                            /** @description The failure streak: since when every attempt failed (null: the last one succeeded), how many in a row, and the last success (written at most once a minute while all goes well). */
+                            health?: {
+                                consecutiveFailures: number;
+                                failingSince: string | null;
+                                lastSuccessAt: string | null;
+                            };
                             id: string;
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
@@ -2814,6 +4220,10 @@ export interface operations {
                             retry?: Record<string, unknown>;
                             /** @enum {unknown} */
                             status: "active" | "paused" | "disabled";
+                            /** @description http: this endpoint's timeout (null: HOOKBASE_DELIVERY_TIMEOUT_MS). */
+                            timeoutMs?: number | null;
+                            /** @description http: PEM CA bundle trusted for this endpoint. */
+                            tlsCa?: string | null;
                             updatedAt?: string | null;
                             url?: string | null;
                         };
@@ -2970,6 +4380,13 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description http: the receiver authentication configured (never its secrets), or null. */
+                            auth?: null | {
+                                /** @constant */
+                                configured: true;
+                                /** @enum {unknown} */
+                                type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
+                            };
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -2978,8 +4395,23 @@ export interface operations {
                                 configured: boolean;
                             };
                             description?: string | null;
+                            disabledAt?: string | null;
+                            /** @description Why the endpoint is disabled: `manual`, or `failing` (only failures for the auto-disable period); null while enabled. */
+                            disabledReason?: null | ("manual" | "failing");
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
+                            headers?: {
+                                name: string;
+                                sensitive: boolean;
+                                value: string;
+                            }[];
+                            /** @description The failure streak: since when every attempt failed (null: the last one succeeded), how many in a row, and the last success (written at most once a minute while all goes well). */
+                            health?: {
+                                consecutiveFailures: number;
+                                failingSince: string | null;
+                                lastSuccessAt: string | null;
+                            };
                             id: string;
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
@@ -2987,6 +4419,10 @@ export interface operations {
                             retry?: Record<string, unknown>;
                             /** @enum {unknown} */
                             status: "active" | "paused" | "disabled";
+                            /** @description http: this endpoint's timeout (null: HOOKBASE_DELIVERY_TIMEOUT_MS). */
+                            timeoutMs?: number | null;
+                            /** @description http: PEM CA bundle trusted for this endpoint. */
+                            tlsCa?: string | null;
                             updatedAt?: string | null;
                             url?: string | null;
                         };
@@ -3220,6 +4656,13 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description http: the receiver authentication configured (never its secrets), or null. */
+                            auth?: null | {
+                                /** @constant */
+                                configured: true;
+                                /** @enum {unknown} */
+                                type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
+                            };
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -3228,8 +4671,23 @@ export interface operations {
                                 configured: boolean;
                             };
                             description?: string | null;
+                            disabledAt?: string | null;
+                            /** @description Why the endpoint is disabled: `manual`, or `failing` (only failures for the auto-disable period); null while enabled. */
+                            disabledReason?: null | ("manual" | "failing");
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
+                            headers?: {
+                                name: string;
+                                sensitive: boolean;
+                                value: string;
+                            }[];
+                            /** @description The failure streak: since when every attempt failed (null: the last one succeeded), how many in a row, and the last success (written at most once a minute while all goes well). */
+                            health?: {
+                                consecutiveFailures: number;
+                                failingSince: string | null;
+                                lastSuccessAt: string | null;
+                            };
                             id: string;
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
@@ -3237,6 +4695,10 @@ export interface operations {
                             retry?: Record<string, unknown>;
                             /** @enum {unknown} */
                             status: "active" | "paused" | "disabled";
+                            /** @description http: this endpoint's timeout (null: HOOKBASE_DELIVERY_TIMEOUT_MS). */
+                            timeoutMs?: number | null;
+                            /** @description http: PEM CA bundle trusted for this endpoint. */
+                            tlsCa?: string | null;
                             updatedAt?: string | null;
                             url?: string | null;
                         };
@@ -4197,6 +5659,158 @@ export interface operations {
             };
         };
     };
+    testEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TestSend"];
+            };
+        };
+        responses: {
+            /** @description The attempt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            durationMs: number;
+                            error: string | null;
+                            eventType: string;
+                            /** @enum {unknown} */
+                            outcome: "succeeded" | "retry" | "failed";
+                            responseExcerpt: string | null;
+                            responseStatus: number | null;
+                            webhookId: string;
+                        };
+                    };
+                };
+            };
+            /** @description FEATURE_NOT_AVAILABLE, INVALID_JSON, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "FEATURE_NOT_AVAILABLE" | "INVALID_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
     health: {
         parameters: {
             query?: never;
@@ -4682,6 +6296,339 @@ export interface operations {
                         };
                     };
                 };
+            };
+        };
+    };
+    operational_endpoint_created: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpointId: string;
+                        kind?: string;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "endpoint.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_endpoint_deleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpointId: string;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "endpoint.deleted";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_endpoint_disabled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        consecutiveFailures?: number;
+                        endpointId: string;
+                        /** Format: date-time */
+                        failingSince?: string;
+                        /** @enum {unknown} */
+                        reason?: "manual" | "failing";
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "endpoint.disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_endpoint_enabled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpointId: string;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "endpoint.enabled";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_endpoint_updated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpointId: string;
+                        fields?: string[];
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "endpoint.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_fifo_queue_blocked: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpointId: string;
+                        state?: {
+                            /** @constant */
+                            blockedReason?: "retrying";
+                            /** Format: date-time */
+                            blockedSince?: string;
+                            head?: {
+                                attempts?: number;
+                                eventType?: string;
+                                messageId?: string;
+                                nextAttemptAt?: string | null;
+                            };
+                        };
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "fifo.queue.blocked";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_fifo_queue_unblocked: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        /** Format: date-time */
+                        blockedSince?: string;
+                        endpointId: string;
+                        messageId?: string;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "fifo.queue.unblocked";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_message_attempt_exhausted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        attempts?: number;
+                        endpointId: string;
+                        eventId?: string;
+                        eventType?: string;
+                        lastError?: string | null;
+                        lastResponseStatus?: number | null;
+                        messageId?: string;
+                        reason?: string;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "message.attempt.exhausted";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_message_attempt_failing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        consecutiveFailures?: number;
+                        endpointId: string;
+                        /** Format: date-time */
+                        failingSince?: string;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "message.attempt.failing";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    operational_message_attempt_recovered: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: {
+                        endpointId: string;
+                        failures?: number;
+                    };
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "message.attempt.recovered";
+                };
+            };
+        };
+        responses: {
+            /** @description Received; any other answer is retried or dead-lettered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

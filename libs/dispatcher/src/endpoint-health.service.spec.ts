@@ -1,0 +1,98 @@
+import type { HookbaseConfig } from '@hookbase/config';
+import type { OperationalEventPublisher } from '@hookbase/kafka';
+import type { EndpointEntity, EndpointRepository } from '@hookbase/persistence';
+import { EndpointHealthService } from './endpoint-health.service';
+
+describe('EndpointHealthService', () => {
+  const t0 = new Date('2026-01-01T00:00:00Z');
+  const at = (ms: number) => new Date(t0.getTime() + ms);
+
+  function setup(options: { periodMs?: number | null; failingAfter?: number } = {}) {
+    const writes: string[] = [];
+    const emitted: { type: string; data: unknown }[] = [];
+    let streak = { consecutiveFailures: 0, failingSince: null as Date | null };
+    const endpoints = {
+      recordFailure: async (_id: string, now: Date) => {
+        writes.push('failure');
+        streak = {
+          consecutiveFailures: streak.consecutiveFailures + 1,
+          failingSince: streak.failingSince ?? now,
+        };
+        return {
+          consecutiveFailures: streak.consecutiveFailures,
+          failingSince: streak.failingSince!,
+          status: 'active' as const,
+          autoDisableAfterMs: options.periodMs ?? null,
+        };
+      },
+      recordSuccess: async () => {
+        writes.push('success');
+        streak = { consecutiveFailures: 0, failingSince: null };
+      },
+      autoDisable: async () => {
+        writes.push('disable');
+        return true;
+      },
+    } as unknown as EndpointRepository;
+    const publisher = {
+      emit: async (type: string, _subject: unknown, data: unknown) => {
+        emitted.push({ type, data });
+      },
+    } as unknown as OperationalEventPublisher;
+    const config = {
+      delivery: { autoDisableAfterMs: 3_600_000, failingEventAfter: options.failingAfter ?? 3 },
+    } as unknown as HookbaseConfig;
+    const health = new EndpointHealthService(config, endpoints, publisher);
+    const endpoint = {
+      id: 'ep_1',
+      organizationId: 'org_1',
+      operational: false,
+      consecutiveFailures: 0,
+      lastSuccessAt: null,
+    } as unknown as EndpointEntity;
+    return { health, endpoint, writes, emitted };
+  }
+
+  it('writes successes at most once a minute while all goes well', async () => {
+    const { health, endpoint, writes, emitted } = setup();
+    for (const ms of [0, 1_000, 30_000, 59_999]) {
+      await health.afterAttempt(endpoint, 'succeeded', at(ms));
+    }
+    expect(writes).toEqual(['success']);
+    await health.afterAttempt(endpoint, 'succeeded', at(60_000));
+    expect(writes).toEqual(['success', 'success']);
+    expect(emitted).toEqual([]);
+  });
+
+  it('writes every failure, the success ending the streak, and tells of both once', async () => {
+    const { health, endpoint, writes, emitted } = setup({ failingAfter: 2 });
+    await health.afterAttempt(endpoint, 'succeeded', at(0));
+    for (const ms of [1_000, 2_000, 3_000]) await health.afterAttempt(endpoint, 'retry', at(ms));
+    // The row the attempt was given is stale (no failures): the success still ends the streak.
+    await health.afterAttempt(endpoint, 'succeeded', at(4_000));
+    expect(writes).toEqual(['success', 'failure', 'failure', 'failure', 'success']);
+    expect(emitted.map((e) => e.type)).toEqual([
+      'message.attempt.failing',
+      'message.attempt.recovered',
+    ]);
+  });
+
+  it("disables after the organization's period and tells why", async () => {
+    const { health, endpoint, writes, emitted } = setup({ periodMs: 10_000, failingAfter: 100 });
+    expect((await health.afterAttempt(endpoint, 'failed', at(0))).kind).toBe('failing');
+    expect((await health.afterAttempt(endpoint, 'retry', at(9_999))).kind).toBe('failing');
+    const change = await health.afterAttempt(endpoint, 'retry', at(10_000));
+    expect(change.kind).toBe('disabled');
+    expect(writes.at(-1)).toBe('disable');
+    expect(emitted).toEqual([
+      {
+        type: 'endpoint.disabled',
+        data: {
+          reason: 'failing',
+          consecutiveFailures: 3,
+          failingSince: t0.toISOString(),
+        },
+      },
+    ]);
+  });
+});

@@ -1,0 +1,127 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import { shouldAutoDisable, successNeedsWrite } from '@hookbase/domain';
+import { OperationalEventPublisher } from '@hookbase/kafka';
+import { EndpointEntity, EndpointRepository } from '@hookbase/persistence';
+
+/** What an endpoint's health did after an attempt, for whoever reports it (operational events). */
+export type HealthChange =
+  | { kind: 'none' }
+  | { kind: 'recovered'; failures: number }
+  | { kind: 'failing'; consecutiveFailures: number; failingSince: Date }
+  | { kind: 'disabled'; consecutiveFailures: number; failingSince: Date };
+
+/**
+ * Keeps each endpoint's failure streak and disables one that has only failed for its period
+ * (the organization's, else HOOKBASE_AUTO_DISABLE_AFTER). A failure is one UPDATE (the streak, the
+ * organization's period in the same round trip); a success writes only when it ends a streak, or
+ * once a minute per endpoint, so the common path costs next to nothing.
+ */
+@Injectable()
+export class EndpointHealthService {
+  private readonly logger = new Logger(EndpointHealthService.name);
+  /**
+   * What this process last wrote per endpoint (bounded): the last success, and whether a failure
+   * came after it. The row an attempt was given may be older than both (read for a batch).
+   */
+  private readonly written = new Map<string, { lastSuccessAt: Date | null; failed: boolean }>();
+
+  constructor(
+    @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
+    private readonly endpoints: EndpointRepository,
+    @Optional() private readonly operational?: OperationalEventPublisher,
+  ) {}
+
+  /**
+   * The health change after an attempt, with the operational events it causes: failing (once per
+   * streak, at HOOKBASE_OPERATIONAL_FAILING_AFTER failures), disabled, recovered.
+   */
+  async afterAttempt(
+    endpoint: EndpointEntity,
+    outcome: 'succeeded' | 'retry' | 'failed',
+    now: Date,
+  ): Promise<HealthChange> {
+    const change = await this.track(endpoint, outcome, now);
+    if (!this.operational) return change;
+    const failingAfter = this.config.delivery.failingEventAfter;
+    switch (change.kind) {
+      case 'none':
+        break;
+      case 'recovered':
+        await this.operational.emit('message.attempt.recovered', endpoint, {
+          failures: change.failures,
+        });
+        break;
+      case 'failing':
+        if (change.consecutiveFailures === failingAfter) {
+          await this.operational.emit('message.attempt.failing', endpoint, {
+            consecutiveFailures: change.consecutiveFailures,
+            failingSince: change.failingSince.toISOString(),
+          });
+        }
+        break;
+      case 'disabled':
+        if (change.consecutiveFailures === failingAfter) {
+          await this.operational.emit('message.attempt.failing', endpoint, {
+            consecutiveFailures: change.consecutiveFailures,
+            failingSince: change.failingSince.toISOString(),
+          });
+        }
+        await this.operational.emit('endpoint.disabled', endpoint, {
+          reason: 'failing',
+          consecutiveFailures: change.consecutiveFailures,
+          failingSince: change.failingSince.toISOString(),
+        });
+        break;
+    }
+    return change;
+  }
+
+  private async track(
+    endpoint: EndpointEntity,
+    outcome: 'succeeded' | 'retry' | 'failed',
+    now: Date,
+  ): Promise<HealthChange> {
+    if (outcome === 'succeeded') return this.afterSuccess(endpoint, now);
+    const streak = await this.endpoints.recordFailure(endpoint.id, now);
+    this.remember(endpoint.id, {
+      lastSuccessAt: this.written.get(endpoint.id)?.lastSuccessAt ?? null,
+      failed: true,
+    });
+    if (!streak) return { kind: 'none' };
+    const periodMs = streak.autoDisableAfterMs ?? this.config.delivery.autoDisableAfterMs;
+    if (
+      shouldAutoDisable({ status: streak.status, failingSince: streak.failingSince, periodMs, now })
+    ) {
+      const cutoff = new Date(now.getTime() - periodMs!);
+      if (await this.endpoints.autoDisable(endpoint.id, cutoff, now)) {
+        this.logger.warn(
+          `endpoint ${endpoint.id} disabled: ${streak.consecutiveFailures} failed attempts since ${streak.failingSince.toISOString()}`,
+        );
+        return { kind: 'disabled', ...streak };
+      }
+    }
+    return { kind: 'failing', ...streak };
+  }
+
+  private async afterSuccess(endpoint: EndpointEntity, now: Date): Promise<HealthChange> {
+    const mine = this.written.get(endpoint.id);
+    const failures = mine ? (mine.failed ? 1 : 0) : endpoint.consecutiveFailures;
+    const lastSuccessAt =
+      mine?.lastSuccessAt &&
+      (!endpoint.lastSuccessAt || mine.lastSuccessAt > endpoint.lastSuccessAt)
+        ? mine.lastSuccessAt
+        : endpoint.lastSuccessAt;
+    if (!successNeedsWrite({ consecutiveFailures: failures, lastSuccessAt, now })) {
+      return { kind: 'none' };
+    }
+    await this.endpoints.recordSuccess(endpoint.id, now);
+    this.remember(endpoint.id, { lastSuccessAt: now, failed: false });
+    return failures > 0 ? { kind: 'recovered', failures } : { kind: 'none' };
+  }
+
+  private remember(endpointId: string, state: { lastSuccessAt: Date | null; failed: boolean }) {
+    if (this.written.size >= 10_000 && !this.written.has(endpointId)) this.written.clear();
+    this.written.set(endpointId, state);
+  }
+}

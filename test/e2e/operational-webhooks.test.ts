@@ -1,0 +1,250 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are read loosely, asserted by value */
+import { createHmac } from 'node:crypto';
+import { parseSecret } from '@hookbase/signing';
+import {
+  ApiClient,
+  createTenant,
+  pollUntil,
+  ReceivedRequest,
+  RunningStack,
+  startStack,
+  TestReceiver,
+} from '@hookbase/testing';
+
+/**
+ * Operational webhooks against the real stack: an organization's operational endpoint receives
+ * signed events about its endpoints through the pipeline (endpoint.created, failing, disabled,
+ * exhausted, recovered), customer events never reach it, and an operational endpoint that itself
+ * fails causes no further operational event.
+ */
+describe('operational webhooks', () => {
+  const ops = new TestReceiver();
+  const brokenOps = new TestReceiver();
+  const customer = new TestReceiver();
+  let stack: RunningStack;
+  let client: ApiClient;
+  let org: string;
+  let opsSecret: string;
+  let customerUrl: string;
+  const failOnce = new Set<string>();
+  let released = false;
+  let opsId: string;
+  let brokenId: string;
+
+  beforeAll(async () => {
+    const [opsUrl, brokenUrl] = await Promise.all([ops.start(), brokenOps.start()]);
+    customerUrl = await customer.start();
+    brokenOps.respondWith(() => ({ status: 503 }));
+    customer.respondWith((request) => {
+      if (request.path === '/down') return { status: 503 };
+      if (request.path === '/stuck' && !released) return { status: 503 };
+      if (request.path === '/gone') return { status: 410 };
+      const id = String(request.headers['webhook-id']);
+      if (request.path === '/flaky' && !failOnce.has(id)) {
+        failOnce.add(id);
+        return { status: 503 };
+      }
+      return { status: 200 };
+    });
+    stack = await startStack({
+      HOOKBASE_RETRY_POLL_MS: '100',
+      HOOKBASE_OPERATIONAL_FAILING_AFTER: '2',
+      HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER: '1s',
+    });
+    const tenant = await createTenant(stack.url, stack.adminToken);
+    client = tenant.client;
+    org = `/api/organizations/${tenant.organizationId}`;
+    const admin = new ApiClient(stack.url, stack.adminToken);
+    expect((await admin.patch(org, { autoDisableAfterMs: 1_500 })).status).toBe(200);
+    const created = await client.post(`${org}/operational-webhook-endpoints`, {
+      url: `${opsUrl}/ops`,
+    });
+    expect(created.status).toBe(201);
+    opsId = created.body.data.id;
+    opsSecret = (
+      await client.get(`${org}/operational-webhook-endpoints/${created.body.data.id}/secret`)
+    ).body.data.key;
+    const broken = await client.post(`${org}/operational-webhook-endpoints`, {
+      url: `${brokenUrl}/ops`,
+      retry: { delaysMs: [0], maxAgeMs: 600_000 },
+    });
+    expect(broken.status).toBe(201);
+    brokenId = broken.body.data.id;
+    // Operational endpoints are not listed with the others.
+    const listed = await client.get(`${org}/webhook-endpoints`);
+    expect(listed.body.data).toEqual([]);
+    const opsListed = await client.get(`${org}/operational-webhook-endpoints`);
+    expect(opsListed.body.data).toHaveLength(2);
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await Promise.all([ops.stop(), brokenOps.stop(), customer.stop()]);
+  });
+
+  /** The operational events received, each checked against its Standard Webhooks signature. */
+  const events = (): { type: string; data: any; request: ReceivedRequest }[] =>
+    ops.requests.map((request) => {
+      const id = String(request.headers['webhook-id']);
+      const timestamp = String(request.headers['webhook-timestamp']);
+      const expected = createHmac('sha256', parseSecret(opsSecret))
+        .update(`${id}.${timestamp}.${request.body}`)
+        .digest('base64');
+      expect(String(request.headers['webhook-signature']).split(' ')).toContain(`v1,${expected}`);
+      const body = JSON.parse(request.body);
+      return { type: body.type, data: body.data, request };
+    });
+  const eventFor = (type: string, endpointId: string) =>
+    pollUntil(() => events().find((e) => e.type === type && e.data.endpointId === endpointId), {
+      description: `${type} for ${endpointId}`,
+      timeoutMs: 30_000,
+    });
+  const createEndpoint = async (path: string, retry?: unknown) => {
+    const created = await client.post(`${org}/webhook-endpoints`, {
+      url: `${customerUrl}${path}`,
+      ...(retry ? { retry } : {}),
+    });
+    expect(created.status).toBe(201);
+    return created.body.data.id as string;
+  };
+  const publish = async (endpointId: string) => {
+    const published = await client.post('/v1/events', {
+      eventType: 'order.created',
+      payload: { at: Date.now() },
+      endpointIds: [endpointId],
+    });
+    expect(published.status).toBe(202);
+  };
+
+  it('tells of created endpoints, and never sends customer events to operational endpoints', async () => {
+    const id = await createEndpoint('/ok');
+    const created = await eventFor('endpoint.created', id);
+    expect(created.request.headers['hookbase-event-type']).toBe('endpoint.created');
+    expect(created.data).toEqual({ endpointId: id, kind: 'http' });
+    // A customer cannot pass its own event off as operational: it reaches no operational endpoint.
+    const forged = await client.post('/v1/events', {
+      eventType: 'endpoint.disabled',
+      payload: { type: 'endpoint.disabled', forged: true },
+      endpointIds: [opsId],
+    });
+    expect(forged.status).toBe(202);
+    // Published after it on the organization's partition: once this is delivered, the forged
+    // event has been fanned out.
+    await publish(id);
+    await pollUntil(() => customer.requests.some((r) => r.path === '/ok'), {
+      description: 'the customer event delivered',
+    });
+    expect(events().some((e) => e.type === 'order.created')).toBe(false);
+    expect(ops.requests.some((r) => r.body.includes('forged'))).toBe(false);
+    const patched = await client.patch(`${org}/webhook-endpoints/${id}`, { status: 'disabled' });
+    expect(patched.status).toBe(200);
+    expect((await eventFor('endpoint.disabled', id)).data.reason).toBe('manual');
+    await client.patch(`${org}/webhook-endpoints/${id}`, { status: 'active' });
+    await eventFor('endpoint.enabled', id);
+    await client.delete(`${org}/webhook-endpoints/${id}`);
+    await eventFor('endpoint.deleted', id);
+  });
+
+  it('tells of a failing streak once, and of the endpoint disabled for failing', async () => {
+    const id = await createEndpoint('/down', {
+      delaysMs: [0, ...Array.from({ length: 19 }, () => 300)],
+      maxAgeMs: 600_000,
+    });
+    await publish(id);
+    const disabled = await eventFor('endpoint.disabled', id);
+    expect(disabled.data).toMatchObject({ reason: 'failing' });
+    expect(disabled.data.consecutiveFailures).toBeGreaterThanOrEqual(2);
+    const failing = events().filter(
+      (e) => e.type === 'message.attempt.failing' && e.data.endpointId === id,
+    );
+    expect(failing).toHaveLength(1);
+    expect(failing[0].data.consecutiveFailures).toBe(2);
+  });
+
+  it('tells of a dead-lettered message with its reason, and of a recovery', async () => {
+    const gone = await createEndpoint('/gone');
+    await publish(gone);
+    const exhausted = await eventFor('message.attempt.exhausted', gone);
+    expect(exhausted.data).toMatchObject({
+      reason: 'permanent_failure',
+      lastResponseStatus: 410,
+      eventType: 'order.created',
+    });
+    const flaky = await createEndpoint('/flaky', { delaysMs: [0, 200], maxAgeMs: 600_000 });
+    await publish(flaky);
+    expect(
+      (await eventFor('message.attempt.recovered', flaky)).data.failures,
+    ).toBeGreaterThanOrEqual(1);
+  });
+
+  it('tells of a FIFO head blocked past the threshold, and of the queue moving again', async () => {
+    // An organization on plan pro (FIFO), with the default auto-disable period.
+    const pro = await createTenant(stack.url, stack.adminToken, 'pro');
+    const proOrg = `/api/organizations/${pro.organizationId}`;
+    const fifoOps = new TestReceiver();
+    const fifoOpsUrl = await fifoOps.start();
+    try {
+      const opsEndpoint = await pro.client.post(`${proOrg}/operational-webhook-endpoints`, {
+        url: `${fifoOpsUrl}/ops`,
+        eventTypes: ['fifo.queue.blocked', 'fifo.queue.unblocked'],
+      });
+      expect(opsEndpoint.status).toBe(201);
+      const created = await pro.client.post(`${proOrg}/webhook-endpoints`, {
+        url: `${customerUrl}/stuck`,
+        fifoEnabled: true,
+        retry: { delaysMs: [0, ...Array.from({ length: 19 }, () => 300)], maxAgeMs: 600_000 },
+      });
+      expect(created.status).toBe(201);
+      const id = created.body.data.id;
+      for (let n = 0; n < 2; n += 1) {
+        const published = await pro.client.post('/v1/events', {
+          eventType: 'order.created',
+          payload: { n },
+          endpointIds: [id],
+        });
+        expect(published.status).toBe(202);
+      }
+      const types = () => fifoOps.requests.map((r) => JSON.parse(r.body));
+      const blocked = await pollUntil(() => types().find((e) => e.type === 'fifo.queue.blocked'), {
+        description: 'fifo.queue.blocked',
+        timeoutMs: 30_000,
+      });
+      expect(blocked.data).toMatchObject({
+        endpointId: id,
+        state: { blockedReason: 'retrying', head: { eventType: 'order.created' } },
+      });
+      expect(blocked.data.state.head.attempts).toBeGreaterThanOrEqual(2);
+      released = true;
+      const unblocked = await pollUntil(
+        () => types().find((e) => e.type === 'fifo.queue.unblocked'),
+        { description: 'fifo.queue.unblocked', timeoutMs: 30_000 },
+      );
+      expect(unblocked.data).toMatchObject({
+        endpointId: id,
+        messageId: blocked.data.state.head.messageId,
+      });
+      // The filter held: nothing else reached this operational endpoint.
+      expect(types().every((e) => e.type.startsWith('fifo.queue.'))).toBe(true);
+      expect(types().filter((e) => e.type === 'fifo.queue.blocked')).toHaveLength(1);
+    } finally {
+      await fifoOps.stop();
+    }
+  });
+
+  it('sends operational events through the pipeline, and a failing operational endpoint causes none', async () => {
+    // The broken operational endpoint got the same events, failed them and dead-lettered them.
+    const entries = await pollUntil(
+      async () => {
+        const found = (await client.get(`${org}/dlq?endpointId=${brokenId}`)).body.data;
+        return found?.length > 0 && found;
+      },
+      { description: 'an operational delivery dead-lettered' },
+    );
+    expect(entries[0].reason).toBe('max_attempts');
+    expect(brokenOps.requests.length).toBeGreaterThan(0);
+    const logged = await client.get(`${org}/messages?endpointId=${brokenId}`);
+    expect(logged.body.data.length).toBeGreaterThan(0);
+    // Its failures, dead-letters and streak reached nobody.
+    expect(events().filter((e) => [brokenId, opsId].includes(e.data.endpointId))).toEqual([]);
+  });
+});
