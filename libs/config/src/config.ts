@@ -87,6 +87,8 @@ const envSchema = z.object({
   HOOKBASE_FIFO_SWEEP_MS: int(100, 60_000).default(1_000),
   HOOKBASE_RESPONSE_EXCERPT_BYTES: int(0, 65_536).default(4096),
   HOOKBASE_API_KEY_CACHE_MS: int(0, 600_000).default(10_000),
+  // How long a process trusts its copy of an organization's event type policy and catalog (ADR 0031).
+  HOOKBASE_EVENT_TYPE_CACHE_MS: int(0, 600_000).default(1_000),
   // Abuse limits (ADR 0015): valid keys remembered, failed authentications per client address,
   // events and management requests per API key by plan, endpoints per organization by plan,
   // replay-failed copies per call and per organization and minute.
@@ -146,6 +148,11 @@ export interface HookbaseConfig {
     /** Failed authentications per client address (IPv6: per /64) in a minute before 429. */
     failuresPerMinute: number;
   };
+  /**
+   * How long an organization's event type policy and catalog (with its compiled schemas) are
+   * trusted before being read again: a change made in another process applies within it.
+   */
+  eventTypes: { cacheMs: number };
   /** Abuse limits and quotas (ADR 0015), per plan where a plan applies. */
   limits: {
     /** Events accepted per API key and second (REST and gRPC; a batch counts its events). */
@@ -263,6 +270,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       apiKeyCacheSize: e.HOOKBASE_API_KEY_CACHE_SIZE,
       failuresPerMinute: e.HOOKBASE_AUTH_FAILURES_PER_MINUTE,
     },
+    eventTypes: { cacheMs: e.HOOKBASE_EVENT_TYPE_CACHE_MS },
     limits: {
       ingestEventsPerSecond,
       apiRequestsPerSecond: {

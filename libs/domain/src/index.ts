@@ -32,3 +32,5 @@ export * from './status-class';
 export * from './consumer-lag';
 export * from './lane-activity';
 export * from './endpoint-stats';
+export * from './event-types';
+export * from './openapi-webhooks';

@@ -74,7 +74,8 @@ export interface GrpcPublishResponse {
 }
 
 type GrpcBatchResult =
-  { event: GrpcPublishResponse } | { error: { code: string; message: string } };
+  | { event: GrpcPublishResponse }
+  | { error: { code: string; message: string; details_json: string } };
 
 /** How long a shutdown waits for calls in flight before cancelling them. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -206,8 +207,14 @@ export class GrpcIngestServer
     );
     const results = outcomes.map((outcome): GrpcBatchResult => {
       if (outcome.kind === 'published') return { event: toResponse(outcome.event) };
-      const { code, message } = this.failure(outcome.error);
-      return { error: { code, message } };
+      const { code, message, details } = this.failure(outcome.error);
+      return {
+        error: {
+          code,
+          message,
+          details_json: details === undefined ? '' : JSON.stringify(details),
+        },
+      };
     });
     return { results };
   }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { EndpointSettingsService } from './endpoint-settings.service';
 import { EndpointsController } from './endpoints.controller';
+import { EventTypesController } from './event-types.controller';
 import { InvalidEventsController } from './invalid-events.controller';
 import { LogController } from './log.controller';
 import { OrganizationsController } from './organizations.controller';
@@ -13,6 +14,7 @@ import { ReplayService } from './replay.service';
   controllers: [
     OrganizationsController,
     EndpointsController,
+    EventTypesController,
     PollController,
     LogController,
     ReplayController,

@@ -11,6 +11,7 @@ import type {
   DlqEntryEntity,
   EndpointEntity,
   EventEntity,
+  EventTypeEntity,
   LaneSnapshot,
   MessageEntity,
   OrganizationEntity,
@@ -29,7 +30,23 @@ export function organizationView(organization: OrganizationEntity) {
     name: organization.name,
     plan: organization.plan,
     hostCloudIdentity: organization.hostCloudIdentity,
+    eventTypePolicy: organization.eventTypePolicy,
     createdAt: iso(organization.createdAt),
+  };
+}
+
+/** A declared event type as the catalog shows it. */
+export function eventTypeView(type: EventTypeEntity) {
+  return {
+    name: type.name,
+    description: type.description,
+    schema: type.schema,
+    example: type.example,
+    deprecated: type.deprecated,
+    archived: type.archived,
+    version: type.version,
+    createdAt: iso(type.createdAt),
+    updatedAt: iso(type.updatedAt),
   };
 }
 
