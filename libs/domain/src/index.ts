@@ -34,3 +34,4 @@ export * from './lane-activity';
 export * from './endpoint-stats';
 export * from './event-types';
 export * from './openapi-webhooks';
+export * from './event-filter';

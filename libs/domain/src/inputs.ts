@@ -6,6 +6,7 @@ import {
   GOOGLE_PROJECT_ID_PATTERN,
 } from './host-identity';
 import { DLQ_REASONS, ENDPOINT_KINDS, ENDPOINT_STATUSES, MESSAGE_STATUSES, PLANS } from './model';
+import { EVENT_TYPE_SUBSCRIPTION_PATTERN } from './recipients';
 import { isStorableText, unstorableTextAt } from './storable-text';
 
 /**
@@ -32,9 +33,29 @@ const storablePayload = z.record(z.string(), z.unknown()).superRefine((payload, 
   if (at !== null) context.addIssue({ code: 'custom', message: `${at} ${STORABLE_MESSAGE}` });
 });
 
+/** A channel name: what events are published on and endpoints listen on. */
+export const CHANNEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:\-/]*$/;
+const channel = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(CHANNEL_PATTERN, 'letters, digits and _ . : - / only');
+
+/** An endpoint's subscription: a type, or a prefix wildcard (`order.*`, `*`); see recipients.ts. */
+const eventTypeSubscription = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(
+    EVENT_TYPE_SUBSCRIPTION_PATTERN,
+    'an event type, or a prefix ending in .* :* /* or -* (or * alone)',
+  );
+
 export const publishEventSchema = z.strictObject({
   eventType,
   payload: storablePayload,
+  /** Channels the event is published on (up to 10): endpoints with channels receive only those. */
+  channels: z.array(channel).min(1).max(10).optional(),
   idempotencyKey: z.string().min(1).max(256).refine(isStorableText, STORABLE_MESSAGE).optional(),
   endpointIds: z.array(prefixedId('ep')).min(1).max(100).optional(),
 });
@@ -84,7 +105,11 @@ const endpointFields = {
   url: z.string().max(2048).optional(),
   description: z.string().max(500).optional(),
   config: z.record(z.string(), z.unknown()).optional(),
-  eventTypes: z.array(eventType).max(200).optional(),
+  eventTypes: z.array(eventTypeSubscription).max(200).optional(),
+  /** Channels the endpoint listens on; empty (the default) for every channel. */
+  channels: z.array(channel).max(10).optional(),
+  /** A content filter (event-filter.ts), checked when saved; null removes it. */
+  filter: z.record(z.string(), z.unknown()).nullable().optional(),
   status: z.enum(ENDPOINT_STATUSES).optional(),
   fifoEnabled: z.boolean().optional(),
   retry: z.unknown().optional(),
@@ -100,6 +125,13 @@ export type CreateEndpointInput = z.infer<typeof createEndpointSchema>;
 
 export const updateEndpointSchema = z.strictObject(endpointFields);
 export type UpdateEndpointInput = z.infer<typeof updateEndpointSchema>;
+
+/** An event to try an endpoint's routing on (`POST …/webhook-endpoints/:id/filter/test`). */
+export const filterTestSchema = z.strictObject({
+  eventType,
+  payload: z.record(z.string(), z.unknown()),
+  channels: z.array(channel).max(10).optional(),
+});
 
 export const rotateSecretSchema = z.strictObject({
   overlapSeconds: z

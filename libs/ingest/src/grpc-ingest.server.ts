@@ -64,6 +64,7 @@ export interface GrpcPublishRequest {
   payload_json: string;
   idempotency_key: string;
   endpoint_ids: string[];
+  channels?: string[];
 }
 
 export interface GrpcPublishResponse {
@@ -86,6 +87,7 @@ const PROTO_FIELDS: Record<string, string> = {
   payload: 'payload_json',
   idempotencyKey: 'idempotency_key',
   endpointIds: 'endpoint_ids',
+  channels: 'channels',
 };
 
 /**
@@ -270,6 +272,7 @@ export function toInput(request: GrpcPublishRequest): PublishEventInput {
     payload,
     ...(request.idempotency_key ? { idempotencyKey: request.idempotency_key } : {}),
     ...(endpointIds.length > 0 ? { endpointIds } : {}),
+    ...(request.channels && request.channels.length > 0 ? { channels: request.channels } : {}),
   };
   try {
     return parseInput(publishEventSchema, candidate);

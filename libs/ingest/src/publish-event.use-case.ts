@@ -82,6 +82,7 @@ export class PublishEvent {
       acceptedAt: now.toISOString(),
       ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
       ...(input.endpointIds ? { endpointIds: input.endpointIds } : {}),
+      ...(input.channels ? { channels: input.channels } : {}),
     };
     if (!input.idempotencyKey) {
       await this.produce(envelope);
@@ -98,6 +99,7 @@ export class PublishEvent {
         fingerprint,
         payload: input.payload,
         endpointIds: input.endpointIds ?? null,
+        channels: input.channels ?? null,
         now,
       }),
     );
@@ -156,6 +158,7 @@ export class PublishEvent {
       acceptedAt: acceptedAt.toISOString(),
       idempotencyKey: key,
       ...(record.endpointIds ? { endpointIds: record.endpointIds } : {}),
+      ...(record.channels ? { channels: record.channels } : {}),
     });
     await this.unavailableOnError(() =>
       this.idempotency.markAccepted(organizationId, key, acceptedAt),

@@ -80,6 +80,8 @@ export function endpointView(endpoint: EndpointEntity) {
       ? { configured: hasStoredCredentials(endpoint.config) }
       : null,
     eventTypes: endpoint.eventTypes,
+    channels: endpoint.channels,
+    filter: endpoint.filter,
     status: endpoint.status,
     fifoEnabled: endpoint.fifoEnabled,
     retry: endpoint.retry,

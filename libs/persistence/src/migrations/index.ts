@@ -9,6 +9,7 @@ import { SealEndpointSecrets1765152000000 } from './1765152000000-seal-endpoint-
 import { ExplicitDeliveryState1765238400000 } from './1765238400000-explicit-delivery-state';
 import { EventTraceParent1765324800000 } from './1765324800000-event-trace-parent';
 import { EventTypes1765497600000 } from './1765497600000-event-types';
+import { EndpointChannelsAndFilter1765497600001 } from './1765497600001-endpoint-channels-and-filter';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -22,4 +23,5 @@ export const MIGRATIONS = [
   ExplicitDeliveryState1765238400000,
   EventTraceParent1765324800000,
   EventTypes1765497600000,
+  EndpointChannelsAndFilter1765497600001,
 ];

@@ -114,9 +114,11 @@ export class EndpointRepository {
       kind: EndpointKind;
       status: EndpointStatus;
       event_types: string[];
+      channels: string[];
+      filter: Record<string, unknown> | null;
       retry: RetryPolicy | null;
     }[] = await this.dataSource.query(
-      `SELECT id, organization_id, kind, status, event_types, retry FROM endpoints
+      `SELECT id, organization_id, kind, status, event_types, channels, filter, retry FROM endpoints
         WHERE organization_id = ANY($1) AND deleted_at IS NULL AND status <> 'disabled'`,
       [[...organizationIds]],
     );
@@ -126,6 +128,8 @@ export class EndpointRepository {
       kind: row.kind,
       status: row.status,
       eventTypes: row.event_types,
+      channels: row.channels,
+      filter: row.filter,
       retry: row.retry,
     }));
   }

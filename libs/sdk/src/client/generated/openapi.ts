@@ -332,6 +332,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{orgId}/webhook-endpoints/{endpointId}/filter/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Try the endpoint's routing on an event: whether its type, channels and filter would let it through (status and `endpointIds` aside). */
+        post: operations["testEndpointFilter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{orgId}/webhook-endpoints/{endpointId}/poll": {
         parameters: {
             query?: never;
@@ -563,11 +580,15 @@ export interface components {
             name?: string;
         };
         CreateEndpoint: {
+            channels?: string[];
             /** @description http and polling endpoints take no config: only `{}`. */
             config?: Record<string, unknown>;
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            filter?: {
+                [key: string]: unknown;
+            } | null;
             /**
              * @default http
              * @enum {string}
@@ -580,6 +601,7 @@ export interface components {
             status?: "active" | "paused" | "disabled";
             url?: string;
         } | {
+            channels?: string[];
             /** @description An SQS queue (`queueUrl`; a `.fifo` queue gets the endpoint id as message group). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -594,6 +616,9 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            filter?: {
+                [key: string]: unknown;
+            } | null;
             /** @constant */
             kind: "sqs";
             rateLimitPerSecond?: number | null;
@@ -603,6 +628,7 @@ export interface components {
             status?: "active" | "paused" | "disabled";
             url?: string;
         } | {
+            channels?: string[];
             /** @description An SNS topic (`topicArn` in `region`; a `.fifo` topic gets the endpoint id as message group). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -617,6 +643,9 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            filter?: {
+                [key: string]: unknown;
+            } | null;
             /** @constant */
             kind: "sns";
             rateLimitPerSecond?: number | null;
@@ -626,6 +655,7 @@ export interface components {
             status?: "active" | "paused" | "disabled";
             url?: string;
         } | {
+            channels?: string[];
             /** @description An EventBridge bus (`eventBusName`, events with `source` and the event type as detail-type). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -642,6 +672,9 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            filter?: {
+                [key: string]: unknown;
+            } | null;
             /** @constant */
             kind: "eventbridge";
             rateLimitPerSecond?: number | null;
@@ -651,6 +684,7 @@ export interface components {
             status?: "active" | "paused" | "disabled";
             url?: string;
         } | {
+            channels?: string[];
             /** @description A Pub/Sub topic (`projectId`, `topic`; FIFO endpoints publish with an ordering key). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -665,6 +699,9 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            filter?: {
+                [key: string]: unknown;
+            } | null;
             /** @constant */
             kind: "pubsub";
             rateLimitPerSecond?: number | null;
@@ -674,6 +711,7 @@ export interface components {
             status?: "active" | "paused" | "disabled";
             url?: string;
         } | {
+            channels?: string[];
             /** @description An S3 bucket: one JSON object per message under `prefix` (`expectedBucketOwner`: the owning account, checked by S3). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 bucket: string;
@@ -691,6 +729,9 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            filter?: {
+                [key: string]: unknown;
+            } | null;
             /** @constant */
             kind: "s3";
             rateLimitPerSecond?: number | null;
@@ -738,10 +779,18 @@ export interface components {
             /** @enum {string} */
             eventTypePolicy: "open" | "declared" | "validated";
         };
+        FilterTest: {
+            channels?: string[];
+            eventType: string;
+            payload: {
+                [key: string]: unknown;
+            };
+        };
         OpenApiDocument: {
             [key: string]: unknown;
         };
         PublishEvent: {
+            channels?: string[];
             endpointIds?: string[];
             eventType: string;
             idempotencyKey?: string;
@@ -751,6 +800,7 @@ export interface components {
         };
         PublishEventBatch: {
             events: {
+                channels?: string[];
                 endpointIds?: string[];
                 eventType: string;
                 idempotencyKey?: string;
@@ -773,6 +823,7 @@ export interface components {
             overlapSeconds: number;
         };
         UpdateEndpoint: {
+            channels?: string[];
             /** @description The config of the endpoint's kind (a kind cannot change). */
             config?: {
                 credentials?: {
@@ -828,6 +879,9 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            filter?: {
+                [key: string]: unknown;
+            } | null;
             rateLimitPerSecond?: number | null;
             retry?: unknown;
             /** @enum {string} */
@@ -3879,6 +3933,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            channels?: string[];
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -3889,6 +3944,7 @@ export interface operations {
                             description?: string | null;
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            filter?: Record<string, unknown> | null;
                             id: string;
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
@@ -3902,7 +3958,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_URL, URL_NOT_ALLOWED, INVALID_SECRET, FIFO_NOT_SUPPORTED, FEATURE_NOT_AVAILABLE, CREDENTIALS_REQUIRED, INVALID_JSON, VALIDATION_FAILED */
+            /** @description INVALID_URL, URL_NOT_ALLOWED, INVALID_SECRET, FIFO_NOT_SUPPORTED, FEATURE_NOT_AVAILABLE, CREDENTIALS_REQUIRED, FILTER_INVALID, INVALID_JSON, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3911,7 +3967,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "INVALID_URL" | "URL_NOT_ALLOWED" | "INVALID_SECRET" | "FIFO_NOT_SUPPORTED" | "FEATURE_NOT_AVAILABLE" | "CREDENTIALS_REQUIRED" | "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "INVALID_URL" | "URL_NOT_ALLOWED" | "INVALID_SECRET" | "FIFO_NOT_SUPPORTED" | "FEATURE_NOT_AVAILABLE" | "CREDENTIALS_REQUIRED" | "FILTER_INVALID" | "INVALID_JSON" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -4052,6 +4108,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            channels?: string[];
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -4062,6 +4119,7 @@ export interface operations {
                             description?: string | null;
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            filter?: Record<string, unknown> | null;
                             id: string;
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
@@ -4302,6 +4360,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            channels?: string[];
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -4312,6 +4371,7 @@ export interface operations {
                             description?: string | null;
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            filter?: Record<string, unknown> | null;
                             id: string;
                             /** @enum {unknown} */
                             kind: "http" | "sqs" | "sns" | "eventbridge" | "pubsub" | "s3" | "polling";
@@ -4325,7 +4385,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_URL, URL_NOT_ALLOWED, FIFO_NOT_SUPPORTED, FEATURE_NOT_AVAILABLE, CREDENTIALS_REQUIRED, CREDENTIALS_TARGET_CHANGED, INVALID_JSON, VALIDATION_FAILED */
+            /** @description INVALID_URL, URL_NOT_ALLOWED, FIFO_NOT_SUPPORTED, FEATURE_NOT_AVAILABLE, CREDENTIALS_REQUIRED, CREDENTIALS_TARGET_CHANGED, FILTER_INVALID, INVALID_JSON, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4334,7 +4394,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "INVALID_URL" | "URL_NOT_ALLOWED" | "FIFO_NOT_SUPPORTED" | "FEATURE_NOT_AVAILABLE" | "CREDENTIALS_REQUIRED" | "CREDENTIALS_TARGET_CHANGED" | "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "INVALID_URL" | "URL_NOT_ALLOWED" | "FIFO_NOT_SUPPORTED" | "FEATURE_NOT_AVAILABLE" | "CREDENTIALS_REQUIRED" | "CREDENTIALS_TARGET_CHANGED" | "FILTER_INVALID" | "INVALID_JSON" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -4538,6 +4598,154 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    testEndpointFilter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FilterTest"];
+            };
+        };
+        responses: {
+            /** @description Whether it matches, and each part of the rule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            channels: boolean;
+                            eventType: boolean;
+                            filter: boolean;
+                            matches: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_JSON, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
                         };
                     };
                 };
