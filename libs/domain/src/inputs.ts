@@ -183,11 +183,21 @@ export const dlqQuerySchema = listQuerySchema.extend({
   reason: z.enum(DLQ_REASONS).optional(),
 });
 
-export const replayFailedSchema = z.strictObject({
-  since: z.iso.datetime({ offset: true }).optional(),
-  /** Go on after this message: the `nextAfter` of the previous call, when it had more to copy. */
-  after: prefixedId('msg').optional(),
-});
+export const replayFailedSchema = z
+  .strictObject({
+    /** Only messages created at or after this time. */
+    since: instantWithOffset().optional(),
+    /** Only messages created before this time. */
+    until: instantWithOffset().optional(),
+    /** Only messages of these event types (wildcards as in endpoint subscriptions: `order.*`). */
+    eventTypes: z.array(eventTypeSubscription).min(1).max(50).optional(),
+    /** Go on after this message: the `nextAfter` of the previous call, when it had more to copy. */
+    after: prefixedId('msg').optional(),
+  })
+  .refine((body) => !body.since || !body.until || Date.parse(body.since) < Date.parse(body.until), {
+    path: ['until'],
+    message: 'until must be later than since',
+  });
 
 export const createApiKeySchema = z.strictObject({
   name: z.string().trim().min(1).max(200).refine(isStorableText, STORABLE_MESSAGE).optional(),

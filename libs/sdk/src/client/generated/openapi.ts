@@ -375,7 +375,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send again, as copies, the endpoint's failed messages in id order (since a time, if given): at most HOOKBASE_REPLAY_FAILED_MAX_PER_CALL per call and HOOKBASE_REPLAY_FAILED_PER_MINUTE per organization and minute; pass `nextAfter` back as `after` to go on. */
+        /** Send again, as copies, the endpoint's failed messages in id order (created in `[since, until)` and of `eventTypes`, wildcards allowed, when given): at most HOOKBASE_REPLAY_FAILED_MAX_PER_CALL per call and HOOKBASE_REPLAY_FAILED_PER_MINUTE per organization and minute; pass `nextAfter` back as `after` to go on. */
         post: operations["replayFailedMessages"];
         delete?: never;
         options?: never;
@@ -811,8 +811,11 @@ export interface components {
         };
         ReplayFailed: {
             after?: string;
+            eventTypes?: string[];
             /** Format: date-time */
             since?: string;
+            /** Format: date-time */
+            until?: string;
         };
         RotateApiKey: {
             /** @default 0 */
