@@ -15,6 +15,8 @@ export interface EndpointRequest {
   kind?: string;
   config?: Record<string, unknown>;
   eventTypes?: string[];
+  channels?: string[];
+  filter?: Record<string, unknown>;
   retry?: { delaysMs: number[]; maxAgeMs: number };
   fifoEnabled?: boolean;
 }

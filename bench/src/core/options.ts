@@ -90,6 +90,10 @@ const DEFAULTS = {
   kind: 'http' as E2eKind,
   /** e2e with a cloud kind: also run http endpoints at the same settings, in the same stack. */
   httpBeside: true,
+  /** ingest-rest: the organization's policy `validated`, the bench type's schema of 32 properties. */
+  validatedSchema: false,
+  /** e2e: every endpoint with two channels and a filter, every event on one of those channels. */
+  routing: false,
 };
 export type Tunable = typeof DEFAULTS;
 
@@ -247,6 +251,14 @@ const FLAGS = {
   'no-http-run': {
     help: 'with --kind sqs|s3: skip the http run at the same settings',
     sets: { httpBeside: false },
+  },
+  'validated-schema': {
+    help: "the organization's event type policy `validated`, the bench type declared with a schema of 32 properties",
+    sets: { validatedSchema: true },
+  },
+  routing: {
+    help: 'every endpoint listens on two channels and has a filter; every event is on one of them',
+    sets: { routing: true },
   },
 } satisfies Record<string, Flag>;
 export type FlagName = keyof typeof FLAGS;

@@ -29,6 +29,18 @@ import { runOpenLoop } from '../drivers/publisher';
 /** Retries shortened through the API so a failed first attempt is retried within the run. */
 export const SHORT_RETRY = { delaysMs: [0, 200, 1000], maxAgeMs: 60_000 };
 
+/** An endpoint's channels and filter under --routing; every bench event passes both. */
+const ROUTED_ENDPOINT = (i: number) => ({
+  channels: ['bench', `shard-${i % 8}`],
+  filter: {
+    eventType: 'bench.event',
+    'payload.s': { $gte: 0 },
+    $or: [{ 'payload.pad': { $exists: true } }, { 'payload.s': { $lt: 1e12 } }],
+  },
+});
+/** The channels of every bench event under --routing. */
+const ROUTED_CHANNELS = ['bench'];
+
 const FAN_OUT_NOTE =
   'each event is fanned out to every endpoint (no endpointIds): deliveries/s measures fan-out + dispatch, not ingest';
 
@@ -80,6 +92,7 @@ function fanOutRun(
             publishSeq(spec.ledger, client, seq, at, {
               targets,
               payloadBytes: options.payloadBytes,
+              ...(options.routing ? { channels: ROUTED_CHANNELS } : {}),
             }),
         });
       } finally {
@@ -95,9 +108,12 @@ async function httpRun(session: BenchSession, label: string, first: number): Pro
   const tenant = await createOrganization(session.stack, 'free');
   const ledger = new Ledger(label);
   const indexes = Array.from({ length: options.endpoints }, (_, i) => first + i);
+  // --routing: each endpoint listens on two channels and has a filter, all of which every event
+  // passes, so the deliveries are the same and the difference is the cost of the rule.
   const requests = indexes.map((i) => ({
     url: `${session.receiverUrl}/e/${i}`,
     retry: SHORT_RETRY,
+    ...(options.routing ? ROUTED_ENDPOINT(i) : {}),
   }));
   const ids = await createShown(session, tenant, 'http', requests);
   const behaviour = {
@@ -293,6 +309,7 @@ export const E2E: Scenario = {
     'fail-status',
     'kind',
     'no-http-run',
+    'routing',
   ],
   defaults: { endpoints: 1000, rate: 1, durationSeconds: 20, drainTimeoutSeconds: 90 },
   // --kind sqs|s3: 50 endpoints unless --endpoints says otherwise (moto takes ~100 sends/s here).

@@ -74,6 +74,15 @@ describe('compileEventTypeSchema', () => {
     expect(compileEventTypeSchema(big)).toMatchObject({ ok: false, message: /at most/ });
   });
 
+  it('compiles schemas with the same $id again, each its own', () => {
+    const first = compiled({ $id: 'https://example.com/order', type: 'object', required: ['a'] });
+    const second = compiled({ $id: 'https://example.com/order', type: 'object', required: ['b'] });
+    const again = compiled({ $id: 'https://example.com/order', type: 'object', required: ['a'] });
+    expect(first({ a: 1 })).toEqual([]);
+    expect(second({ a: 1 }).map((v) => v.message)).toEqual(["must have required property 'b'"]);
+    expect(again({ a: 1 })).toEqual([]);
+  });
+
   it('caps the violations reported', () => {
     const check = compiled({ type: 'array', items: { type: 'string' } });
     expect(check(Array.from({ length: 50 }, () => 1))).toHaveLength(20);

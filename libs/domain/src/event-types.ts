@@ -2,6 +2,7 @@ import Ajv2020, { type ErrorObject } from 'ajv/dist/2020';
 import { z } from 'zod';
 import { DomainError } from './errors';
 import { EVENT_TYPE_PATTERN } from './inputs';
+import { unstorableTextAt } from './storable-text';
 
 /**
  * The event type catalog: an organization's declared types with their JSON Schemas (2020-12),
@@ -51,12 +52,7 @@ export function compileEventTypeSchema(schema: unknown): SchemaCompilation {
       violations: [],
     };
   }
-  const ajv = new Ajv2020({
-    allErrors: true,
-    strict: false,
-    validateFormats: false,
-    logger: false,
-  });
+  const ajv = sharedAjv();
   if (!ajv.validateSchema(schema as object)) {
     const violations = toViolations(ajv.errors ?? []);
     return {
@@ -77,7 +73,23 @@ export function compileEventTypeSchema(schema: unknown): SchemaCompilation {
       message: `The schema cannot be compiled: ${(error as Error).message}`,
       violations: [],
     };
+  } finally {
+    // The compiled function keeps what it needs; the instance forgets the schema, so schemas
+    // neither pile up in it nor clash by `$id`.
+    if (typeof schema === 'object') ajv.removeSchema(schema as object);
   }
+}
+
+let ajvInstance: Ajv2020 | undefined;
+/** One Ajv for every compile: building one compiles the 2020-12 meta-schema (tens of ms). */
+function sharedAjv(): Ajv2020 {
+  ajvInstance ??= new Ajv2020({
+    allErrors: true,
+    strict: false,
+    validateFormats: false,
+    logger: false,
+  });
+  return ajvInstance;
 }
 
 function toViolations(errors: readonly ErrorObject[]): SchemaViolation[] {
@@ -165,13 +177,25 @@ const eventTypeName = z
   .max(256)
   .regex(EVENT_TYPE_PATTERN, 'letters, digits and _ . : - / only');
 
+/** A value PostgreSQL can store: no U+0000 nor unpaired surrogate in any key or string. */
+function storable<T extends z.ZodType>(schema: T) {
+  return schema.superRefine((value, context) => {
+    const at = unstorableTextAt(value);
+    if (at !== null) {
+      context.addIssue({
+        code: 'custom',
+        message: `${at} contains U+0000 or an unpaired surrogate, which cannot be stored`,
+      });
+    }
+  });
+}
+
 const eventTypeFields = {
-  description: z.string().max(2_000).optional(),
-  schema: z
-    .union([z.record(z.string(), z.unknown()), z.boolean()])
+  description: storable(z.string().max(2_000)).optional(),
+  schema: storable(z.union([z.record(z.string(), z.unknown()), z.boolean()]))
     .nullable()
     .optional(),
-  example: z.record(z.string(), z.unknown()).nullable().optional(),
+  example: storable(z.record(z.string(), z.unknown())).nullable().optional(),
   deprecated: z.boolean().optional(),
   archived: z.boolean().optional(),
 };
@@ -185,6 +209,11 @@ export type UpdateEventTypeInput = z.infer<typeof updateEventTypeSchema>;
 export const eventTypePolicySchema = z.strictObject({
   eventTypePolicy: z.enum(EVENT_TYPE_POLICIES),
 });
+
+/** Whether a name can be an event type at all (a path parameter that cannot is simply not found). */
+export function isEventTypeName(name: string): boolean {
+  return name.length > 0 && name.length <= 256 && EVENT_TYPE_PATTERN.test(name);
+}
 
 /**
  * Checks a type's schema and example together, as they are about to be saved: a schema that is

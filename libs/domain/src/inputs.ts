@@ -109,7 +109,14 @@ const endpointFields = {
   /** Channels the endpoint listens on; empty (the default) for every channel. */
   channels: z.array(channel).max(10).optional(),
   /** A content filter (event-filter.ts), checked when saved; null removes it. */
-  filter: z.record(z.string(), z.unknown()).nullable().optional(),
+  filter: z
+    .record(z.string(), z.unknown())
+    .superRefine((filter, context) => {
+      const at = unstorableTextAt(filter);
+      if (at !== null) context.addIssue({ code: 'custom', message: `${at} ${STORABLE_MESSAGE}` });
+    })
+    .nullable()
+    .optional(),
   status: z.enum(ENDPOINT_STATUSES).optional(),
   fifoEnabled: z.boolean().optional(),
   retry: z.unknown().optional(),

@@ -191,9 +191,22 @@ export function planMessages(
  */
 function storedFilter(filter: Record<string, unknown> | null): EventPredicate | null {
   if (filter === null) return null;
+  // The same filter text compiles to the same predicate: remembered, so that a fan-out of one
+  // event to many endpoints does not parse every filter again for each event.
+  const text = JSON.stringify(filter);
+  const known = compiledFilters.get(text);
+  if (known) return known;
+  let predicate: EventPredicate;
   try {
-    return compileFilter(filter);
+    predicate = compileFilter(filter);
   } catch {
-    return () => false;
+    predicate = () => false;
   }
+  if (compiledFilters.size >= COMPILED_FILTERS_MAX) compiledFilters.clear();
+  compiledFilters.set(text, predicate);
+  return predicate;
 }
+
+/** Filters remembered compiled, at most; past it the memory starts over. */
+const COMPILED_FILTERS_MAX = 10_000;
+const compiledFilters = new Map<string, EventPredicate>();

@@ -17,6 +17,7 @@ import {
   createEventTypeSchema,
   DomainError,
   eventTypePolicySchema,
+  isEventTypeName,
   listQuerySchema,
   parseInput,
   readOpenApiWebhooks,
@@ -259,7 +260,7 @@ export class EventTypesController {
   }
 
   private async require(organizationId: string, name: string): Promise<EventTypeEntity> {
-    const found = await this.eventTypes.find(organizationId, name);
+    const found = isEventTypeName(name) ? await this.eventTypes.find(organizationId, name) : null;
     if (!found) throw new DomainError('EVENT_TYPE_NOT_FOUND', `Event type ${name} not found`);
     return found;
   }

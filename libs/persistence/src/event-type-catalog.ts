@@ -104,7 +104,7 @@ export class EventTypeCatalog {
           ? null
           : known && known.version === type.version && known.check !== null
             ? known.check
-            : this.checkOf(type.name, type.schema);
+            : this.lazyCheck(type.name, type.schema);
       types.set(type.name, { archived: type.archived, version: type.version, check });
     }
     return {
@@ -114,8 +114,14 @@ export class EventTypeCatalog {
     };
   }
 
-  private checkOf(name: string, schema: unknown): PayloadCheck | null {
+  /** A schema's check, compiled when a payload first needs it (not for every type at load). */
+  private lazyCheck(name: string, schema: unknown): PayloadCheck | null {
     if (schema === null || schema === undefined) return null;
+    let check: PayloadCheck | undefined;
+    return (payload) => (check ??= this.checkOf(name, schema))(payload);
+  }
+
+  private checkOf(name: string, schema: unknown): PayloadCheck {
     const compiled = compileEventTypeSchema(schema);
     if (compiled.ok) return compiled.check;
     // Schemas are checked when saved; one that no longer compiles refuses every payload.

@@ -10,6 +10,7 @@ import { fmtCpu, fmtInt, fmtMs, fmtRate, table } from '../../core/report';
 import { ScenarioResult } from '../../core/result';
 import { BenchSession, ScenarioContext } from '../../core/session';
 import { distribution, Distribution } from '../../core/stats';
+import { declareValidatedBenchType } from '../../core/event-type-schema';
 
 /** One step: `concurrency` callers, each sending its next call as soon as the last is answered. */
 export interface IngestStep {
@@ -226,6 +227,7 @@ export async function runIngestSteps(
   let steps: IngestStep[] = [];
   try {
     const tenant = await createOrganization(session.stack, 'free');
+    if (ctx.options.validatedSchema) await declareValidatedBenchType(tenant);
     steps = await surface.steps(tenant, session);
     const ledgers = steps.map((step) => new Ledger(step.label));
     const router = blockRouter(ledgers);

@@ -17,7 +17,7 @@ import { runIngestSteps } from './steps';
 export const INGEST_REST: Scenario = {
   name: 'ingest-rest',
   summary: 'POST /v1/events, one event per request, at rising concurrency (--steps)',
-  flags: ['steps', 'step-seconds', 'endpoints', 'records', 'batch'],
+  flags: ['steps', 'step-seconds', 'endpoints', 'records', 'batch', 'validated-schema'],
   defaults: { endpoints: 0, steps: [1, 8, 32, 128], stepSeconds: 4, records: 100_000 },
   run: (ctx) =>
     runIngestSteps(ctx, {
