@@ -128,6 +128,17 @@ describe('event types', () => {
       code: 'VALIDATION_FAILED',
     });
     expect((await client.post(`${org}/event-types`, { name: 'order.shipped' })).status).toBe(201);
+    // What PostgreSQL cannot store is refused as bad input, and a name no type can have is 404.
+    const nul = await client.post(`${org}/event-types`, {
+      name: 'order.nul',
+      description: 'a\u0000b',
+      example: { k: '\u0000' },
+    });
+    expect(outcome(nul)).toEqual({ status: 400, code: 'VALIDATION_FAILED' });
+    expect(outcome(await client.get(`${org}/event-types/bad%20name!`))).toEqual({
+      status: 404,
+      code: 'EVENT_TYPE_NOT_FOUND',
+    });
 
     const listed = await client.get(`${org}/event-types?limit=1`);
     expect(listed.status).toBe(200);
