@@ -5766,7 +5766,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, VALIDATION_FAILED */
+            /** @description EVENT_TYPE_UNKNOWN, PAYLOAD_INVALID, INVALID_JSON, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5775,7 +5775,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "EVENT_TYPE_UNKNOWN" | "PAYLOAD_INVALID" | "INVALID_JSON" | "VALIDATION_FAILED";
                         };
                     };
                 };
