@@ -40,7 +40,7 @@ describe('routing: wildcards, channels, filters', () => {
     const orders = await endpoint('/r/orders', { eventTypes: ['order.*'] });
     expect(orders).toMatchObject({ eventTypes: ['order.*'], channels: [], filter: null });
     await endpoint('/r/eu', { channels: ['eu'] });
-    await endpoint('/r/big-eu-orders', {
+    const bigEuOrders = await endpoint('/r/big-eu-orders', {
       eventTypes: ['order.*'],
       channels: ['eu', 'vip'],
       filter: { 'payload.total': { $gte: 100 } },
@@ -77,6 +77,13 @@ describe('routing: wildcards, channels, filters', () => {
     expect(ids('/r/orders')).toEqual(['e1', 'e2', 'e3', 'e5']);
     expect(ids('/r/eu')).toEqual(['e1', 'e2', 'e4']);
     expect(ids('/r/big-eu-orders')).toEqual(['e1']);
+    // The event keeps its channels, and the recipients it was fanned out to.
+    const e1 = messages.body.data.find(
+      (m: { endpointId: string; eventId: string }) => m.endpointId === bigEuOrders.id,
+    );
+    const event = await client.get(`${org}/events/${e1.eventId}`);
+    expect(event.body.data).toMatchObject({ channels: ['eu'], payload: { id: 'e1' } });
+    expect(event.body.data.messages).toHaveLength(4);
   });
 
   it('a filter or channels changed after publish affect only later events', async () => {

@@ -145,6 +145,7 @@ export function eventView(event: EventEntity, messages: MessageEntity[]) {
     id: event.id,
     eventType: event.eventType,
     payload: event.payload,
+    channels: event.channels,
     idempotencyKey: event.idempotencyKey,
     acceptedAt: iso(event.acceptedAt),
     messages: messages.map(messageView),
