@@ -225,6 +225,57 @@ describe('hookbase CLI against the real stack', () => {
     expect(gone.stderr).toContain('ENDPOINT_NOT_FOUND');
   });
 
+  it('event-types import FILE creates the catalog from an OpenAPI document, idempotently; list, get, policy', async () => {
+    const file = join(configHome, 'openapi.json');
+    const document = {
+      openapi: '3.1.0',
+      info: { title: 'CLI', version: '1' },
+      webhooks: {
+        'cli.order.created': {
+          post: {
+            summary: 'An order',
+            requestBody: {
+              content: {
+                'application/json': {
+                  schema: { type: 'object', required: ['id'] },
+                  example: { id: 'o1' },
+                },
+              },
+            },
+          },
+        },
+      },
+    };
+    writeFileSync(file, JSON.stringify(document));
+    const first = await cli(['event-types', 'import', file]);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('created 1, updated 0, unchanged 0');
+    expect(first.stdout).toContain('+ cli.order.created');
+    expect(await json(['event-types', 'import', file])).toEqual({
+      created: [],
+      updated: [],
+      unchanged: ['cli.order.created'],
+    });
+    const table = await cli(['event-types', 'list']);
+    expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+VERSION\s+DEPRECATED\s+ARCHIVED/);
+    expect(table.stdout).toContain('cli.order.created');
+    expect(await json(['event-types', 'get', 'cli.order.created'])).toMatchObject({
+      schema: { type: 'object', required: ['id'] },
+      example: { id: 'o1' },
+    });
+    expect(await json(['event-types', 'policy', 'validated'])).toMatchObject({
+      eventTypePolicy: 'validated',
+    });
+    const refused = await cli(['send', '--type', 'cli.order.created'], '{}');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('PAYLOAD_INVALID');
+    expect(await json(['event-types', 'policy', 'open'])).toMatchObject({
+      eventTypePolicy: 'open',
+    });
+    expect((await cli(['event-types', 'policy', 'strict'])).code).toBe(2);
+    expect((await cli(['event-types', 'import', join(configHome, 'missing.json')])).code).toBe(2);
+  });
+
   it('fifo-state --watch prints a line per refresh until SIGINT', async () => {
     const endpoint = await json(['endpoints', 'create', '--url', `${receiverUrl}/watch`, '--fifo']);
     const child = spawn(

@@ -281,6 +281,75 @@ describe('the dashboard', () => {
     });
   });
 
+  it('shows the event type catalog (schema rendered, example) and picks types, channels and a filter for an endpoint', async () => {
+    const { organizationId, client } = await signInAsNewOrganization('free', 'Catalog Inc');
+    const org = `/api/organizations/${organizationId}`;
+    const declared = await client.post(`${org}/event-types`, {
+      name: 'invoice.paid',
+      description: 'An invoice was paid',
+      schema: {
+        type: 'object',
+        required: ['id', 'amount'],
+        properties: {
+          id: { type: 'string', description: 'The invoice id' },
+          amount: { type: 'integer' },
+          customer: { type: 'object', properties: { email: { type: 'string' } } },
+        },
+      },
+      example: { id: 'in_1', amount: 990 },
+    });
+    expect(declared.status).toBe(201);
+    expect(
+      (await client.post(`${org}/event-types`, { name: 'invoice.voided', deprecated: true }))
+        .status,
+    ).toBe(201);
+
+    await page.getByRole('link', { name: 'Event types' }).click();
+    await page.getByRole('heading', { name: 'Event types' }).waitFor();
+    await page.getByRole('button', { name: 'invoice.paid' }).click();
+    const detail = page.getByRole('article', { name: 'Event type invoice.paid' });
+    await detail.waitFor();
+    const fieldRow = detail.getByRole('row', { name: /customer\.email/ });
+    expect(await fieldRow.textContent()).toMatch(/customer\.emailstringno/);
+    expect(await detail.getByRole('row', { name: /^id/ }).textContent()).toMatch(
+      /idstringyesThe invoice id/,
+    );
+    expect(JSON.parse((await detail.getByLabel('Example payload').textContent())!)).toEqual({
+      id: 'in_1',
+      amount: 990,
+    });
+    expect(await page.getByRole('row', { name: /invoice\.voided/ }).textContent()).toMatch(
+      /deprecated/,
+    );
+    await checkPage(page, 'event-types');
+    await page.getByLabel('Policy').selectOption('validated');
+    await page.getByRole('status').filter({ hasText: 'Policy set to validated.' }).waitFor();
+    expect((await client.get(org)).body.data.eventTypePolicy).toBe('validated');
+
+    await page.getByRole('link', { name: 'Endpoints' }).click();
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create endpoint' });
+    await dialog.waitFor();
+    await dialog.getByLabel('URL').fill(`${receiverUrl}/catalog`);
+    await dialog.getByRole('checkbox', { name: 'invoice.paid' }).check();
+    expect(await dialog.getByLabel('Event types').inputValue()).toBe('invoice.paid');
+    await dialog.getByLabel('Channels').fill('eu, vip');
+    await dialog.getByLabel('Filter').fill('{ "payload.amount": { "$gt": "x", "$regex": 1 } }');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await dialog.getByText(/Invalid filter at \/payload.amount\/\$regex/).waitFor();
+    await dialog.getByLabel('Filter').fill('{ "payload.amount": { "$gte": 100 } }');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    const endpoints = await client.get(`${org}/webhook-endpoints`);
+    expect(endpoints.body.data).toEqual([
+      expect.objectContaining({
+        eventTypes: ['invoice.paid'],
+        channels: ['eu', 'vip'],
+        filter: { 'payload.amount': { $gte: 100 } },
+      }),
+    ]);
+  });
+
   it('refuses the FIFO switch on a free plan and says why', async () => {
     await signInAsNewOrganization('free');
     await page.getByRole('button', { name: 'Create endpoint' }).click();

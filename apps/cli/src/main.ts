@@ -30,7 +30,13 @@ Usage: hookbase <command> [options]        (every command takes --json)
   messages [MESSAGE] [--endpoint E] [--status S] [--event-type T] [--limit N] [--cursor C]
   fifo-state ENDPOINT [--watch] [--interval MS]
   replay MESSAGE                     send a copy of one message now
-  replay --failed --endpoint ENDPOINT [--since ISO_TIME]
+  replay --failed --endpoint ENDPOINT [--since ISO_TIME] [--until ISO_TIME] [--event-type T]...
+  event-types list                   the organization's event type catalog
+  event-types get NAME               one type, with its schema and example
+  event-types import FILE            create or update one type per entry of the webhooks of an
+                                     OpenAPI 3.1 document (JSON; FILE or - for stdin)
+  event-types policy open|declared|validated
+                                     what a publish must satisfy against the catalog
   dlq list [--endpoint E] [--reason R] [--limit N] [--cursor C]
   dlq retry DLQ_ENTRY
   listen --forward-to URL [--event-type T]... [--interval MS]
@@ -307,13 +313,24 @@ async function replay(args: string[], output: Output): Promise<number> {
     failed: { type: 'boolean' },
     endpoint: { type: 'string' },
     since: { type: 'string' },
+    until: { type: 'string' },
+    'event-type': { type: 'string', multiple: true },
   });
   const hookbase = client();
   if (values.failed) {
     const endpoint = str(values, 'endpoint');
     if (!endpoint || positionals.length)
-      throw usage('replay --failed --endpoint ENDPOINT [--since ISO_TIME]');
-    const result = await hookbase.replayFailed(endpoint, str(values, 'since'));
+      throw usage(
+        'replay --failed --endpoint ENDPOINT [--since ISO_TIME] [--until ISO_TIME] [--event-type T]...',
+      );
+    const since = str(values, 'since');
+    const until = str(values, 'until');
+    const eventTypes = list(values, 'event-type');
+    const result = await hookbase.replayFailed(endpoint, {
+      ...(since ? { since } : {}),
+      ...(until ? { until } : {}),
+      ...(eventTypes.length ? { eventTypes } : {}),
+    });
     if (output.json) output.out(JSON.stringify(result, null, 2));
     else output.out(JSON.stringify(result));
     return EXIT.ok;
@@ -323,6 +340,55 @@ async function replay(args: string[], output: Output): Promise<number> {
   );
   print(output, copy, MESSAGE_COLUMNS);
   return EXIT.ok;
+}
+
+const EVENT_TYPE_COLUMNS = ['name', 'version', 'deprecated', 'archived', 'description'];
+const POLICIES = ['open', 'declared', 'validated'] as const;
+
+async function eventTypes(args: string[], output: Output): Promise<number> {
+  const [action, ...rest] = args;
+  const { positionals } = parse(rest, {});
+  const hookbase = client();
+  switch (action) {
+    case 'list': {
+      const page = await hookbase.listEventTypes({ limit: 250 });
+      print(output, page.data, EVENT_TYPE_COLUMNS);
+      return EXIT.ok;
+    }
+    case 'get':
+      print(output, await hookbase.getEventType(one(positionals, 'one event type NAME')), [
+        ...EVENT_TYPE_COLUMNS,
+        'schema',
+        'example',
+      ]);
+      return EXIT.ok;
+    case 'import': {
+      const document = readJson(one(positionals, 'one FILE (an OpenAPI 3.1 document, JSON)'));
+      if (typeof document !== 'object' || document === null || Array.isArray(document))
+        throw usage('the file must hold an OpenAPI document (a JSON object)');
+      const report = await hookbase.importEventTypes(document as Record<string, unknown>);
+      if (output.json) output.out(JSON.stringify(report, null, 2));
+      else
+        output.out(
+          `created ${report.created.length}, updated ${report.updated.length}, unchanged ${report.unchanged.length}` +
+            [
+              ...report.created.map((n) => `\n  + ${n}`),
+              ...report.updated.map((n) => `\n  ~ ${n}`),
+            ].join(''),
+        );
+      return EXIT.ok;
+    }
+    case 'policy': {
+      const policy = one(positionals, 'open, declared or validated');
+      if (!(POLICIES as readonly string[]).includes(policy))
+        throw usage('event-types policy open|declared|validated');
+      const organization = await hookbase.setEventTypePolicy(policy as (typeof POLICIES)[number]);
+      print(output, organization, ['id', 'name', 'eventTypePolicy']);
+      return EXIT.ok;
+    }
+    default:
+      throw usage('event-types list|get NAME|import FILE|policy open|declared|validated');
+  }
 }
 
 async function dlq(args: string[], output: Output): Promise<number> {
@@ -451,6 +517,7 @@ const COMMANDS: Record<string, (args: string[], output: Output) => Promise<numbe
   'fifo-state': fifoState,
   replay,
   dlq,
+  'event-types': eventTypes,
   listen: listenCommand,
   'outbox-relay': outboxRelay,
 };

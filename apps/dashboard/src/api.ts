@@ -123,6 +123,8 @@ export interface Endpoint {
   config: Record<string, unknown> | null;
   credentials: { configured: boolean } | null;
   eventTypes: string[];
+  channels: string[];
+  filter: Record<string, unknown> | null;
   status: 'active' | 'paused' | 'disabled';
   fifoEnabled: boolean;
   retry: { delaysMs: number[]; maxAgeMs: number };
@@ -136,6 +138,18 @@ export interface Endpoint {
     consecutiveFailures: number;
     lastSuccessAt: string | null;
   };
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface EventType {
+  name: string;
+  description: string;
+  schema: Record<string, unknown> | boolean | null;
+  example: Record<string, unknown> | null;
+  deprecated: boolean;
+  archived: boolean;
+  version: number;
   createdAt: string;
   updatedAt: string;
 }

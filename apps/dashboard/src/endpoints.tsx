@@ -1,5 +1,5 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
-import { ApiError, Client, Endpoint, EndpointStats, Session } from './api';
+import { ApiError, Client, Endpoint, EndpointStats, EventType, Session } from './api';
 import { fieldOf, fifoSwitchRule, parseDelays, parseHeaderLines, percent, time } from './format';
 import { navigate } from './router';
 import { Badge, Dialog, ErrorBox, Field, statusTone } from './ui';
@@ -21,6 +21,7 @@ const CODE_FIELDS: Record<string, string> = {
   FIFO_NOT_SUPPORTED: 'fifoEnabled',
   CREDENTIALS_REQUIRED: 'config',
   CREDENTIALS_TARGET_CHANGED: 'config',
+  FILTER_INVALID: 'filter',
 };
 
 /** Receiver authentication the dialog sets; `keep` leaves the stored auth as it is. */
@@ -179,6 +180,19 @@ export function EndpointDialog(props: {
   );
   const [configChanged, setConfigChanged] = useState(false);
   const [eventTypes, setEventTypes] = useState((existing?.eventTypes ?? []).join(', '));
+  const [channels, setChannels] = useState((existing?.channels ?? []).join(', '));
+  const [filter, setFilter] = useState(
+    existing?.filter ? JSON.stringify(existing.filter, null, 2) : '',
+  );
+  const catalog = useCatalog(props.client);
+  const chosenTypes = eventTypes
+    .split(',')
+    .map((type) => type.trim())
+    .filter(Boolean);
+  const toggleType = (name: string, on: boolean) =>
+    setEventTypes(
+      (on ? [...chosenTypes, name] : chosenTypes.filter((type) => type !== name)).join(', '),
+    );
   const [delays, setDelays] = useState(
     (existing?.retry.delaysMs ?? [0, 5000, 30000, 120000, 600000]).join(', '),
   );
@@ -243,14 +257,24 @@ export function EndpointDialog(props: {
       else if (typeof sensitive === 'string') local.headers = `Sensitive headers: ${sensitive}`;
       else headers = [...plain, ...sensitive];
     }
+    let parsedFilter: Record<string, unknown> | null = null;
+    if (filter.trim()) {
+      try {
+        parsedFilter = JSON.parse(filter) as Record<string, unknown>;
+      } catch {
+        local.filter = 'The filter must be a JSON object';
+      }
+    }
     setErrors(local);
     setFailure(null);
     if (Object.keys(local).length > 0) return;
     const body: Record<string, unknown> = {
-      eventTypes: eventTypes
+      eventTypes: chosenTypes,
+      channels: channels
         .split(',')
-        .map((type) => type.trim())
+        .map((channel) => channel.trim())
         .filter(Boolean),
+      filter: parsedFilter,
       retry: { delaysMs: parsedDelays, maxAgeMs: Math.round(Number(maxAgeHours) * 3_600_000) },
       rateLimitPerSecond: rateLimit.trim() ? Number(rateLimit) : null,
       status,
@@ -284,6 +308,8 @@ export function EndpointDialog(props: {
           'url',
           'config',
           'eventTypes',
+          'channels',
+          'filter',
           'retry',
           'rateLimitPerSecond',
           'headers',
@@ -465,9 +491,48 @@ export function EndpointDialog(props: {
         <Field
           label="Event types"
           error={errors.eventTypes}
-          hint="Comma separated, e.g. order.created, order.paid. Empty: every type."
+          hint="Comma separated, e.g. order.created, order.*. Empty: every type."
         >
           {input(eventTypes, setEventTypes)}
+        </Field>
+        {catalog.length > 0 ? (
+          <fieldset className="catalog-pick">
+            <legend>Pick from the event type catalog</legend>
+            {catalog.map((type) => (
+              <label key={type.name} className="inline">
+                <input
+                  type="checkbox"
+                  checked={chosenTypes.includes(type.name)}
+                  onChange={(e) => toggleType(type.name, e.target.checked)}
+                />{' '}
+                {type.name}
+                {type.deprecated ? ' (deprecated)' : ''}
+              </label>
+            ))}
+          </fieldset>
+        ) : null}
+        <Field
+          label="Channels"
+          error={errors.channels}
+          hint="Comma separated. Empty: events on any channel."
+        >
+          {input(channels, setChannels)}
+        </Field>
+        <Field
+          label="Filter"
+          error={errors.filter}
+          hint='JSON, e.g. { "payload.total": { "$gte": 100 } }. Empty: no filter.'
+        >
+          {({ id, describedBy, invalid }) => (
+            <textarea
+              id={id}
+              aria-describedby={describedBy}
+              aria-invalid={invalid}
+              rows={3}
+              value={filter}
+              onChange={(e) => setFilter(e.target.value)}
+            />
+          )}
         </Field>
         <div className="row">
           <Field
@@ -552,4 +617,20 @@ export function EndpointDialog(props: {
       </form>
     </Dialog>
   );
+}
+
+/** The organization's live event types, for picking subscriptions (none when it has no catalog). */
+function useCatalog(client: Client): EventType[] {
+  const [types, setTypes] = useState<EventType[]>([]);
+  useEffect(() => {
+    let current = true;
+    client
+      .get<EventType[]>('/event-types?limit=250')
+      .then((all) => current && setTypes(all.filter((type) => !type.archived)))
+      .catch(() => current && setTypes([]));
+    return () => {
+      current = false;
+    };
+  }, [client]);
+  return types;
 }

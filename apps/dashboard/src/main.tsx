@@ -7,6 +7,7 @@ import { EndpointsPage } from './endpoints';
 import { EndpointPage } from './endpoint-page';
 import { MessagesPage, MessagePage } from './messages';
 import { DlqPage } from './dlq';
+import { EventTypesPage } from './event-types';
 import './styles.css';
 
 function App() {
@@ -51,6 +52,9 @@ function App() {
   } else if (parts[0] === 'messages') {
     current = 'messages';
     page = <MessagesPage client={client} params={params} />;
+  } else if (parts[0] === 'event-types') {
+    current = 'event-types';
+    page = <EventTypesPage client={client} />;
   } else if (parts[0] === 'dlq') {
     current = 'dlq';
     page = <DlqPage client={client} />;
@@ -79,6 +83,7 @@ function App() {
         <nav aria-label="Main">
           {link('/', 'endpoints', 'Endpoints')}
           {link('/messages', 'messages', 'Message log')}
+          {link('/event-types', 'event-types', 'Event types')}
           {link('/dlq', 'dlq', 'DLQ')}
         </nav>
         <span className="org" title={session.organizationId}>

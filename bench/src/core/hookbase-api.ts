@@ -12,6 +12,8 @@ export interface EndpointRequest {
   url: string;
   retry?: { delaysMs: number[]; maxAgeMs: number };
   fifoEnabled?: boolean;
+  channels?: string[];
+  filter?: Record<string, unknown>;
 }
 
 export function createOrganization(stack: BenchStack, plan: 'free' | 'pro'): Promise<Tenant> {

@@ -47,6 +47,10 @@ const DEFAULTS = {
   /** isolation: FIFO endpoints (unless --non-fifo or --tenants). */
   fifo: false,
   nonFifo: false,
+  /** ingest-rest: the organization's policy `validated`, the bench type's schema of 32 properties. */
+  validatedSchema: false,
+  /** e2e: every endpoint with two channels and a filter, every event on one of those channels. */
+  routing: false,
   tenants: false,
   neighbours: 1,
   /** The raw Kafka produce bound's records, and records per send (also ingest-kafka's). */
@@ -131,6 +135,11 @@ const FLAGS = {
   'neighbour-backlog': int('neighbourBacklog', 'N', 0, 1e6, 'queued behind the neighbour (50000)'),
   rounds: int('rounds', 'N', 1, 10, 'rounds alone then beside'),
   'non-fifo': on('nonFifo', 'plain endpoints instead of FIFO lanes'),
+  'validated-schema': on(
+    'validatedSchema',
+    "the organization's event type policy `validated`, the bench type with a schema of 32 properties",
+  ),
+  routing: on('routing', 'every endpoint has two channels and a filter that every event passes'),
   tenants: on('tenants', "the neighbour is another organization's endpoints that never answer"),
   neighbours: int('neighbours', 'N', 1, 1000, "the neighbour organization's endpoints (--tenants)"),
 } satisfies Record<string, Flag>;

@@ -140,10 +140,20 @@ export async function publishSeq(
   publisher: EventPublisher,
   seq: number,
   scheduledAt: number,
-  load: { targets: ReadonlySet<number>; payloadBytes: number; endpointIds?: string[] },
+  load: {
+    targets: ReadonlySet<number>;
+    payloadBytes: number;
+    endpointIds?: string[];
+    channels?: string[];
+  },
 ): Promise<void> {
   ledger.schedule(seq, scheduledAt, load.targets);
   const payload = benchPayload(seq, load.payloadBytes);
-  const event = { eventType: EVENT_TYPE, payload, endpointIds: load.endpointIds };
+  const event = {
+    eventType: EVENT_TYPE,
+    payload,
+    endpointIds: load.endpointIds,
+    ...(load.channels ? { channels: load.channels } : {}),
+  };
   await publishGroupInto(ledger, publisher, [seq], [event]);
 }

@@ -7,6 +7,7 @@ export interface BenchEvent {
   eventType: string;
   payload: { s: number; pad?: string };
   endpointIds?: string[];
+  channels?: string[];
 }
 
 /** A payload of about `bytes` bytes of JSON carrying the event's sequence number. */

@@ -12,6 +12,19 @@ import { runOpenLoop } from '../drivers/publisher';
 /** Retries shortened through the API so a failed first attempt is retried within the run. */
 export const SHORT_RETRY = { delaysMs: [0, 200, 1000], maxAgeMs: 60_000 };
 
+/** --routing: every endpoint's channels and filter, all of which every bench event passes, so the
+ * deliveries stay the same and the difference is the cost of the rule. */
+const ROUTED_ENDPOINT = {
+  channels: ['bench', 'vip'],
+  filter: {
+    eventType: 'bench.event',
+    'payload.s': { $gte: 0 },
+    $or: [{ 'payload.pad': { $exists: true } }, { 'payload.s': { $lt: 1e12 } }],
+  },
+};
+/** The channels of every bench event under --routing. */
+const ROUTED_CHANNELS = ['bench'];
+
 /**
  * One e2e run: load (--rate events/s for --duration s to `tenant`, each fanned out to all its
  * endpoints: no endpointIds) → drain → reconcile → the run's report.
@@ -38,7 +51,12 @@ function fanOutRun(
         count: planned,
         maxInFlight,
         deadlineMs: Math.min(deadlineMs, now() + options.durationSeconds * 1000 + 30_000),
-        send: (seq, at) => publishSeq(spec.ledger, client, seq, at, { targets, payloadBytes }),
+        send: (seq, at) =>
+          publishSeq(spec.ledger, client, seq, at, {
+            targets,
+            payloadBytes,
+            ...(options.routing ? { channels: ROUTED_CHANNELS } : {}),
+          }),
       }).finally(() => client.close());
     },
   });
@@ -50,7 +68,7 @@ async function httpRun(session: BenchSession, label: string, first: number) {
   const tenant = await createOrganization(session.stack, 'free');
   const ledger = new Ledger(label);
   const endpoints = Array.from({ length: options.endpoints }, (_, i) => first + i);
-  const request = { retry: SHORT_RETRY };
+  const request = { retry: SHORT_RETRY, ...(options.routing ? ROUTED_ENDPOINT : {}) };
   await session.addEndpoints(tenant, endpoints, ledger, askedBehaviour(options), request);
   return fanOutRun(session, { label, tenant, ledger, endpoints, drainByMs: deadlineMs });
 }
@@ -118,6 +136,7 @@ export const E2E: Scenario = {
     'receiver-latency',
     'fail-rate',
     'fail-status',
+    'routing',
   ],
   defaults: { endpoints: 1000, rate: 1, durationSeconds: 20, drainTimeoutSeconds: 90 },
   run: runE2e,

@@ -266,6 +266,11 @@ export const envSchema = z.object({
     .describe(
       'How long a key that proved valid is remembered (by its hash) before it is checked again: a revoked key works at most this long in other processes, and a plan change reaches their limits within it.',
     ),
+  HOOKBASE_EVENT_TYPE_CACHE_MS: int(0, 600_000)
+    .default(1_000)
+    .describe(
+      "How long a process trusts its copy of an organization's event type policy and catalog: a change reaches every replica within it.",
+    ),
   // Abuse limits (ADR 0015): valid keys remembered, failed authentications per client address,
   // events and management requests per API key by plan, endpoints per organization by plan,
   // replay-failed copies per call and per organization and minute.
@@ -397,6 +402,11 @@ export interface HookbaseConfig {
     /** Failed authentications per client address (IPv6: per /64) in a minute before 429. */
     failuresPerMinute: number;
   };
+  /**
+   * How long an organization's event type policy and catalog (with its compiled schemas) are
+   * trusted before being read again: a change made in another process applies within it.
+   */
+  eventTypes: { cacheMs: number };
   /** Abuse limits and quotas (ADR 0015), per plan where a plan applies. */
   limits: {
     /** Events accepted per API key and second (REST and gRPC; a batch counts its events). */
@@ -534,6 +544,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       apiKeyCacheSize: e.HOOKBASE_API_KEY_CACHE_SIZE,
       failuresPerMinute: e.HOOKBASE_AUTH_FAILURES_PER_MINUTE,
     },
+    eventTypes: { cacheMs: e.HOOKBASE_EVENT_TYPE_CACHE_MS },
     limits: {
       ingestEventsPerSecond,
       apiRequestsPerSecond: {

@@ -138,6 +138,37 @@ export const ERROR_EXPLANATIONS: Readonly<Record<ErrorCode, { cause: string; act
     action:
       'Retry after `Retry-After`, with the same idempotency key for events: the event may already be stored.',
   },
+  EVENT_TYPE_NOT_FOUND: {
+    cause: "No event type of that name in the organization's catalog.",
+    action: 'Check the name (URL-encode it in paths), or list the catalog.',
+  },
+  EVENT_TYPE_EXISTS: {
+    cause: 'The catalog already has an event type of that name.',
+    action: 'Update the existing type instead, or choose another name.',
+  },
+  EVENT_TYPE_UNKNOWN: {
+    cause:
+      "The organization's event type policy is `declared` or `validated`, and the event's type is not in its catalog or is archived.",
+    action: 'Declare the type in the catalog (or unarchive it), or publish a declared type.',
+  },
+  PAYLOAD_INVALID: {
+    cause:
+      "The organization's policy is `validated` and the payload breaks its event type's JSON Schema. `details.violations` gives each violation's JSON pointer and keyword.",
+    action: 'Fix the payload (or the schema, if the schema is wrong).',
+  },
+  SCHEMA_INVALID: {
+    cause: "The event type's `schema` is not a valid JSON Schema (draft 2020-12).",
+    action: 'Fix the schema at the place `details` names.',
+  },
+  EXAMPLE_INVALID: {
+    cause: "The event type's `example` does not satisfy its own schema.",
+    action: 'Fix the example or the schema; `details` names each violation.',
+  },
+  FILTER_INVALID: {
+    cause:
+      "The endpoint's `filter` is not a valid filter expression, or is too large or too costly. `details` gives the JSON pointer of the error.",
+    action: 'Fix the filter at that position; try it with the filter test route.',
+  },
   INTERNAL: {
     cause: 'An unexpected error in Hookbase.',
     action: 'Retry; report it with the time and the request if it persists.',

@@ -9,7 +9,7 @@ describe('error statuses', () => {
       expect(http).toBeGreaterThanOrEqual(400);
       expect(http).toBeLessThan(600);
     }
-    expect(Object.keys(ERROR_STATUSES)).toHaveLength(31);
+    expect(Object.keys(ERROR_STATUSES)).toHaveLength(38);
   });
 
   it.each([

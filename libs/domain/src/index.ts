@@ -37,3 +37,6 @@ export * from './receiver-options';
 export * from './egress-proxy';
 export * from './endpoint-health';
 export * from './operational-events';
+export * from './event-types';
+export * from './openapi-webhooks';
+export * from './event-filter';

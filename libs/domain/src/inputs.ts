@@ -8,6 +8,7 @@ import {
 import { DLQ_REASONS, ENDPOINT_KINDS, ENDPOINT_STATUSES, MESSAGE_STATUSES, PLANS } from './model';
 import { OPERATIONAL_EVENT_TYPES } from './operational-events';
 import { receiverOptionFields } from './receiver-options';
+import { EVENT_TYPE_SUBSCRIPTION_PATTERN } from './recipients';
 import { isStorableText, unstorableTextAt } from './storable-text';
 
 /**
@@ -34,9 +35,29 @@ const storablePayload = z.record(z.string(), z.unknown()).superRefine((payload, 
   if (at !== null) context.addIssue({ code: 'custom', message: `${at} ${STORABLE_MESSAGE}` });
 });
 
+/** A channel name: what events are published on and endpoints listen on. */
+export const CHANNEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:\-/]*$/;
+const channel = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(CHANNEL_PATTERN, 'letters, digits and _ . : - / only');
+
+/** An endpoint's subscription: a type, or a prefix wildcard (`order.*`, `*`); see recipients.ts. */
+const eventTypeSubscription = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(
+    EVENT_TYPE_SUBSCRIPTION_PATTERN,
+    'an event type, or a prefix ending in .* :* /* or -* (or * alone)',
+  );
+
 export const publishEventSchema = z.strictObject({
   eventType,
   payload: storablePayload,
+  /** Channels the event is published on (up to 10): endpoints with channels receive only those. */
+  channels: z.array(channel).min(1).max(10).optional(),
   idempotencyKey: z.string().min(1).max(256).refine(isStorableText, STORABLE_MESSAGE).optional(),
   endpointIds: z.array(prefixedId('ep')).min(1).max(100).optional(),
 });
@@ -99,7 +120,18 @@ const endpointFields = {
   url: z.string().max(2048).optional(),
   description: z.string().max(500).optional(),
   config: z.record(z.string(), z.unknown()).optional(),
-  eventTypes: z.array(eventType).max(200).optional(),
+  eventTypes: z.array(eventTypeSubscription).max(200).optional(),
+  /** Channels the endpoint listens on; empty (the default) for every channel. */
+  channels: z.array(channel).max(10).optional(),
+  /** A content filter (event-filter.ts), checked when saved; null removes it. */
+  filter: z
+    .record(z.string(), z.unknown())
+    .superRefine((filter, context) => {
+      const at = unstorableTextAt(filter);
+      if (at !== null) context.addIssue({ code: 'custom', message: `${at} ${STORABLE_MESSAGE}` });
+    })
+    .nullable()
+    .optional(),
   status: z.enum(ENDPOINT_STATUSES).optional(),
   fifoEnabled: z.boolean().optional(),
   retry: z.unknown().optional(),
@@ -148,6 +180,13 @@ export const testSendSchema = z.strictObject({
   payload: storablePayload.default({ test: true, message: 'A test message from Hookbase' }),
 });
 export type TestSendInput = z.infer<typeof testSendSchema>;
+
+/** An event to try an endpoint's routing on (`POST …/webhook-endpoints/:id/filter/test`). */
+export const filterTestSchema = z.strictObject({
+  eventType,
+  payload: z.record(z.string(), z.unknown()),
+  channels: z.array(channel).max(10).optional(),
+});
 
 export const rotateSecretSchema = z.strictObject({
   overlapSeconds: z
@@ -199,11 +238,21 @@ export const dlqQuerySchema = listQuerySchema.extend({
   reason: z.enum(DLQ_REASONS).optional(),
 });
 
-export const replayFailedSchema = z.strictObject({
-  since: z.iso.datetime({ offset: true }).optional(),
-  /** Go on after this message: the `nextAfter` of the previous call, when it had more to copy. */
-  after: prefixedId('msg').optional(),
-});
+export const replayFailedSchema = z
+  .strictObject({
+    /** Only messages created at or after this time. */
+    since: instantWithOffset().optional(),
+    /** Only messages created before this time. */
+    until: instantWithOffset().optional(),
+    /** Only messages of these event types (wildcards as in endpoint subscriptions: `order.*`). */
+    eventTypes: z.array(eventTypeSubscription).min(1).max(50).optional(),
+    /** Go on after this message: the `nextAfter` of the previous call, when it had more to copy. */
+    after: prefixedId('msg').optional(),
+  })
+  .refine((body) => !body.since || !body.until || Date.parse(body.since) < Date.parse(body.until), {
+    path: ['until'],
+    message: 'until must be later than since',
+  });
 
 export const createApiKeySchema = z.strictObject({
   name: z.string().trim().min(1).max(200).refine(isStorableText, STORABLE_MESSAGE).optional(),

@@ -49,6 +49,8 @@ export interface EventEnvelope {
   acceptedAt: string;
   idempotencyKey?: string;
   endpointIds?: string[];
+  /** Channels the event was published on (see recipients.ts). */
+  channels?: string[];
 }
 
 /** Value of a record on `<prefix>.deliveries`, keyed by endpoint id: one message for one endpoint. */

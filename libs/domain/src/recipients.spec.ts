@@ -1,4 +1,9 @@
+import fc from 'fast-check';
+import { compileFilter } from './event-filter';
 import {
+  endpointReceives,
+  EVENT_TYPE_SUBSCRIPTION_PATTERN,
+  eventTypeMatches,
   EventToFanOut,
   matchRecipients,
   planMessages,
@@ -51,6 +56,8 @@ describe('planMessages', () => {
     kind: 'http',
     status: 'active',
     eventTypes: [],
+    channels: [],
+    filter: null,
     retry: null,
     ...overrides,
   });
@@ -151,5 +158,142 @@ describe('planMessages', () => {
   it('gives messages fresh message ids by default', () => {
     const [message] = planMessages([event('evt_1')], [live('ep_1')]);
     expect(message.messageId).toMatch(/^msg_[0-9a-z]{26}$/);
+  });
+});
+
+describe('eventTypeMatches', () => {
+  it.each([
+    ['order.created', 'order.created', true],
+    ['order.created', 'order.created.v2', false],
+    ['order.*', 'order.created', true],
+    ['order.*', 'order.item.added', true],
+    ['order.*', 'order', false],
+    ['order.*', 'order.', false],
+    ['order.*', 'orders.created', false],
+    ['billing/*', 'billing/invoice', true],
+    ['crm:*', 'crm:lead', true],
+    ['*', 'anything', true],
+  ])('%s covers %s: %s', (subscription, type, expected) => {
+    expect(eventTypeMatches(subscription, type)).toBe(expected);
+  });
+
+  it.each([
+    ['order.*', true],
+    ['*', true],
+    ['order.created', true],
+    ['order*', false],
+    ['*.created', false],
+    ['order.*.created', false],
+    ['**', false],
+  ])('%s is a subscription: %s', (subscription, expected) => {
+    expect(EVENT_TYPE_SUBSCRIPTION_PATTERN.test(subscription)).toBe(expected);
+  });
+});
+
+describe('the routing rule (property)', () => {
+  const segments = ['order', 'user', 'item'];
+  const typeArb = fc
+    .array(fc.constantFrom(...segments), { minLength: 1, maxLength: 3 })
+    .map((parts) => parts.join('.'));
+  const subscriptionArb = fc.oneof(
+    typeArb,
+    typeArb.map((type) => `${type}.*`),
+    fc.constant('*'),
+  );
+  const channelArb = fc.constantFrom('eu', 'us', 'vip', 'beta');
+  const thresholdFilter = fc.option(fc.integer({ min: 0, max: 10 }), { nil: null });
+  const endpointArb = fc.record({
+    status: fc.constantFrom('active', 'paused', 'disabled'),
+    deleted: fc.boolean(),
+    eventTypes: fc.array(subscriptionArb, { maxLength: 3 }),
+    channels: fc.uniqueArray(channelArb, { maxLength: 3 }),
+    minimum: thresholdFilter,
+  });
+  const eventArb = fc.record({
+    eventType: typeArb,
+    channels: fc.uniqueArray(channelArb, { maxLength: 3 }),
+    n: fc.integer({ min: 0, max: 10 }),
+  });
+
+  /** The rule restated plainly, as the documentation says it. */
+  function expectedToReceive(
+    e: {
+      status: string;
+      deleted: boolean;
+      eventTypes: string[];
+      channels: string[];
+      minimum: number | null;
+    },
+    event: { eventType: string; channels: string[]; n: number },
+  ): boolean {
+    if (e.deleted || e.status === 'disabled') return false;
+    const typeOk =
+      e.eventTypes.length === 0 ||
+      e.eventTypes.some((s) =>
+        s === '*'
+          ? true
+          : s.endsWith('.*')
+            ? event.eventType.startsWith(s.slice(0, -1))
+            : s === event.eventType,
+      );
+    const channelOk = e.channels.length === 0 || e.channels.some((c) => event.channels.includes(c));
+    const filterOk = e.minimum === null || event.n >= e.minimum;
+    return typeOk && channelOk && filterOk;
+  }
+
+  it('wildcards, channels and filters together decide exactly the recipients', () => {
+    fc.assert(
+      fc.property(fc.array(endpointArb, { maxLength: 8 }), eventArb, (endpoints, event) => {
+        const candidates = endpoints.map((e, i) => ({
+          id: `ep_${i}`,
+          status: e.status,
+          deleted: e.deleted,
+          eventTypes: e.eventTypes,
+          channels: e.channels,
+          filter: e.minimum === null ? null : compileFilter({ 'payload.n': { $gte: e.minimum } }),
+        }));
+        const routed = {
+          eventType: event.eventType,
+          channels: event.channels,
+          payload: { n: event.n },
+        };
+        const chosen = matchRecipients(candidates, routed).map((c) => c.id);
+        const expected = endpoints
+          .map((e, i) => (expectedToReceive(e, event) ? `ep_${i}` : null))
+          .filter((id) => id !== null);
+        expect(chosen).toEqual(expected);
+        // planMessages, from stored endpoints, agrees.
+        const stored = endpoints
+          .map((e, i) => ({ e, i }))
+          .filter(({ e }) => !e.deleted && e.status !== 'disabled')
+          .map(({ e, i }): RecipientEndpoint => ({
+            id: `ep_${i}`,
+            organizationId: 'org_a',
+            kind: 'http',
+            status: e.status,
+            eventTypes: e.eventTypes,
+            channels: e.channels,
+            filter: e.minimum === null ? null : { 'payload.n': { $gte: e.minimum } },
+            retry: null,
+          }));
+        const planned = planMessages(
+          [{ id: 'evt_1', organizationId: 'org_a', ...routed }],
+          stored,
+        ).map((m) => m.endpointId);
+        expect(planned).toEqual(expected);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('an endpoint without types, channels or filter receives every event', () => {
+    fc.assert(
+      fc.property(eventArb, (event) =>
+        endpointReceives(
+          { eventTypes: [], channels: [], filter: null },
+          { eventType: event.eventType, channels: event.channels, payload: { n: event.n } },
+        ),
+      ),
+    );
   });
 });

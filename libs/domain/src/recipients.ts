@@ -1,35 +1,109 @@
+import { compileFilter, EventPredicate } from './event-filter';
 import { newId } from './ids';
 import { operationalRouteAllows } from './operational-events';
 import type { EndpointKind, EndpointStatus } from './model';
 import { DEFAULT_RETRY_POLICY, maxAttempts, RetryPolicy } from './retry-policy';
+
+/**
+ * An endpoint's subscription to event types: a type's name, or a prefix ending in `*` right after
+ * a separator (`order.*`, `billing/*`, `crm:*`), or `*` alone, which matches every type.
+ */
+export const EVENT_TYPE_SUBSCRIPTION_PATTERN =
+  /^(?:\*|[A-Za-z0-9][A-Za-z0-9_.:\-/]*(?:[.:/-]\*)?)$/;
+
+/**
+ * Whether a subscription (`order.created`, `order.*`, `*`) covers an event type. A wildcard
+ * covers every type that starts with its prefix and goes on past it: `order.*` covers
+ * `order.created` and `order.item.added`, not `order` nor `orders.created`.
+ */
+export function eventTypeMatches(subscription: string, eventType: string): boolean {
+  if (!subscription.endsWith('*')) return subscription === eventType;
+  const prefix = subscription.slice(0, -1);
+  return eventType.length > prefix.length && eventType.startsWith(prefix);
+}
+
+/** What the routing rule reads of an endpoint. */
+export interface RoutingRule {
+  /** Subscriptions; empty means every type. */
+  eventTypes: readonly string[];
+  /** Empty means every channel, and events on none. */
+  channels: readonly string[];
+  /** The endpoint's compiled filter; null when it has none. */
+  filter: EventPredicate | null;
+}
+
+/** What the routing rule reads of an event. */
+export interface RoutedEvent {
+  eventType: string;
+  channels: readonly string[];
+  payload: unknown;
+}
+
+/**
+ * The routing rule: an endpoint receives an event when one of its subscriptions covers the event's
+ * type (or it has none), it shares a channel with the event (or it has none), and its filter holds
+ * for the event (or it has none). Status, deletion and a publish's `endpointIds` are decided
+ * around it (matchRecipients).
+ */
+export function endpointReceives(endpoint: RoutingRule, event: RoutedEvent): boolean {
+  return (
+    (endpoint.eventTypes.length === 0 ||
+      endpoint.eventTypes.some((subscription) =>
+        eventTypeMatches(subscription, event.eventType),
+      )) &&
+    (endpoint.channels.length === 0 ||
+      endpoint.channels.some((channel) => event.channels.includes(channel))) &&
+    (endpoint.filter === null || endpoint.filter(event))
+  );
+}
 
 /** What recipient resolution needs to know of an endpoint. */
 export interface RecipientCandidate {
   id: string;
   status: EndpointStatus;
   eventTypes: readonly string[];
+  channels?: readonly string[];
+  filter?: EventPredicate | null;
   deleted: boolean;
   /** Receives only operational events addressed to it (operational-events.ts). */
   operational?: boolean;
 }
 
 /**
- * The endpoints that receive an event, resolved once per event: subscribed to its type (an empty
- * list means every type), paused ones included (they hold the message), disabled and deleted
- * ones not. `endpointIds`, when given, narrows the set to those endpoints.
+ * The endpoints that receive an event, resolved once per event: those the routing rule admits
+ * (endpointReceives), paused ones included (they hold the message), disabled and deleted ones not.
+ * `endpointIds`, when given, narrows the set to those endpoints.
  */
 export function matchRecipients<T extends RecipientCandidate>(
   candidates: readonly T[],
-  event: { eventType: string; endpointIds?: readonly string[]; operational?: boolean },
+  event: {
+    eventType: string;
+    endpointIds?: readonly string[];
+    operational?: boolean;
+    channels?: readonly string[];
+    payload?: unknown;
+  },
 ): T[] {
   const only = event.endpointIds ? new Set(event.endpointIds) : undefined;
+  const routed: RoutedEvent = {
+    eventType: event.eventType,
+    channels: event.channels ?? [],
+    payload: event.payload ?? {},
+  };
   return candidates.filter(
     (endpoint) =>
       !endpoint.deleted &&
       endpoint.status !== 'disabled' &&
       (only === undefined || only.has(endpoint.id)) &&
       operationalRouteAllows(endpoint, event) &&
-      (endpoint.eventTypes.length === 0 || endpoint.eventTypes.includes(event.eventType)),
+      endpointReceives(
+        {
+          eventTypes: endpoint.eventTypes,
+          channels: endpoint.channels ?? [],
+          filter: endpoint.filter ?? null,
+        },
+        routed,
+      ),
   );
 }
 
@@ -40,6 +114,9 @@ export interface RecipientEndpoint {
   kind: EndpointKind;
   status: EndpointStatus;
   eventTypes: readonly string[];
+  channels: readonly string[];
+  /** The endpoint's filter as stored (checked when saved); null for none. */
+  filter: Record<string, unknown> | null;
   /** The endpoint's retry setting; null for the default schedule. */
   retry: RetryPolicy | null;
   /** An operational endpoint (absent: false). */
@@ -54,6 +131,8 @@ export interface EventToFanOut {
   endpointIds?: readonly string[];
   /** Written by Hookbase as an operational event (the record's origin), never by a producer. */
   operational?: boolean;
+  channels?: readonly string[];
+  payload?: unknown;
 }
 
 /** One message to record: an event for one recipient endpoint. */
@@ -89,6 +168,9 @@ export function planMessages(
       id: endpoint.id,
       status: endpoint.status,
       eventTypes: endpoint.eventTypes,
+      channels: endpoint.channels,
+      // Compiled once per call (a batch of events), evaluated once per event.
+      filter: storedFilter(endpoint.filter),
       deleted: false,
       operational: endpoint.operational ?? false,
       endpoint,
@@ -112,3 +194,29 @@ export function planMessages(
     );
   });
 }
+
+/**
+ * A stored filter compiled; one that no longer compiles (checked when saved, so only after a
+ * change of the language) matches nothing rather than everything.
+ */
+function storedFilter(filter: Record<string, unknown> | null): EventPredicate | null {
+  if (filter === null) return null;
+  // The same filter text compiles to the same predicate: remembered, so that a fan-out of one
+  // event to many endpoints does not parse every filter again for each event.
+  const text = JSON.stringify(filter);
+  const known = compiledFilters.get(text);
+  if (known) return known;
+  let predicate: EventPredicate;
+  try {
+    predicate = compileFilter(filter);
+  } catch {
+    predicate = () => false;
+  }
+  if (compiledFilters.size >= COMPILED_FILTERS_MAX) compiledFilters.clear();
+  compiledFilters.set(text, predicate);
+  return predicate;
+}
+
+/** Filters remembered compiled, at most; past it the memory starts over. */
+const COMPILED_FILTERS_MAX = 10_000;
+const compiledFilters = new Map<string, EventPredicate>();

@@ -28,6 +28,7 @@ import {
 import {
   EndpointRepository,
   EventRepository,
+  EventTypeCatalog,
   InvalidEventRepository,
   OrganizationRepository,
 } from '@hookbase/persistence';
@@ -74,6 +75,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     private readonly producer: KafkaProducer,
     private readonly organizations: OrganizationRepository,
     private readonly invalid: InvalidEventRepository,
+    private readonly catalog: EventTypeCatalog,
     @Optional()
     @Inject(METRICS)
     private readonly metrics: FanoutMetrics & IngestMetrics = NO_METRICS,
@@ -111,9 +113,19 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       .map((record) => ({ record, reason: 'unknown organization' }));
     if (unknown.length > 0) await this.quarantine(unknown);
     this.metrics.eventsRefused('kafka', 'unknown_organization', unknown.length);
-    const envelopes = all.filter((envelope) => known.has(envelope.organizationId));
+    // Ingest admitted its own events against the organization's event type policy; those of
+    // direct producers are admitted here, and refused ones go aside with the reason.
+    const refusals = await this.refusedByPolicy(all, sources, known);
+    if (refusals.size > 0) {
+      await this.quarantine(
+        [...refusals].map(([index, reason]) => ({ record: sources[index], reason })),
+      );
+    }
+    this.metrics.eventsRefused('kafka', 'event_type_policy', refusals.size);
+    const admitted = (i: number) => known.has(all[i].organizationId) && !refusals.has(i);
+    const envelopes = all.filter((_, i) => admitted(i));
     const traces = startEventTraces(
-      all.map((envelope, i) => ({ envelope, source: sources[i] })),
+      all.flatMap((envelope, i) => (refusals.has(i) ? [] : [{ envelope, source: sources[i] }])),
       known,
     );
     // Only Hookbase's own operational events may reach operational endpoints.
@@ -126,10 +138,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       // are accepted here, once recorded.
       this.metrics.eventsAccepted(
         'kafka',
-        all.filter(
-          (envelope, i) =>
-            known.has(envelope.organizationId) && !writtenByIngest(sources[i].headers),
-        ).length,
+        all.filter((_, i) => admitted(i) && !writtenByIngest(sources[i].headers)).length,
       );
     } catch (error) {
       for (const { span } of traces.values()) span.setStatus({ code: SpanStatusCode.ERROR });
@@ -195,6 +204,28 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       }),
     );
     this.metrics.eventsFannedOut(envelopes.length, unique.length);
+  }
+
+  /** The events of direct producers that their organization's policy refuses, by index. */
+  private async refusedByPolicy(
+    all: readonly EventEnvelope[],
+    sources: readonly ConsumedRecord[],
+    known: ReadonlySet<string>,
+  ): Promise<Map<number, string>> {
+    const refusals = new Map<number, string>();
+    for (let i = 0; i < all.length; i++) {
+      const envelope = all[i];
+      if (!known.has(envelope.organizationId) || writtenByIngest(sources[i].headers)) continue;
+      const admission = await this.catalog.admit(
+        envelope.organizationId,
+        envelope.eventType,
+        envelope.payload,
+      );
+      if (admission.kind === 'refused') {
+        refusals.set(i, `${admission.code}: ${admission.message}`);
+      }
+    }
+    return refusals;
   }
 
   private async existingOrganizations(ids: readonly string[]): Promise<Set<string>> {

@@ -25,6 +25,8 @@ export function toGrpcError(error: unknown): {
   status: Partial<StatusObject>;
   code: ErrorCode;
   message: string;
+  /** The error's details, when it has any and was expected. */
+  details?: unknown;
   unexpected: boolean;
 } {
   const { code, message, details, unexpected } = codedError(error);
@@ -40,6 +42,7 @@ export function toGrpcError(error: unknown): {
     status: { code: grpcStatusFor(code), details: message, metadata },
     code,
     message,
+    ...(details !== undefined && !unexpected ? { details } : {}),
     unexpected,
   };
 }

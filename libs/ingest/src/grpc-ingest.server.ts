@@ -64,6 +64,7 @@ export interface GrpcPublishRequest {
   payload_json: string;
   idempotency_key: string;
   endpoint_ids: string[];
+  channels?: string[];
 }
 
 export interface GrpcPublishResponse {
@@ -74,7 +75,8 @@ export interface GrpcPublishResponse {
 }
 
 type GrpcBatchResult =
-  { event: GrpcPublishResponse } | { error: { code: string; message: string } };
+  | { event: GrpcPublishResponse }
+  | { error: { code: string; message: string; details_json: string } };
 
 /** How long a shutdown waits for calls in flight before cancelling them. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -85,6 +87,7 @@ const PROTO_FIELDS: Record<string, string> = {
   payload: 'payload_json',
   idempotencyKey: 'idempotency_key',
   endpointIds: 'endpoint_ids',
+  channels: 'channels',
 };
 
 /**
@@ -206,8 +209,14 @@ export class GrpcIngestServer
     );
     const results = outcomes.map((outcome): GrpcBatchResult => {
       if (outcome.kind === 'published') return { event: toResponse(outcome.event) };
-      const { code, message } = this.failure(outcome.error);
-      return { error: { code, message } };
+      const { code, message, details } = this.failure(outcome.error);
+      return {
+        error: {
+          code,
+          message,
+          details_json: details === undefined ? '' : JSON.stringify(details),
+        },
+      };
     });
     return { results };
   }
@@ -263,6 +272,7 @@ export function toInput(request: GrpcPublishRequest): PublishEventInput {
     payload,
     ...(request.idempotency_key ? { idempotencyKey: request.idempotency_key } : {}),
     ...(endpointIds.length > 0 ? { endpointIds } : {}),
+    ...(request.channels && request.channels.length > 0 ? { channels: request.channels } : {}),
   };
   try {
     return parseInput(publishEventSchema, candidate);

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
+  admissionError,
   DomainError,
   EventEnvelope,
   eventFingerprint,
@@ -16,7 +17,7 @@ import {
   traceHeaders,
 } from '@hookbase/kafka';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import { IdempotencyRepository, IdempotencyRecord } from '@hookbase/persistence';
+import { EventTypeCatalog, IdempotencyRepository, IdempotencyRecord } from '@hookbase/persistence';
 import { IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 
 /** Details of a 503 whose event Kafka may still store (the acknowledgement timed out). */
@@ -42,6 +43,7 @@ export class PublishEvent {
   constructor(
     private readonly producer: KafkaProducer,
     private readonly idempotency: IdempotencyRepository,
+    private readonly catalog: EventTypeCatalog,
     @Inject(TOPICS) private readonly topics: TopicNames,
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     @Optional() @Inject(METRICS) private readonly metrics: IngestMetrics = NO_METRICS,
@@ -66,6 +68,11 @@ export class PublishEvent {
   }
 
   private async accept(organizationId: string, input: PublishEventInput): Promise<PublishedEvent> {
+    // The organization's event type policy first: a refused event reserves no idempotency key.
+    const admission = await this.unavailableOnError(() =>
+      this.catalog.admit(organizationId, input.eventType, input.payload),
+    );
+    if (admission.kind === 'refused') throw admissionError(admission);
     const now = new Date();
     const envelope: EventEnvelope = {
       id: newId('evt', now.getTime()),
@@ -75,6 +82,7 @@ export class PublishEvent {
       acceptedAt: now.toISOString(),
       ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
       ...(input.endpointIds ? { endpointIds: input.endpointIds } : {}),
+      ...(input.channels ? { channels: input.channels } : {}),
     };
     if (!input.idempotencyKey) {
       await this.produce(envelope);
@@ -91,6 +99,7 @@ export class PublishEvent {
         fingerprint,
         payload: input.payload,
         endpointIds: input.endpointIds ?? null,
+        channels: input.channels ?? null,
         now,
       }),
     );
@@ -149,6 +158,7 @@ export class PublishEvent {
       acceptedAt: acceptedAt.toISOString(),
       idempotencyKey: key,
       ...(record.endpointIds ? { endpointIds: record.endpointIds } : {}),
+      ...(record.channels ? { channels: record.channels } : {}),
     });
     await this.unavailableOnError(() =>
       this.idempotency.markAccepted(organizationId, key, acceptedAt),

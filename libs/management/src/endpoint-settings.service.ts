@@ -5,6 +5,7 @@ import {
   checkFifoSetting,
   checkPollingFields,
   checkTargetUrl,
+  compileFilter,
   CreateEndpointInput,
   DEFAULT_RETRY_POLICY,
   DomainError,
@@ -80,6 +81,8 @@ export class EndpointSettingsService {
         description: input.description ?? null,
         config,
         eventTypes: input.eventTypes ?? [],
+        channels: input.channels ?? [],
+        filter: checkedFilter(input.filter),
         status: input.status ?? 'active',
         fifoEnabled: input.fifoEnabled ?? false,
         retry: input.retry === undefined ? DEFAULT_RETRY_POLICY : validateRetryPolicy(input.retry),
@@ -135,6 +138,9 @@ export class EndpointSettingsService {
       );
     }
     if (input.eventTypes !== undefined) endpoint.eventTypes = input.eventTypes;
+    // Routing changes apply to events fanned out from now on; messages already made stay.
+    if (input.channels !== undefined) endpoint.channels = input.channels;
+    if (input.filter !== undefined) endpoint.filter = checkedFilter(input.filter);
     const statusBefore = endpoint.status;
     if (input.status !== undefined && input.status !== endpoint.status) {
       if (input.status === 'disabled') {
@@ -302,4 +308,13 @@ export class EndpointSettingsService {
       refuseUnresolved,
     });
   }
+}
+
+/** A filter as it will be stored: compiled once to refuse (FILTER_INVALID, with where) a bad one. */
+function checkedFilter(
+  filter: Record<string, unknown> | null | undefined,
+): Record<string, unknown> | null {
+  if (filter === undefined || filter === null) return null;
+  compileFilter(filter);
+  return filter;
 }

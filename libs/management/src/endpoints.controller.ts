@@ -12,8 +12,12 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import {
+  compileFilter,
   createEndpointSchema,
   DomainError,
+  endpointReceives,
+  eventTypeMatches,
+  filterTestSchema,
   ENDPOINT_STATS_MINUTES,
   listQuerySchema,
   minuteSeries,
@@ -95,6 +99,7 @@ export class EndpointsController {
       'CREDENTIALS_REQUIRED',
       'PLAN_REQUIRED',
       'ENDPOINT_LIMIT_REACHED',
+      'FILTER_INVALID',
     ],
     usesStore: true,
   })
@@ -136,6 +141,7 @@ export class EndpointsController {
       'CREDENTIALS_REQUIRED',
       'CREDENTIALS_TARGET_CHANGED',
       'PLAN_REQUIRED',
+      'FILTER_INVALID',
     ],
     usesStore: true,
   })
@@ -148,6 +154,65 @@ export class EndpointsController {
     const input = parseInput(updateEndpointSchema, body);
     const endpoint = await this.require(organizationId, endpointId);
     return { data: endpointView(await this.settings.update(endpoint, input)) };
+  }
+
+  /**
+   * Whether an event like this one would reach the endpoint now: its type against the endpoint's
+   * subscriptions, its channels against the endpoint's, and the endpoint's filter.
+   */
+  @DescribeRoute({
+    operationId: 'testEndpointFilter',
+    tag: 'Endpoints',
+    summary:
+      "Try the endpoint's routing on an event: whether its type, channels and filter would let it through (status and `endpointIds` aside).",
+    security: 'apiKey',
+    body: { name: 'FilterTest', schema: filterTestSchema, required: true },
+    success: {
+      status: 200,
+      description: 'Whether it matches, and each part of the rule',
+      schema: dataOf({
+        type: 'object',
+        required: ['matches', 'eventType', 'channels', 'filter'],
+        properties: {
+          matches: { type: 'boolean' },
+          eventType: { type: 'boolean' },
+          channels: { type: 'boolean' },
+          filter: { type: 'boolean' },
+        },
+      }),
+    },
+    errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
+    usesStore: true,
+  })
+  @Post(':endpointId/filter/test')
+  @HttpCode(200)
+  async testFilter(
+    @OrganizationId() organizationId: string,
+    @Param('endpointId') endpointId: string,
+    @Body() body: unknown,
+  ) {
+    const input = parseInput(filterTestSchema, body);
+    const endpoint = await this.require(organizationId, endpointId);
+    const event = {
+      eventType: input.eventType,
+      channels: input.channels ?? [],
+      payload: input.payload,
+    };
+    const filter = endpoint.filter ? compileFilter(endpoint.filter) : null;
+    const none = { eventTypes: [], channels: [], filter: null };
+    return {
+      data: {
+        matches: endpointReceives(
+          { eventTypes: endpoint.eventTypes, channels: endpoint.channels, filter },
+          event,
+        ),
+        eventType:
+          endpoint.eventTypes.length === 0 ||
+          endpoint.eventTypes.some((s) => eventTypeMatches(s, input.eventType)),
+        channels: endpointReceives({ ...none, channels: endpoint.channels }, event),
+        filter: endpointReceives({ ...none, filter }, event),
+      },
+    };
   }
 
   /** The endpoint's FIFO queue: depth, lag, and whether (and why) its head is blocked. */

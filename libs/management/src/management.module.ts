@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { EndpointSettingsService } from './endpoint-settings.service';
 import { EndpointTestSendService } from './endpoint-test-send.service';
 import { EndpointsController } from './endpoints.controller';
+import { EventTypesController } from './event-types.controller';
 import { InvalidEventsController } from './invalid-events.controller';
 import { LogController } from './log.controller';
 import { OperationalEndpointsController } from './operational-endpoints.controller';
@@ -17,6 +18,7 @@ import { ReplayService } from './replay.service';
     OrganizationsController,
     EndpointsController,
     OperationalEndpointsController,
+    EventTypesController,
     PollController,
     LogController,
     ReplayController,

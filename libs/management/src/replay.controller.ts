@@ -30,7 +30,7 @@ export class ReplayController {
     operationId: 'replayFailedMessages',
     tag: 'Replays',
     summary:
-      "Send again, as copies, the endpoint's failed messages in id order (since a time, if given): at most HOOKBASE_REPLAY_FAILED_MAX_PER_CALL per call and HOOKBASE_REPLAY_FAILED_PER_MINUTE per organization and minute; pass `nextAfter` back as `after` to go on.",
+      "Send again, as copies, the endpoint's failed messages in id order (created in `[since, until)` and of `eventTypes`, wildcards allowed, when given): at most HOOKBASE_REPLAY_FAILED_MAX_PER_CALL per call and HOOKBASE_REPLAY_FAILED_PER_MINUTE per organization and minute; pass `nextAfter` back as `after` to go on.",
     security: 'apiKey',
     body: { name: 'ReplayFailed', schema: replayFailedSchema, required: false },
     success: {
@@ -59,10 +59,12 @@ export class ReplayController {
     @Param('endpointId') endpointId: string,
     @Body() body: unknown,
   ) {
-    const { since, after } = parseInput(replayFailedSchema, body ?? {});
+    const { since, until, eventTypes, after } = parseInput(replayFailedSchema, body ?? {});
     return {
       data: await this.replays.replayFailed(organizationId, endpointId, {
         since: since ? new Date(since) : undefined,
+        until: until ? new Date(until) : undefined,
+        eventTypes,
         after,
       }),
     };

@@ -44,7 +44,7 @@ export class ReplayService {
   async replayFailed(
     organizationId: string,
     endpointId: string,
-    options: { since?: Date; after?: string } = {},
+    options: { since?: Date; until?: Date; eventTypes?: readonly string[]; after?: string } = {},
   ): Promise<ReplayFailedResult> {
     const endpoint = await this.endpoints.findLive(organizationId, endpointId);
     if (!endpoint) throw new DomainError('ENDPOINT_NOT_FOUND', 'Endpoint not found');
@@ -60,6 +60,7 @@ export class ReplayService {
         options.since,
         granted + 1,
         options.after,
+        { until: options.until, eventTypes: options.eventTypes },
       );
       const batch = failed.slice(0, granted);
       copied = (await this.messages.createCopies(organizationId, batch)).length;

@@ -12,6 +12,7 @@ import type {
   DlqEntryEntity,
   EndpointEntity,
   EventEntity,
+  EventTypeEntity,
   LaneSnapshot,
   MessageEntity,
   OrganizationEntity,
@@ -31,7 +32,23 @@ export function organizationView(organization: OrganizationEntity) {
     plan: organization.plan,
     hostCloudIdentity: organization.hostCloudIdentity,
     autoDisableAfterMs: organization.autoDisableAfterMs,
+    eventTypePolicy: organization.eventTypePolicy,
     createdAt: iso(organization.createdAt),
+  };
+}
+
+/** A declared event type as the catalog shows it. */
+export function eventTypeView(type: EventTypeEntity) {
+  return {
+    name: type.name,
+    description: type.description,
+    schema: type.schema,
+    example: type.example,
+    deprecated: type.deprecated,
+    archived: type.archived,
+    version: type.version,
+    createdAt: iso(type.createdAt),
+    updatedAt: iso(type.updatedAt),
   };
 }
 
@@ -65,6 +82,8 @@ export function endpointView(endpoint: EndpointEntity) {
       ? { configured: hasStoredCredentials(endpoint.config) }
       : null,
     eventTypes: endpoint.eventTypes,
+    channels: endpoint.channels,
+    filter: endpoint.filter,
     status: endpoint.status,
     fifoEnabled: endpoint.fifoEnabled,
     retry: endpoint.retry,
@@ -137,6 +156,7 @@ export function eventView(event: EventEntity, messages: MessageEntity[]) {
     id: event.id,
     eventType: event.eventType,
     payload: event.payload,
+    channels: event.channels,
     idempotencyKey: event.idempotencyKey,
     acceptedAt: iso(event.acceptedAt),
     messages: messages.map(messageView),

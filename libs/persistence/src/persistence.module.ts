@@ -18,6 +18,8 @@ import { ApiKeyRepository } from './repositories/api-key.repository';
 import { DlqRepository } from './repositories/dlq.repository';
 import { EndpointRepository } from './repositories/endpoint.repository';
 import { EventRepository } from './repositories/event.repository';
+import { EventTypeRepository } from './repositories/event-type.repository';
+import { EventTypeCatalog } from './event-type-catalog';
 import { FifoLaneRepository } from './repositories/fifo-lane.repository';
 import { IdempotencyRepository } from './repositories/idempotency.repository';
 import { InvalidEventRepository } from './repositories/invalid-event.repository';
@@ -31,6 +33,7 @@ const REPOSITORIES = [
   DlqRepository,
   EndpointRepository,
   EventRepository,
+  EventTypeRepository,
   FifoLaneRepository,
   IdempotencyRepository,
   InvalidEventRepository,
@@ -99,11 +102,12 @@ export class PersistenceModule implements OnApplicationShutdown {
           inject: [HOOKBASE_CONFIG, SECRET_SEALER],
         },
         ...REPOSITORIES,
+        EventTypeCatalog,
         DatabaseReadiness,
         DatabasePoolSource,
         DeliveryBacklogSource,
       ],
-      exports: [DataSource, SECRET_SEALER, ...REPOSITORIES],
+      exports: [DataSource, SECRET_SEALER, ...REPOSITORIES, EventTypeCatalog],
     };
   }
 

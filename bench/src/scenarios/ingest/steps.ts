@@ -1,3 +1,4 @@
+import { declareValidatedBenchType } from '../../core/event-type-schema';
 import { HEALTHY } from '../../core/behaviour';
 import { createOrganization, Tenant } from '../../core/hookbase-api';
 import { blockRouter, Ledger, LedgerSink, SEQ_BLOCK } from '../../core/ledger';
@@ -156,6 +157,7 @@ async function runIngestSteps(
   let steps: IngestStep[] = [];
   try {
     const tenant = await createOrganization(session.stack, 'free');
+    if (options.validatedSchema) await declareValidatedBenchType(tenant);
     steps = surface.steps(tenant, session);
     const ledgers = steps.map((step) => new Ledger(step.label));
     const { endpoints } = options;
@@ -256,7 +258,7 @@ const stepsOf = (
 export const INGEST_REST: Scenario = {
   name: 'ingest-rest',
   summary: 'POST /v1/events, one event per request, at rising concurrency (--steps)',
-  flags: ['steps', ...SHARED_FLAGS],
+  flags: ['steps', 'validated-schema', ...SHARED_FLAGS],
   defaults: INGEST_DEFAULTS,
   run: (ctx) =>
     runIngestSteps(ctx, {

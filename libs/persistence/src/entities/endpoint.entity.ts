@@ -18,6 +18,10 @@ export class EndpointEntity {
   @Column({ type: 'jsonb', default: () => `'{}'` }) config!: Record<string, unknown>;
   @Column({ name: 'event_types', type: 'text', array: true, default: () => `'{}'` })
   eventTypes!: string[];
+  /** Channels the endpoint listens on; empty for every channel (see recipients.ts). */
+  @Column({ type: 'text', array: true, default: () => `'{}'` }) channels!: string[];
+  /** A content filter (event-filter.ts), checked when saved; null for none. */
+  @Column({ type: 'jsonb', nullable: true }) filter!: Record<string, unknown> | null;
   @Column('text') status!: EndpointStatus;
   @Column({ name: 'fifo_enabled', type: 'boolean', default: false }) fifoEnabled!: boolean;
   @Column({ type: 'jsonb' }) retry!: RetryPolicy;

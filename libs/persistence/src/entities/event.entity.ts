@@ -8,6 +8,8 @@ export class EventEntity {
   @Column({ name: 'organization_id', type: 'text' }) organizationId!: string;
   @Column({ name: 'event_type', type: 'text' }) eventType!: string;
   @Column({ type: 'jsonb' }) payload!: Record<string, unknown>;
+  /** The channels it was published on (empty: none). */
+  @Column({ type: 'jsonb', default: () => `'[]'` }) channels!: string[];
   @Column({ name: 'idempotency_key', type: 'text', nullable: true }) idempotencyKey!: string | null;
   @Column({ name: 'accepted_at', type: 'timestamptz' }) acceptedAt!: Date;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;

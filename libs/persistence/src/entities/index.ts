@@ -4,6 +4,7 @@ import { DlqEntryEntity } from './dlq-entry.entity';
 import { EndpointSecretEntity } from './endpoint-secret.entity';
 import { EndpointEntity } from './endpoint.entity';
 import { EventEntity } from './event.entity';
+import { EventTypeEntity } from './event-type.entity';
 import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { InvalidEventEntity } from './invalid-event.entity';
 import { MessageEntity } from './message.entity';
@@ -16,6 +17,7 @@ export {
   EndpointEntity,
   EndpointSecretEntity,
   EventEntity,
+  EventTypeEntity,
   IdempotencyKeyEntity,
   InvalidEventEntity,
   MessageEntity,
@@ -33,4 +35,5 @@ export const ENTITIES = [
   AttemptEntity,
   DlqEntryEntity,
   InvalidEventEntity,
+  EventTypeEntity,
 ];

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { HostIdentityGrant, Plan } from '@hookbase/domain';
+import type { EventTypePolicy, HostIdentityGrant, Plan } from '@hookbase/domain';
 
 @Entity('organizations')
 export class OrganizationEntity {
@@ -20,6 +20,9 @@ export class OrganizationEntity {
     },
   })
   autoDisableAfterMs!: number | null;
+  /** What a publish must satisfy against the event type catalog (see event-types.ts). */
+  @Column({ name: 'event_type_policy', type: 'text', default: 'open' })
+  eventTypePolicy!: EventTypePolicy;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt!: Date;
 }

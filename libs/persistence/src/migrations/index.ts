@@ -11,6 +11,8 @@ import { EventTraceParent1765324800000 } from './1765324800000-event-trace-paren
 import { EndpointDeliveryOptions1765411200000 } from './1765411200000-endpoint-delivery-options';
 import { EndpointHealth1765411200001 } from './1765411200001-endpoint-health';
 import { OperationalEndpoints1765411200002 } from './1765411200002-operational-endpoints';
+import { EventTypes1765497600000 } from './1765497600000-event-types';
+import { EndpointChannelsAndFilter1765497600001 } from './1765497600001-endpoint-channels-and-filter';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -26,4 +28,6 @@ export const MIGRATIONS = [
   EndpointDeliveryOptions1765411200000,
   EndpointHealth1765411200001,
   OperationalEndpoints1765411200002,
+  EventTypes1765497600000,
+  EndpointChannelsAndFilter1765497600001,
 ];

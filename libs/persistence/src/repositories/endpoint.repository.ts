@@ -117,10 +117,12 @@ export class EndpointRepository {
       kind: EndpointKind;
       status: EndpointStatus;
       event_types: string[];
+      channels: string[];
+      filter: Record<string, unknown> | null;
       retry: RetryPolicy | null;
       operational: boolean;
     }[] = await this.dataSource.query(
-      `SELECT id, organization_id, kind, status, event_types, retry, operational FROM endpoints
+      `SELECT id, organization_id, kind, status, event_types, channels, filter, retry, operational FROM endpoints
         WHERE organization_id = ANY($1) AND deleted_at IS NULL AND status <> 'disabled'`,
       [[...organizationIds]],
     );
@@ -130,6 +132,8 @@ export class EndpointRepository {
       kind: row.kind,
       status: row.status,
       eventTypes: row.event_types,
+      channels: row.channels,
+      filter: row.filter,
       retry: row.retry,
       operational: row.operational,
     }));

@@ -82,9 +82,9 @@ export class EventRepository {
     const now = new Date();
     const inserted: { id: string }[] = await tx.query(
       `INSERT INTO events (id, organization_id, event_type, payload, idempotency_key, accepted_at, created_at,
-                           trace_parent)
+                           trace_parent, channels)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::timestamptz[],
-                            $7::timestamptz[], $8::text[])
+                            $7::timestamptz[], $8::text[], $9::jsonb[])
        ON CONFLICT (id) DO NOTHING
        RETURNING id`,
       [
@@ -96,6 +96,8 @@ export class EventRepository {
         unique.map((e) => e.acceptedAt),
         unique.map(() => now),
         unique.map((e) => traceParents.get(e.id) ?? null),
+        // A list per event: jsonb, since unnest cannot take a text[] per row.
+        unique.map((e) => JSON.stringify(e.channels ?? [])),
       ],
     );
     const insertedIds = new Set(inserted.map((row) => row.id));

@@ -368,13 +368,25 @@ export class MessageRepository {
     since: Date | undefined,
     limit: number,
     after?: string,
+    range: { until?: Date; eventTypes?: readonly string[] } = {},
   ): Promise<string[]> {
+    // Subscriptions: exact names, and wildcard prefixes (`order.*` is `order.` and more).
+    const types = range.eventTypes;
+    const everyType = !types || types.includes('*');
+    const exact = everyType ? null : types.filter((t) => !t.endsWith('*'));
+    const prefixes = everyType
+      ? null
+      : types
+          .filter((t) => t.endsWith('*'))
+          .map((t) => `${t.slice(0, -1).replace(/[\\%_]/g, (c) => `\\${c}`)}_%`);
     const rows: { id: string }[] = await this.dataSource.query(
       `SELECT id FROM messages
         WHERE endpoint_id = $1 AND status = 'failed' AND ($2::timestamptz IS NULL OR created_at >= $2)
           AND ($4::text IS NULL OR id > $4)
+          AND ($5::timestamptz IS NULL OR created_at < $5)
+          AND ($6::text[] IS NULL OR event_type = ANY($6) OR event_type LIKE ANY($7::text[]))
         ORDER BY id LIMIT $3`,
-      [endpointId, since ?? null, limit, after ?? null],
+      [endpointId, since ?? null, limit, after ?? null, range.until ?? null, exact, prefixes],
     );
     return rows.map((row) => row.id);
   }

@@ -10,6 +10,12 @@ export type HookbaseApi = Client<paths>;
 export type PublishInput = components['schemas']['PublishEvent'];
 export type CreateEndpointInput = components['schemas']['CreateEndpoint'];
 export type UpdateEndpointInput = components['schemas']['UpdateEndpoint'];
+export type CreateEventTypeInput = components['schemas']['CreateEventType'];
+export type UpdateEventTypeInput = components['schemas']['UpdateEventType'];
+export type EventTypePolicy = components['schemas']['EventTypePolicy']['eventTypePolicy'];
+export type FilterTestInput = components['schemas']['FilterTest'];
+/** Which failures `replayFailed` copies: created in `[since, until)`, of `eventTypes`. */
+export type ReplayFailedRange = Omit<components['schemas']['ReplayFailed'], 'after'>;
 
 export interface PublishResult {
   id: string;
@@ -338,17 +344,120 @@ export class Hookbase {
     );
   }
 
+  /** Copies the endpoint's failures; `range` is a `since` time, or `{ since?, until?, eventTypes? }`. */
   async replayFailed(
     endpointId: string,
-    since?: string,
+    range?: string | ReplayFailedRange,
     organizationId?: string,
   ): Promise<Data<'replayFailedMessages'>> {
     const path = { orgId: this.org(organizationId), endpointId };
+    const body = typeof range === 'string' ? { since: range } : (range ?? {});
     return (
       await this.unwrap(
         this.api.POST('/api/organizations/{orgId}/webhook-endpoints/{endpointId}/replay-failed', {
           params: { path },
-          body: since ? { since } : {},
+          body,
+        }),
+      )
+    ).data;
+  }
+
+  /** Whether an event like this would pass the endpoint's types, channels and filter. */
+  async testEndpointFilter(
+    endpointId: string,
+    input: FilterTestInput,
+    organizationId?: string,
+  ): Promise<Data<'testEndpointFilter'>> {
+    const path = { orgId: this.org(organizationId), endpointId };
+    return (
+      await this.unwrap(
+        this.api.POST('/api/organizations/{orgId}/webhook-endpoints/{endpointId}/filter/test', {
+          params: { path },
+          body: input,
+        }),
+      )
+    ).data;
+  }
+
+  // ---- event types ----
+
+  async listEventTypes(query: Query<'listEventTypes'> = {}, organizationId?: string) {
+    const path = { orgId: this.org(organizationId) };
+    return this.unwrap(
+      this.api.GET('/api/organizations/{orgId}/event-types', { params: { path, query } }),
+    );
+  }
+
+  async getEventType(name: string, organizationId?: string): Promise<Data<'getEventType'>> {
+    const path = { orgId: this.org(organizationId), name };
+    return (
+      await this.unwrap(
+        this.api.GET('/api/organizations/{orgId}/event-types/{name}', { params: { path } }),
+      )
+    ).data;
+  }
+
+  async createEventType(
+    input: CreateEventTypeInput,
+    organizationId?: string,
+  ): Promise<Data<'createEventType'>> {
+    const path = { orgId: this.org(organizationId) };
+    return (
+      await this.unwrap(
+        this.api.POST('/api/organizations/{orgId}/event-types', { params: { path }, body: input }),
+      )
+    ).data;
+  }
+
+  async updateEventType(
+    name: string,
+    input: UpdateEventTypeInput,
+    organizationId?: string,
+  ): Promise<Data<'updateEventType'>> {
+    const path = { orgId: this.org(organizationId), name };
+    return (
+      await this.unwrap(
+        this.api.PATCH('/api/organizations/{orgId}/event-types/{name}', {
+          params: { path },
+          body: input,
+        }),
+      )
+    ).data;
+  }
+
+  async deleteEventType(name: string, organizationId?: string): Promise<void> {
+    const path = { orgId: this.org(organizationId), name };
+    await this.unwrap(
+      this.api.DELETE('/api/organizations/{orgId}/event-types/{name}', { params: { path } }),
+    );
+  }
+
+  /** Creates or updates one type per entry of an OpenAPI 3.1 document's `webhooks`. */
+  async importEventTypes(
+    document: Record<string, unknown>,
+    organizationId?: string,
+  ): Promise<Data<'importEventTypes'>> {
+    const path = { orgId: this.org(organizationId) };
+    return (
+      await this.unwrap(
+        this.api.POST('/api/organizations/{orgId}/event-types/import', {
+          params: { path },
+          body: document,
+        }),
+      )
+    ).data;
+  }
+
+  async setEventTypePolicy(
+    eventTypePolicy: EventTypePolicy,
+    organizationId?: string,
+  ): Promise<Data<'setEventTypePolicy'>> {
+    const path = { orgId: this.org(organizationId) };
+    return (
+      await this.unwrap(
+        this.api.PATCH('/api/organizations/{orgId}/event-type-policy', {
+          params: { path },
+          body: { eventTypePolicy },
         }),
       )
     ).data;

@@ -101,6 +101,8 @@ export const endpointBody: JsonSchema = {
       ],
     },
     eventTypes: { type: 'array', items: { type: 'string' } },
+    channels: { type: 'array', items: { type: 'string' } },
+    filter: { type: ['object', 'null'] },
     status: { enum: [...ENDPOINT_STATUSES] },
     fifoEnabled: { type: 'boolean' },
     retry: { type: 'object' },

@@ -139,6 +139,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{orgId}/event-type-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Set what a publish must satisfy: `open` (any type, the default), `declared` (a type of the catalog, not archived; else 400 EVENT_TYPE_UNKNOWN) or `validated` (also the payload matches its schema; else 400 PAYLOAD_INVALID). */
+        patch: operations["setEventTypePolicy"];
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's event types, by name. */
+        get: operations["listEventTypes"];
+        put?: never;
+        /** Declare an event type, with an optional JSON Schema (2020-12) and an example, which must match the schema. */
+        post: operations["createEventType"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/event-types/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One event type, with its schema and example. */
+        get: operations["getEventType"];
+        put?: never;
+        post?: never;
+        /** Delete an event type from the catalog (archiving keeps it documented and refused instead). */
+        delete: operations["deleteEventType"];
+        options?: never;
+        head?: never;
+        /** Change an event type; the example is checked against the schema as they will be saved. Archiving refuses the type under the `declared` and `validated` policies. */
+        patch: operations["updateEventType"];
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/event-types/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create or update one event type per entry of an OpenAPI 3.1 document's `webhooks` (schema from the JSON request body, example, description, deprecated). Idempotent; answers what changed. */
+        post: operations["importEventTypes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{orgId}/events/{eventId}": {
         parameters: {
             query?: never;
@@ -315,6 +386,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{orgId}/webhook-endpoints/{endpointId}/filter/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Try the endpoint's routing on an event: whether its type, channels and filter would let it through (status and `endpointIds` aside). */
+        post: operations["testEndpointFilter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{orgId}/webhook-endpoints/{endpointId}/poll": {
         parameters: {
             query?: never;
@@ -341,7 +429,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send again, as copies, the endpoint's failed messages in id order (since a time, if given): at most HOOKBASE_REPLAY_FAILED_MAX_PER_CALL per call and HOOKBASE_REPLAY_FAILED_PER_MINUTE per organization and minute; pass `nextAfter` back as `after` to go on. */
+        /** Send again, as copies, the endpoint's failed messages in id order (created in `[since, until)` and of `eventTypes`, wildcards allowed, when given): at most HOOKBASE_REPLAY_FAILED_MAX_PER_CALL per call and HOOKBASE_REPLAY_FAILED_PER_MINUTE per organization and minute; pass `nextAfter` back as `after` to go on. */
         post: operations["replayFailedMessages"];
         delete?: never;
         options?: never;
@@ -740,11 +828,15 @@ export interface components {
                 /** @constant */
                 type: "mtls";
             }) | null;
+            channels?: string[];
             /** @description http and polling endpoints take no config: only `{}`. */
             config?: Record<string, unknown>;
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            filter?: {
+                [key: string]: unknown;
+            } | null;
             headers?: {
                 name: string;
                 /** @default false */
@@ -788,6 +880,7 @@ export interface components {
                 /** @constant */
                 type: "mtls";
             }) | null;
+            channels?: string[];
             /** @description An SQS queue (`queueUrl`; a `.fifo` queue gets the endpoint id as message group). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -802,6 +895,9 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            filter?: {
+                [key: string]: unknown;
+            } | null;
             headers?: {
                 name: string;
                 /** @default false */
@@ -842,6 +938,7 @@ export interface components {
                 /** @constant */
                 type: "mtls";
             }) | null;
+            channels?: string[];
             /** @description An SNS topic (`topicArn` in `region`; a `.fifo` topic gets the endpoint id as message group). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -856,6 +953,9 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            filter?: {
+                [key: string]: unknown;
+            } | null;
             headers?: {
                 name: string;
                 /** @default false */
@@ -896,6 +996,7 @@ export interface components {
                 /** @constant */
                 type: "mtls";
             }) | null;
+            channels?: string[];
             /** @description An EventBridge bus (`eventBusName`, events with `source` and the event type as detail-type). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -912,6 +1013,9 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            filter?: {
+                [key: string]: unknown;
+            } | null;
             headers?: {
                 name: string;
                 /** @default false */
@@ -952,6 +1056,7 @@ export interface components {
                 /** @constant */
                 type: "mtls";
             }) | null;
+            channels?: string[];
             /** @description A Pub/Sub topic (`projectId`, `topic`; FIFO endpoints publish with an ordering key). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -966,6 +1071,9 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            filter?: {
+                [key: string]: unknown;
+            } | null;
             headers?: {
                 name: string;
                 /** @default false */
@@ -1006,6 +1114,7 @@ export interface components {
                 /** @constant */
                 type: "mtls";
             }) | null;
+            channels?: string[];
             /** @description An S3 bucket: one JSON object per message under `prefix` (`expectedBucketOwner`: the owning account, checked by S3). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 bucket: string;
@@ -1023,6 +1132,9 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            filter?: {
+                [key: string]: unknown;
+            } | null;
             headers?: {
                 name: string;
                 /** @default false */
@@ -1039,6 +1151,18 @@ export interface components {
             timeoutMs?: number | null;
             tlsCa?: string | null;
             url?: string;
+        };
+        CreateEventType: {
+            archived?: boolean;
+            deprecated?: boolean;
+            description?: string;
+            example?: {
+                [key: string]: unknown;
+            } | null;
+            name: string;
+            schema?: ({
+                [key: string]: unknown;
+            } | boolean) | null;
         };
         CreateOperationalEndpoint: {
             description?: string;
@@ -1073,7 +1197,22 @@ export interface components {
                 message: string;
             };
         };
+        EventTypePolicy: {
+            /** @enum {string} */
+            eventTypePolicy: "open" | "declared" | "validated";
+        };
+        FilterTest: {
+            channels?: string[];
+            eventType: string;
+            payload: {
+                [key: string]: unknown;
+            };
+        };
+        OpenApiDocument: {
+            [key: string]: unknown;
+        };
         PublishEvent: {
+            channels?: string[];
             endpointIds?: string[];
             eventType: string;
             idempotencyKey?: string;
@@ -1083,6 +1222,7 @@ export interface components {
         };
         PublishEventBatch: {
             events: {
+                channels?: string[];
                 endpointIds?: string[];
                 eventType: string;
                 idempotencyKey?: string;
@@ -1093,8 +1233,11 @@ export interface components {
         };
         ReplayFailed: {
             after?: string;
+            eventTypes?: string[];
             /** Format: date-time */
             since?: string;
+            /** Format: date-time */
+            until?: string;
         };
         RotateApiKey: {
             /** @default 0 */
@@ -1141,6 +1284,7 @@ export interface components {
                 /** @constant */
                 type: "mtls";
             }) | null;
+            channels?: string[];
             /** @description The config of the endpoint's kind (a kind cannot change). */
             config?: {
                 credentials?: {
@@ -1196,6 +1340,9 @@ export interface components {
             description?: string;
             eventTypes?: string[];
             fifoEnabled?: boolean;
+            filter?: {
+                [key: string]: unknown;
+            } | null;
             headers?: {
                 name: string;
                 /** @default false */
@@ -1209,6 +1356,17 @@ export interface components {
             timeoutMs?: number | null;
             tlsCa?: string | null;
             url?: string;
+        };
+        UpdateEventType: {
+            archived?: boolean;
+            deprecated?: boolean;
+            description?: string;
+            example?: {
+                [key: string]: unknown;
+            } | null;
+            schema?: ({
+                [key: string]: unknown;
+            } | boolean) | null;
         };
         UpdateOperationalEndpoint: {
             description?: string;
@@ -2670,6 +2828,970 @@ export interface operations {
             };
         };
     };
+    setEventTypePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventTypePolicy"];
+            };
+        };
+        responses: {
+            /** @description The organization */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: Record<string, unknown>;
+                    };
+                };
+            };
+            /** @description INVALID_JSON, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listEventTypes: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of event types */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: Record<string, unknown>[];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createEventType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateEventType"];
+            };
+        };
+        responses: {
+            /** @description The event type */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            archived: boolean;
+                            createdAt?: string;
+                            deprecated: boolean;
+                            description: string;
+                            example: Record<string, unknown> | null;
+                            name: string;
+                            schema: unknown;
+                            updatedAt?: string;
+                            version: number;
+                        };
+                    };
+                };
+            };
+            /** @description SCHEMA_INVALID, EXAMPLE_INVALID, INVALID_JSON, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SCHEMA_INVALID" | "EXAMPLE_INVALID" | "INVALID_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description EVENT_TYPE_EXISTS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "EVENT_TYPE_EXISTS";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getEventType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event type */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            archived: boolean;
+                            createdAt?: string;
+                            deprecated: boolean;
+                            description: string;
+                            example: Record<string, unknown> | null;
+                            name: string;
+                            schema: unknown;
+                            updatedAt?: string;
+                            version: number;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, EVENT_TYPE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "EVENT_TYPE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteEventType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted event type */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            archived: boolean;
+                            createdAt?: string;
+                            deprecated: boolean;
+                            description: string;
+                            example: Record<string, unknown> | null;
+                            name: string;
+                            schema: unknown;
+                            updatedAt?: string;
+                            version: number;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, EVENT_TYPE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "EVENT_TYPE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    updateEventType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateEventType"];
+            };
+        };
+        responses: {
+            /** @description The event type */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            archived: boolean;
+                            createdAt?: string;
+                            deprecated: boolean;
+                            description: string;
+                            example: Record<string, unknown> | null;
+                            name: string;
+                            schema: unknown;
+                            updatedAt?: string;
+                            version: number;
+                        };
+                    };
+                };
+            };
+            /** @description SCHEMA_INVALID, EXAMPLE_INVALID, INVALID_JSON, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SCHEMA_INVALID" | "EXAMPLE_INVALID" | "INVALID_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, EVENT_TYPE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "EVENT_TYPE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    importEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenApiDocument"];
+            };
+        };
+        responses: {
+            /** @description The names created, updated and unchanged */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            created: string[];
+                            unchanged: string[];
+                            updated: string[];
+                        };
+                    };
+                };
+            };
+            /** @description SCHEMA_INVALID, EXAMPLE_INVALID, INVALID_JSON, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SCHEMA_INVALID" | "EXAMPLE_INVALID" | "INVALID_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
     getEvent: {
         parameters: {
             query?: never;
@@ -3296,6 +4418,7 @@ export interface operations {
                                 /** @enum {unknown} */
                                 type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
                             };
+                            channels?: string[];
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -3309,6 +4432,7 @@ export interface operations {
                             disabledReason?: null | ("manual" | "failing");
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            filter?: Record<string, unknown> | null;
                             /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
                             headers?: {
                                 name: string;
@@ -3495,6 +4619,7 @@ export interface operations {
                                 /** @enum {unknown} */
                                 type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
                             };
+                            channels?: string[];
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -3508,6 +4633,7 @@ export interface operations {
                             disabledReason?: null | ("manual" | "failing");
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            filter?: Record<string, unknown> | null;
                             /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
                             headers?: {
                                 name: string;
@@ -3771,6 +4897,7 @@ export interface operations {
                                 /** @enum {unknown} */
                                 type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
                             };
+                            channels?: string[];
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -3784,6 +4911,7 @@ export interface operations {
                             disabledReason?: null | ("manual" | "failing");
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            filter?: Record<string, unknown> | null;
                             /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
                             headers?: {
                                 name: string;
@@ -4188,6 +5316,7 @@ export interface operations {
                                 /** @enum {unknown} */
                                 type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
                             };
+                            channels?: string[];
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -4201,6 +5330,7 @@ export interface operations {
                             disabledReason?: null | ("manual" | "failing");
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            filter?: Record<string, unknown> | null;
                             /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
                             headers?: {
                                 name: string;
@@ -4230,7 +5360,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_URL, URL_NOT_ALLOWED, INVALID_SECRET, FIFO_NOT_SUPPORTED, FEATURE_NOT_AVAILABLE, CREDENTIALS_REQUIRED, INVALID_JSON, VALIDATION_FAILED */
+            /** @description INVALID_URL, URL_NOT_ALLOWED, INVALID_SECRET, FIFO_NOT_SUPPORTED, FEATURE_NOT_AVAILABLE, CREDENTIALS_REQUIRED, FILTER_INVALID, INVALID_JSON, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4239,7 +5369,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "INVALID_URL" | "URL_NOT_ALLOWED" | "INVALID_SECRET" | "FIFO_NOT_SUPPORTED" | "FEATURE_NOT_AVAILABLE" | "CREDENTIALS_REQUIRED" | "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "INVALID_URL" | "URL_NOT_ALLOWED" | "INVALID_SECRET" | "FIFO_NOT_SUPPORTED" | "FEATURE_NOT_AVAILABLE" | "CREDENTIALS_REQUIRED" | "FILTER_INVALID" | "INVALID_JSON" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -4387,6 +5517,7 @@ export interface operations {
                                 /** @enum {unknown} */
                                 type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
                             };
+                            channels?: string[];
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -4400,6 +5531,7 @@ export interface operations {
                             disabledReason?: null | ("manual" | "failing");
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            filter?: Record<string, unknown> | null;
                             /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
                             headers?: {
                                 name: string;
@@ -4663,6 +5795,7 @@ export interface operations {
                                 /** @enum {unknown} */
                                 type: "basic" | "bearer" | "oauth2_client_credentials" | "mtls";
                             };
+                            channels?: string[];
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -4676,6 +5809,7 @@ export interface operations {
                             disabledReason?: null | ("manual" | "failing");
                             eventTypes: string[];
                             fifoEnabled: boolean;
+                            filter?: Record<string, unknown> | null;
                             /** @description http: headers added to every request; a sensitive value is never shown (`********`). */
                             headers?: {
                                 name: string;
@@ -4705,7 +5839,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_URL, URL_NOT_ALLOWED, FIFO_NOT_SUPPORTED, FEATURE_NOT_AVAILABLE, CREDENTIALS_REQUIRED, CREDENTIALS_TARGET_CHANGED, INVALID_JSON, VALIDATION_FAILED */
+            /** @description INVALID_URL, URL_NOT_ALLOWED, FIFO_NOT_SUPPORTED, FEATURE_NOT_AVAILABLE, CREDENTIALS_REQUIRED, CREDENTIALS_TARGET_CHANGED, FILTER_INVALID, INVALID_JSON, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4714,7 +5848,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "INVALID_URL" | "URL_NOT_ALLOWED" | "FIFO_NOT_SUPPORTED" | "FEATURE_NOT_AVAILABLE" | "CREDENTIALS_REQUIRED" | "CREDENTIALS_TARGET_CHANGED" | "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "INVALID_URL" | "URL_NOT_ALLOWED" | "FIFO_NOT_SUPPORTED" | "FEATURE_NOT_AVAILABLE" | "CREDENTIALS_REQUIRED" | "CREDENTIALS_TARGET_CHANGED" | "FILTER_INVALID" | "INVALID_JSON" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -4918,6 +6052,154 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    testEndpointFilter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FilterTest"];
+            };
+        };
+        responses: {
+            /** @description Whether it matches, and each part of the rule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            channels: boolean;
+                            eventType: boolean;
+                            filter: boolean;
+                            matches: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_JSON, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INVALID_JSON" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
                         };
                     };
                 };
@@ -6053,7 +7335,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_JSON, VALIDATION_FAILED */
+            /** @description EVENT_TYPE_UNKNOWN, PAYLOAD_INVALID, INVALID_JSON, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6062,7 +7344,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "EVENT_TYPE_UNKNOWN" | "PAYLOAD_INVALID" | "INVALID_JSON" | "VALIDATION_FAILED";
                         };
                     };
                 };

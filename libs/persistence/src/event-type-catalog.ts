@@ -1,0 +1,131 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import {
+  admitEvent,
+  compileEventTypeSchema,
+  DeclaredEventType,
+  EventAdmission,
+  EventTypePolicy,
+  PayloadCheck,
+} from '@hookbase/domain';
+import { CatalogSnapshot, EventTypeRepository } from './repositories/event-type.repository';
+
+/** One organization's catalog as this process keeps it. */
+interface CachedCatalog {
+  policy: EventTypePolicy;
+  types: Map<string, DeclaredEventType & { version: number }>;
+  /** Until when it is trusted without reading it again. */
+  freshUntil: number;
+  /** The read under way, when one is. */
+  refreshing?: Promise<CachedCatalog | null>;
+}
+
+/** Organizations whose catalogs are kept at most; past it the memory starts over. */
+const MAX_ORGANIZATIONS = 10_000;
+
+/**
+ * Admits events against their organization's policy and catalog (ADR 0031). Each process keeps
+ * every organization's policy and compiled schemas for `HOOKBASE_EVENT_TYPE_CACHE_MS`, then reads
+ * the catalog again in the background while the copy it has keeps serving; a schema is compiled
+ * again only when its type's version moved. A change made through this process is seen at once
+ * (`forget`); one made through another within the cache time.
+ */
+@Injectable()
+export class EventTypeCatalog {
+  private readonly logger = new Logger(EventTypeCatalog.name);
+  private catalogs = new Map<string, CachedCatalog>();
+
+  constructor(
+    private readonly eventTypes: EventTypeRepository,
+    @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
+  ) {}
+
+  /**
+   * Whether the organization accepts this event. An organization that does not exist is treated
+   * as `open`: whoever asks has already established it exists (an API key, or the fan-out's
+   * check of direct producers' records).
+   */
+  async admit(
+    organizationId: string,
+    eventType: string,
+    payload: unknown,
+  ): Promise<EventAdmission> {
+    const catalog = await this.catalogOf(organizationId);
+    if (!catalog || catalog.policy === 'open') return { kind: 'accepted' };
+    return admitEvent(catalog.policy, eventType, catalog.types.get(eventType), payload);
+  }
+
+  /** Drops this process's copy: the next event reads the catalog again. */
+  forget(organizationId: string): void {
+    this.catalogs.delete(organizationId);
+  }
+
+  private async catalogOf(organizationId: string): Promise<CachedCatalog | null> {
+    const cached = this.catalogs.get(organizationId);
+    if (cached && cached.freshUntil > Date.now()) return cached;
+    if (cached) {
+      // Stale: serve it while it is read again, so the hot path never waits on the store.
+      cached.refreshing ??= this.load(organizationId, cached).catch((error: Error) => {
+        this.logger.warn(`event type catalog not refreshed: ${error.message}`);
+        cached.refreshing = undefined;
+        return cached;
+      });
+      return cached;
+    }
+    return this.load(organizationId, undefined);
+  }
+
+  private async load(
+    organizationId: string,
+    previous: CachedCatalog | undefined,
+  ): Promise<CachedCatalog | null> {
+    const snapshot = await this.eventTypes.snapshot(organizationId);
+    if (!snapshot) {
+      this.catalogs.delete(organizationId);
+      return null;
+    }
+    const catalog = this.compile(snapshot, previous);
+    if (this.catalogs.size >= MAX_ORGANIZATIONS && !this.catalogs.has(organizationId)) {
+      this.catalogs = new Map();
+    }
+    // A `forget` while reading wins: what was read may be older than the change.
+    if (previous === undefined || this.catalogs.get(organizationId) === previous) {
+      this.catalogs.set(organizationId, catalog);
+    }
+    return catalog;
+  }
+
+  private compile(snapshot: CatalogSnapshot, previous: CachedCatalog | undefined): CachedCatalog {
+    const types = new Map<string, DeclaredEventType & { version: number }>();
+    for (const type of snapshot.types) {
+      const known = previous?.types.get(type.name);
+      const check =
+        snapshot.policy !== 'validated'
+          ? null
+          : known && known.version === type.version && known.check !== null
+            ? known.check
+            : this.lazyCheck(type.name, type.schema);
+      types.set(type.name, { archived: type.archived, version: type.version, check });
+    }
+    return {
+      policy: snapshot.policy,
+      types,
+      freshUntil: Date.now() + this.config.eventTypes.cacheMs,
+    };
+  }
+
+  /** A schema's check, compiled when a payload first needs it (not for every type at load). */
+  private lazyCheck(name: string, schema: unknown): PayloadCheck | null {
+    if (schema === null || schema === undefined) return null;
+    let check: PayloadCheck | undefined;
+    return (payload) => (check ??= this.checkOf(name, schema))(payload);
+  }
+
+  private checkOf(name: string, schema: unknown): PayloadCheck {
+    const compiled = compileEventTypeSchema(schema);
+    if (compiled.ok) return compiled.check;
+    // Schemas are checked when saved; one that no longer compiles refuses every payload.
+    this.logger.error(`schema of event type ${name} does not compile: ${compiled.message}`);
+    return () => [{ pointer: '/', keyword: 'schema', message: compiled.message }];
+  }
+}
