@@ -37,6 +37,8 @@ export const ERROR_STATUSES: Readonly<Record<ErrorCode, { http: number; grpc: Gr
   ROUTE_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
   ORGANIZATION_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
   ENDPOINT_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
+  APPLICATION_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
+  APPLICATION_UID_TAKEN: { http: 409, grpc: 'ALREADY_EXISTS' },
   EVENT_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
   MESSAGE_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
   DLQ_ENTRY_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },

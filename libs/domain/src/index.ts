@@ -1,3 +1,4 @@
+export * from './applications';
 export * from './api-key';
 export * from './attempt-outcome';
 export * from './backoff';

@@ -49,6 +49,11 @@ export interface EventEnvelope {
   acceptedAt: string;
   idempotencyKey?: string;
   endpointIds?: string[];
+  /**
+   * The application whose endpoints receive the event. Ingest writes its id; a direct producer
+   * may write its id or uid, and the fan-out resolves it (an unknown one is quarantined).
+   */
+  applicationId?: string;
 }
 
 /** Value of a record on `<prefix>.deliveries`, keyed by endpoint id: one message for one endpoint. */

@@ -1,3 +1,4 @@
+import { inApplicationScope } from './applications';
 import { newId } from './ids';
 import type { EndpointKind, EndpointStatus } from './model';
 import { DEFAULT_RETRY_POLICY, maxAttempts, RetryPolicy } from './retry-policy';
@@ -8,21 +9,26 @@ export interface RecipientCandidate {
   status: EndpointStatus;
   eventTypes: readonly string[];
   deleted: boolean;
+  /** The application the endpoint belongs to; null (or absent) for the organization's own. */
+  applicationId?: string | null;
 }
 
 /**
  * The endpoints that receive an event, resolved once per event: subscribed to its type (an empty
  * list means every type), paused ones included (they hold the message), disabled and deleted
- * ones not. `endpointIds`, when given, narrows the set to those endpoints.
+ * ones not; only those in the event's application scope (inApplicationScope: the event's
+ * application's endpoints, or for an event of no application the endpoints of none).
+ * `endpointIds`, when given, narrows the set to those endpoints.
  */
 export function matchRecipients<T extends RecipientCandidate>(
   candidates: readonly T[],
-  event: { eventType: string; endpointIds?: readonly string[] },
+  event: { eventType: string; endpointIds?: readonly string[]; applicationId?: string | null },
 ): T[] {
   const only = event.endpointIds ? new Set(event.endpointIds) : undefined;
   return candidates.filter(
     (endpoint) =>
       !endpoint.deleted &&
+      inApplicationScope(endpoint.applicationId, event.applicationId) &&
       endpoint.status !== 'disabled' &&
       (only === undefined || only.has(endpoint.id)) &&
       (endpoint.eventTypes.length === 0 || endpoint.eventTypes.includes(event.eventType)),
@@ -36,6 +42,8 @@ export interface RecipientEndpoint {
   kind: EndpointKind;
   status: EndpointStatus;
   eventTypes: readonly string[];
+  /** The application the endpoint belongs to; null for the organization's own. */
+  applicationId: string | null;
   /** The endpoint's retry setting; null for the default schedule. */
   retry: RetryPolicy | null;
 }
@@ -46,6 +54,8 @@ export interface EventToFanOut {
   organizationId: string;
   eventType: string;
   endpointIds?: readonly string[];
+  /** The application (its id) whose endpoints receive the event; absent: endpoints of none. */
+  applicationId?: string;
 }
 
 /** One message to record: an event for one recipient endpoint. */
@@ -82,6 +92,7 @@ export function planMessages(
       status: endpoint.status,
       eventTypes: endpoint.eventTypes,
       deleted: false,
+      applicationId: endpoint.applicationId,
       endpoint,
     });
     byOrganization.set(endpoint.organizationId, candidates);

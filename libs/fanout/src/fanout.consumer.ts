@@ -7,6 +7,7 @@ import {
   DeliveryRecord,
   EventEnvelope,
   eventEnvelopeSchema,
+  findApplication,
   GroupedWork,
   planMessages,
   toStorableText,
@@ -25,6 +26,7 @@ import {
   writtenByIngest,
 } from '@hookbase/kafka';
 import {
+  ApplicationRepository,
   EndpointRepository,
   EventRepository,
   InvalidEventRepository,
@@ -45,6 +47,9 @@ interface EventTrace {
   span: Span;
   context: Context;
 }
+
+/** Marks an envelope whose application was not found (and so was set aside). */
+const UNKNOWN = '\u0000unknown';
 
 /** Organizations remembered as existing, at most; past it the memory starts over. */
 const KNOWN_ORGANIZATIONS_MAX = 100_000;
@@ -73,6 +78,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     private readonly producer: KafkaProducer,
     private readonly organizations: OrganizationRepository,
     private readonly invalid: InvalidEventRepository,
+    private readonly applications: ApplicationRepository,
     @Optional()
     @Inject(METRICS)
     private readonly metrics: FanoutMetrics & IngestMetrics = NO_METRICS,
@@ -102,17 +108,24 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     return arrivals.map(() => undefined);
   }
 
-  private async fanOutInOrder(all: EventEnvelope[], sources: ConsumedRecord[]): Promise<void> {
+  private async fanOutInOrder(read: EventEnvelope[], sources: ConsumedRecord[]): Promise<void> {
     // Direct producers may name an organization that does not exist: such events go aside too.
-    const known = await this.existingOrganizations(all.map((e) => e.organizationId));
+    const known = await this.existingOrganizations(read.map((e) => e.organizationId));
     const unknown = sources
-      .filter((_, i) => !known.has(all[i].organizationId))
+      .filter((_, i) => !known.has(read[i].organizationId))
       .map((record) => ({ record, reason: 'unknown organization' }));
     if (unknown.length > 0) await this.quarantine(unknown);
     this.metrics.eventsRefused('kafka', 'unknown_organization', unknown.length);
-    const envelopes = all.filter((envelope) => known.has(envelope.organizationId));
+    // And an application by uid, or one their organization does not have: resolved to its id, or
+    // set aside like an unknown organization. Those of no known organization stay as they are.
+    const all = await this.withApplicationIds(read, sources, known);
+    const envelopes = all.filter(
+      (envelope) => known.has(envelope.organizationId) && envelope.applicationId !== UNKNOWN,
+    );
     const traces = startEventTraces(
-      all.map((envelope, i) => ({ envelope, source: sources[i] })),
+      all
+        .map((envelope, i) => ({ envelope, source: sources[i] }))
+        .filter(({ envelope }) => envelope.applicationId !== UNKNOWN),
       known,
     );
     try {
@@ -123,7 +136,9 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
         'kafka',
         all.filter(
           (envelope, i) =>
-            known.has(envelope.organizationId) && !writtenByIngest(sources[i].headers),
+            known.has(envelope.organizationId) &&
+            envelope.applicationId !== UNKNOWN &&
+            !writtenByIngest(sources[i].headers),
         ).length,
       );
     } catch (error) {
@@ -186,6 +201,50 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       }),
     );
     this.metrics.eventsFannedOut(envelopes.length, unique.length);
+  }
+
+  /**
+   * The envelopes with each application named by a direct producer (id or uid) replaced by its
+   * id, and one their organization does not have marked UNKNOWN after being quarantined. Ingest
+   * resolved its own envelopes' applications already: those are taken as they are.
+   */
+  private async withApplicationIds(
+    envelopes: EventEnvelope[],
+    sources: ConsumedRecord[],
+    knownOrganizations: ReadonlySet<string>,
+  ): Promise<EventEnvelope[]> {
+    const toResolve = envelopes
+      .map((envelope, index) => ({ envelope, index }))
+      .filter(
+        ({ envelope, index }) =>
+          envelope.applicationId !== undefined &&
+          knownOrganizations.has(envelope.organizationId) &&
+          !writtenByIngest(sources[index].headers),
+      );
+    if (toResolve.length === 0) return envelopes;
+    const found = await this.applications.findMany(
+      toResolve.map(({ envelope }) => ({
+        organizationId: envelope.organizationId,
+        reference: envelope.applicationId!,
+      })),
+    );
+    const resolved = [...envelopes];
+    const unknown: RejectedRecord[] = [];
+    for (const { envelope, index } of toResolve) {
+      const application = findApplication(
+        found.filter((a) => a.organizationId === envelope.organizationId),
+        envelope.applicationId!,
+      );
+      if (application) {
+        resolved[index] = { ...envelope, applicationId: application.id };
+      } else {
+        resolved[index] = { ...envelope, applicationId: UNKNOWN };
+        unknown.push({ record: sources[index], reason: 'unknown application' });
+      }
+    }
+    if (unknown.length > 0) await this.quarantine(unknown);
+    this.metrics.eventsRefused('kafka', 'unknown_application', unknown.length);
+    return resolved;
   }
 
   private async existingOrganizations(ids: readonly string[]): Promise<Set<string>> {

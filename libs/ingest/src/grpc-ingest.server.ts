@@ -64,6 +64,7 @@ export interface GrpcPublishRequest {
   payload_json: string;
   idempotency_key: string;
   endpoint_ids: string[];
+  application_id: string;
 }
 
 export interface GrpcPublishResponse {
@@ -85,6 +86,7 @@ const PROTO_FIELDS: Record<string, string> = {
   payload: 'payload_json',
   idempotencyKey: 'idempotency_key',
   endpointIds: 'endpoint_ids',
+  applicationId: 'application_id',
 };
 
 /**
@@ -263,6 +265,7 @@ export function toInput(request: GrpcPublishRequest): PublishEventInput {
     payload,
     ...(request.idempotency_key ? { idempotencyKey: request.idempotency_key } : {}),
     ...(endpointIds.length > 0 ? { endpointIds } : {}),
+    ...(request.application_id ? { applicationId: request.application_id } : {}),
   };
   try {
     return parseInput(publishEventSchema, candidate);

@@ -18,6 +18,7 @@ import {
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { IdempotencyRepository, IdempotencyRecord } from '@hookbase/persistence';
 import { IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
+import { ApplicationLookup } from './application-lookup';
 
 /** Details of a 503 whose event Kafka may still store (the acknowledgement timed out). */
 const UNCONFIRMED = Object.freeze({ retryAfterSeconds: 1, stored: 'unknown' });
@@ -44,6 +45,7 @@ export class PublishEvent {
     private readonly idempotency: IdempotencyRepository,
     @Inject(TOPICS) private readonly topics: TopicNames,
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
+    private readonly applications: ApplicationLookup,
     @Optional() @Inject(METRICS) private readonly metrics: IngestMetrics = NO_METRICS,
   ) {}
 
@@ -66,6 +68,12 @@ export class PublishEvent {
   }
 
   private async accept(organizationId: string, input: PublishEventInput): Promise<PublishedEvent> {
+    // An unknown application is refused before anything is reserved or sent.
+    const applicationId = input.applicationId
+      ? await this.unavailableOnError(() =>
+          this.applications.resolve(organizationId, input.applicationId!),
+        )
+      : undefined;
     const now = new Date();
     const envelope: EventEnvelope = {
       id: newId('evt', now.getTime()),
@@ -75,13 +83,14 @@ export class PublishEvent {
       acceptedAt: now.toISOString(),
       ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
       ...(input.endpointIds ? { endpointIds: input.endpointIds } : {}),
+      ...(applicationId ? { applicationId } : {}),
     };
     if (!input.idempotencyKey) {
       await this.produce(envelope);
       return published(envelope, false);
     }
 
-    const fingerprint = eventFingerprint(input.eventType, input.payload);
+    const fingerprint = eventFingerprint(input.eventType, input.payload, applicationId);
     const reservation = await this.unavailableOnError(() =>
       this.idempotency.reserve({
         organizationId,
@@ -91,6 +100,7 @@ export class PublishEvent {
         fingerprint,
         payload: input.payload,
         endpointIds: input.endpointIds ?? null,
+        applicationId: applicationId ?? null,
         now,
       }),
     );
@@ -126,7 +136,7 @@ export class PublishEvent {
     if (record.fingerprint !== fingerprint) {
       throw new DomainError(
         'IDEMPOTENCY_CONFLICT',
-        'This idempotency key was used for an event with another type or payload',
+        'This idempotency key was used for an event with another type, payload or application',
         { eventId: record.eventId },
       );
     }
@@ -149,6 +159,7 @@ export class PublishEvent {
       acceptedAt: acceptedAt.toISOString(),
       idempotencyKey: key,
       ...(record.endpointIds ? { endpointIds: record.endpointIds } : {}),
+      ...(record.applicationId ? { applicationId: record.applicationId } : {}),
     });
     await this.unavailableOnError(() =>
       this.idempotency.markAccepted(organizationId, key, acceptedAt),

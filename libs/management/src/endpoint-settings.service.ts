@@ -39,7 +39,12 @@ export class EndpointSettingsService {
     this.credentials = new EndpointCredentials(config.credentials);
   }
 
-  async create(organizationId: string, input: CreateEndpointInput): Promise<EndpointEntity> {
+  /** `applicationId` is the resolved id of the application the endpoint belongs to, or null. */
+  async create(
+    organizationId: string,
+    input: CreateEndpointInput,
+    applicationId: string | null = null,
+  ): Promise<EndpointEntity> {
     if (!AVAILABLE_KINDS.includes(input.kind)) {
       throw new DomainError(
         'FEATURE_NOT_AVAILABLE',
@@ -59,6 +64,7 @@ export class EndpointSettingsService {
     return this.endpoints.create(
       {
         organizationId,
+        applicationId,
         kind: input.kind,
         url,
         description: input.description ?? null,

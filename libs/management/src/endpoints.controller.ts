@@ -15,7 +15,7 @@ import {
   createEndpointSchema,
   DomainError,
   ENDPOINT_STATS_MINUTES,
-  listQuerySchema,
+  endpointQuerySchema,
   minuteSeries,
   parseInput,
   rotateSecretSchema,
@@ -40,6 +40,7 @@ import {
   PollLogRepository,
 } from '@hookbase/persistence';
 import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
+import { ApplicationsService } from './applications.service';
 import { EndpointSettingsService } from './endpoint-settings.service';
 import { attemptView, endpointView, fifoStateView } from './views';
 
@@ -52,23 +53,32 @@ export class EndpointsController {
     private readonly lanes: FifoLaneRepository,
     private readonly pollLog: PollLogRepository,
     private readonly messages: MessageRepository,
+    private readonly applications: ApplicationsService,
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
 
   @DescribeRoute({
     operationId: 'listEndpoints',
     tag: 'Endpoints',
-    summary: 'List endpoints, oldest first.',
+    summary:
+      'List endpoints, oldest first; `applicationId` (id or uid) keeps those of one application.',
     security: 'apiKey',
-    query: { name: 'ListQuery', schema: listQuerySchema },
+    query: { name: 'EndpointQuery', schema: endpointQuerySchema },
     success: { status: 200, description: 'A page of endpoints', schema: pageOf() },
-    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED'],
+    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED', 'APPLICATION_NOT_FOUND'],
     usesStore: true,
   })
   @Get()
   async list(@OrganizationId() organizationId: string, @Query() query: unknown) {
-    const { limit, cursor } = parseInput(listQuerySchema, query);
-    const page = await this.endpoints.list(organizationId, { limit, cursor });
+    const { limit, cursor, applicationId } = parseInput(endpointQuerySchema, query);
+    const application = applicationId
+      ? await this.applications.require(organizationId, applicationId)
+      : undefined;
+    const page = await this.endpoints.list(organizationId, {
+      limit,
+      cursor,
+      applicationId: application?.id,
+    });
     return { data: page.items.map(endpointView), nextCursor: page.nextCursor };
   }
 
@@ -77,7 +87,7 @@ export class EndpointsController {
     operationId: 'createEndpoint',
     tag: 'Endpoints',
     summary:
-      'Create an endpoint: `http`, a cloud kind (`sqs`, `sns`, `eventbridge`, `pubsub`, `s3`; `config` per kind) or `polling`.',
+      'Create an endpoint: `http`, a cloud kind (`sqs`, `sns`, `eventbridge`, `pubsub`, `s3`; `config` per kind) or `polling`. With `applicationId` (id or uid) it belongs to that application for good.',
     security: 'apiKey',
     body: { name: 'CreateEndpoint', schema: createEndpointBody, required: true },
     success: { status: 201, description: 'The endpoint', schema: dataOf(endpointBody) },
@@ -91,6 +101,7 @@ export class EndpointsController {
       'CREDENTIALS_REQUIRED',
       'PLAN_REQUIRED',
       'ENDPOINT_LIMIT_REACHED',
+      'APPLICATION_NOT_FOUND',
     ],
     usesStore: true,
   })
@@ -98,7 +109,14 @@ export class EndpointsController {
   @HttpCode(201)
   async create(@OrganizationId() organizationId: string, @Body() body: unknown) {
     const input = parseInput(createEndpointSchema, body);
-    return { data: endpointView(await this.settings.create(organizationId, input)) };
+    const application = input.applicationId
+      ? await this.applications.require(organizationId, input.applicationId)
+      : null;
+    return {
+      data: endpointView(
+        await this.settings.create(organizationId, input, application?.id ?? null),
+      ),
+    };
   }
 
   @DescribeRoute({

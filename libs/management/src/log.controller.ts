@@ -3,6 +3,7 @@ import { dlqQuerySchema, DomainError, messageQuerySchema, parseInput } from '@ho
 import { dataOf, DescribeRoute, pageOf } from '@hookbase/web';
 import { DlqRepository, EventRepository, MessageRepository } from '@hookbase/persistence';
 import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
+import { ApplicationsService } from './applications.service';
 import { attemptView, dlqEntryView, eventView, messageView } from './views';
 
 /** The message log, events with their messages, and the DLQ: what operators read. */
@@ -13,22 +14,33 @@ export class LogController {
     private readonly messages: MessageRepository,
     private readonly events: EventRepository,
     private readonly dlq: DlqRepository,
+    private readonly applications: ApplicationsService,
   ) {}
+
+  /** The id of the application a filter names (id or uid), else 404; undefined for none. */
+  private async applicationFilter(organizationId: string, reference: string | undefined) {
+    if (reference === undefined) return undefined;
+    return (await this.applications.require(organizationId, reference)).id;
+  }
 
   @DescribeRoute({
     operationId: 'listMessages',
     tag: 'Message log',
-    summary: 'The message log, with filters.',
+    summary: 'The message log, with filters (`applicationId`: id or uid).',
     security: 'apiKey',
     query: { name: 'MessageQuery', schema: messageQuerySchema },
     success: { status: 200, description: 'A page of messages', schema: pageOf() },
-    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED'],
+    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED', 'APPLICATION_NOT_FOUND'],
     usesStore: true,
   })
   @Get('messages')
   async listMessages(@OrganizationId() organizationId: string, @Query() query: unknown) {
-    const { limit, cursor, ...filter } = parseInput(messageQuerySchema, query);
-    const page = await this.messages.list(organizationId, filter, { limit, cursor });
+    const { limit, cursor, applicationId, ...filter } = parseInput(messageQuerySchema, query);
+    const page = await this.messages.list(
+      organizationId,
+      { ...filter, applicationId: await this.applicationFilter(organizationId, applicationId) },
+      { limit, cursor },
+    );
     return { data: page.items.map(messageView), nextCursor: page.nextCursor };
   }
 
@@ -72,17 +84,21 @@ export class LogController {
   @DescribeRoute({
     operationId: 'listDlq',
     tag: 'DLQ',
-    summary: 'Dead-lettered messages, with filters.',
+    summary: 'Dead-lettered messages, with filters (`applicationId`: id or uid).',
     security: 'apiKey',
     query: { name: 'DlqQuery', schema: dlqQuerySchema },
     success: { status: 200, description: 'A page of DLQ entries', schema: pageOf() },
-    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED'],
+    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED', 'APPLICATION_NOT_FOUND'],
     usesStore: true,
   })
   @Get('dlq')
   async listDlq(@OrganizationId() organizationId: string, @Query() query: unknown) {
-    const { limit, cursor, ...filter } = parseInput(dlqQuerySchema, query);
-    const page = await this.dlq.list(organizationId, filter, { limit, cursor });
+    const { limit, cursor, applicationId, ...filter } = parseInput(dlqQuerySchema, query);
+    const page = await this.dlq.list(
+      organizationId,
+      { ...filter, applicationId: await this.applicationFilter(organizationId, applicationId) },
+      { limit, cursor },
+    );
     return { data: page.items.map(dlqEntryView), nextCursor: page.nextCursor };
   }
 }

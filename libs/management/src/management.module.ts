@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { ApplicationsController } from './applications.controller';
+import { ApplicationsService } from './applications.service';
 import { EndpointSettingsService } from './endpoint-settings.service';
 import { EndpointsController } from './endpoints.controller';
 import { InvalidEventsController } from './invalid-events.controller';
@@ -12,12 +14,13 @@ import { ReplayService } from './replay.service';
 @Module({
   controllers: [
     OrganizationsController,
+    ApplicationsController,
     EndpointsController,
     PollController,
     LogController,
     ReplayController,
     InvalidEventsController,
   ],
-  providers: [EndpointSettingsService, ReplayService],
+  providers: [EndpointSettingsService, ReplayService, ApplicationsService],
 })
 export class ManagementModule {}

@@ -7,6 +7,7 @@ import {
 } from '@hookbase/destinations';
 import type {
   ApiKeyEntity,
+  ApplicationEntity,
   AttemptEntity,
   DlqEntryEntity,
   EndpointEntity,
@@ -52,9 +53,21 @@ export function issuedApiKeyView(issued: IssuedApiKey) {
   return { ...apiKeyView(issued.entity), key: issued.key };
 }
 
+export function applicationView(application: ApplicationEntity) {
+  return {
+    id: application.id,
+    uid: application.uid,
+    name: application.name,
+    metadata: application.metadata,
+    createdAt: iso(application.createdAt),
+    updatedAt: iso(application.updatedAt),
+  };
+}
+
 export function endpointView(endpoint: EndpointEntity) {
   return {
     id: endpoint.id,
+    applicationId: endpoint.applicationId,
     kind: endpoint.kind,
     url: endpoint.url,
     description: endpoint.description,
@@ -125,6 +138,7 @@ export function eventView(event: EventEntity, messages: MessageEntity[]) {
   return {
     id: event.id,
     eventType: event.eventType,
+    applicationId: event.applicationId,
     payload: event.payload,
     idempotencyKey: event.idempotencyKey,
     acceptedAt: iso(event.acceptedAt),

@@ -6,6 +6,7 @@ export * from './endpoint-secret-sealer';
 export * from './entities';
 export * from './persistence.module';
 export * from './repositories/api-key.repository';
+export * from './repositories/application.repository';
 export * from './repositories/dlq.repository';
 export * from './repositories/endpoint.repository';
 export * from './repositories/event.repository';

@@ -15,6 +15,7 @@ import { DeliveryBacklogSource } from './delivery-backlog.source';
 import { DatabaseReadiness } from './database-readiness';
 import { EndpointSecretSealer, SECRET_SEALER, type SecretSealer } from './endpoint-secret-sealer';
 import { ApiKeyRepository } from './repositories/api-key.repository';
+import { ApplicationRepository } from './repositories/application.repository';
 import { DlqRepository } from './repositories/dlq.repository';
 import { EndpointRepository } from './repositories/endpoint.repository';
 import { EventRepository } from './repositories/event.repository';
@@ -28,6 +29,7 @@ import { RetentionRepository } from './repositories/retention.repository';
 
 const REPOSITORIES = [
   ApiKeyRepository,
+  ApplicationRepository,
   DlqRepository,
   EndpointRepository,
   EventRepository,

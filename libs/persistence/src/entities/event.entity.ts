@@ -7,6 +7,8 @@ export class EventEntity {
   @PrimaryColumn('text') id!: string;
   @Column({ name: 'organization_id', type: 'text' }) organizationId!: string;
   @Column({ name: 'event_type', type: 'text' }) eventType!: string;
+  /** The application whose endpoints the event was for; null for endpoints of none. */
+  @Column({ name: 'application_id', type: 'text', nullable: true }) applicationId!: string | null;
   @Column({ type: 'jsonb' }) payload!: Record<string, unknown>;
   @Column({ name: 'idempotency_key', type: 'text', nullable: true }) idempotencyKey!: string | null;
   @Column({ name: 'accepted_at', type: 'timestamptz' }) acceptedAt!: Date;

@@ -14,6 +14,7 @@ export class IdempotencyKeyEntity {
   @Column({ type: 'jsonb' }) payload!: Record<string, unknown>;
   @Column({ name: 'endpoint_ids', type: 'text', array: true, nullable: true })
   endpointIds!: string[] | null;
+  @Column({ name: 'application_id', type: 'text', nullable: true }) applicationId!: string | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'accepted_at', type: 'timestamptz', nullable: true }) acceptedAt!: Date | null;
 }

@@ -1,4 +1,5 @@
 import { ApiKeyEntity } from './api-key.entity';
+import { ApplicationEntity } from './application.entity';
 import { AttemptEntity } from './attempt.entity';
 import { DlqEntryEntity } from './dlq-entry.entity';
 import { EndpointSecretEntity } from './endpoint-secret.entity';
@@ -11,6 +12,7 @@ import { OrganizationEntity } from './organization.entity';
 
 export {
   ApiKeyEntity,
+  ApplicationEntity,
   AttemptEntity,
   DlqEntryEntity,
   EndpointEntity,
@@ -25,6 +27,7 @@ export {
 export const ENTITIES = [
   OrganizationEntity,
   ApiKeyEntity,
+  ApplicationEntity,
   EndpointEntity,
   EndpointSecretEntity,
   IdempotencyKeyEntity,

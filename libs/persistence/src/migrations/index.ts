@@ -8,6 +8,7 @@ import { ApiKeyLifecycle1764979200000 } from './1764979200000-api-key-lifecycle'
 import { SealEndpointSecrets1765152000000 } from './1765152000000-seal-endpoint-secrets';
 import { ExplicitDeliveryState1765238400000 } from './1765238400000-explicit-delivery-state';
 import { EventTraceParent1765324800000 } from './1765324800000-event-trace-parent';
+import { Applications1765584000000 } from './1765584000000-applications';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -20,4 +21,5 @@ export const MIGRATIONS = [
   SealEndpointSecrets1765152000000,
   ExplicitDeliveryState1765238400000,
   EventTraceParent1765324800000,
+  Applications1765584000000,
 ];

@@ -80,14 +80,16 @@ export class EndpointRepository {
     return endpoint;
   }
 
+  /** Live endpoints, oldest first; with `applicationId` only that application's. */
   async list(
     organizationId: string,
-    options: { limit: number; cursor?: string },
+    options: { limit: number; cursor?: string; applicationId?: string },
   ): Promise<Page<EndpointEntity>> {
     const rows = await this.repo.find({
       where: {
         organizationId,
         deletedAt: IsNull(),
+        ...(options.applicationId ? { applicationId: options.applicationId } : {}),
         ...(options.cursor ? { id: MoreThan(options.cursor) } : {}),
       },
       order: { id: 'ASC' },
@@ -98,6 +100,14 @@ export class EndpointRepository {
 
   findLive(organizationId: string, id: string): Promise<EndpointEntity | null> {
     return this.repo.findOneBy({ organizationId, id, deletedAt: IsNull() });
+  }
+
+  /** The live endpoints of an application. */
+  liveOfApplication(organizationId: string, applicationId: string): Promise<EndpointEntity[]> {
+    return this.repo.find({
+      where: { organizationId, applicationId, deletedAt: IsNull() },
+      order: { id: 'ASC' },
+    });
   }
 
   /** Endpoints by id, deleted ones included: the dispatcher must see a deletion. */
@@ -114,9 +124,10 @@ export class EndpointRepository {
       kind: EndpointKind;
       status: EndpointStatus;
       event_types: string[];
+      application_id: string | null;
       retry: RetryPolicy | null;
     }[] = await this.dataSource.query(
-      `SELECT id, organization_id, kind, status, event_types, retry FROM endpoints
+      `SELECT id, organization_id, kind, status, event_types, application_id, retry FROM endpoints
         WHERE organization_id = ANY($1) AND deleted_at IS NULL AND status <> 'disabled'`,
       [[...organizationIds]],
     );
@@ -126,6 +137,7 @@ export class EndpointRepository {
       kind: row.kind,
       status: row.status,
       eventTypes: row.event_types,
+      applicationId: row.application_id,
       retry: row.retry,
     }));
   }

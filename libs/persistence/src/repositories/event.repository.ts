@@ -82,9 +82,9 @@ export class EventRepository {
     const now = new Date();
     const inserted: { id: string }[] = await tx.query(
       `INSERT INTO events (id, organization_id, event_type, payload, idempotency_key, accepted_at, created_at,
-                           trace_parent)
+                           trace_parent, application_id)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::timestamptz[],
-                            $7::timestamptz[], $8::text[])
+                            $7::timestamptz[], $8::text[], $9::text[])
        ON CONFLICT (id) DO NOTHING
        RETURNING id`,
       [
@@ -96,6 +96,7 @@ export class EventRepository {
         unique.map((e) => e.acceptedAt),
         unique.map(() => now),
         unique.map((e) => traceParents.get(e.id) ?? null),
+        unique.map((e) => e.applicationId ?? null),
       ],
     );
     const insertedIds = new Set(inserted.map((row) => row.id));

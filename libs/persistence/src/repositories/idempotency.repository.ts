@@ -7,6 +7,7 @@ export interface IdempotencyRecord {
   fingerprint: string;
   payload: Record<string, unknown>;
   endpointIds: string[] | null;
+  applicationId: string | null;
   createdAt: Date;
   acceptedAt: Date | null;
 }
@@ -19,6 +20,7 @@ interface Row {
   fingerprint: string;
   payload: Record<string, unknown>;
   endpoint_ids: string[] | null;
+  application_id: string | null;
   created_at: Date;
   accepted_at: Date | null;
 }
@@ -39,12 +41,14 @@ export class IdempotencyRepository {
     fingerprint: string;
     payload: Record<string, unknown>;
     endpointIds: string[] | null;
+    applicationId: string | null;
     now: Date;
   }): Promise<Reservation> {
     const inserted: unknown[] = await this.dataSource.query(
       `INSERT INTO idempotency_keys
-         (organization_id, idempotency_key, event_id, event_type, fingerprint, payload, endpoint_ids, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         (organization_id, idempotency_key, event_id, event_type, fingerprint, payload, endpoint_ids,
+          created_at, application_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        ON CONFLICT (organization_id, idempotency_key) DO NOTHING
        RETURNING event_id`,
       [
@@ -56,11 +60,13 @@ export class IdempotencyRepository {
         JSON.stringify(input.payload),
         input.endpointIds,
         input.now,
+        input.applicationId,
       ],
     );
     if (inserted.length === 1) return { kind: 'reserved' };
     const rows: Row[] = await this.dataSource.query(
-      `SELECT event_id, event_type, fingerprint, payload, endpoint_ids, created_at, accepted_at
+      `SELECT event_id, event_type, fingerprint, payload, endpoint_ids, application_id, created_at,
+              accepted_at
          FROM idempotency_keys WHERE organization_id = $1 AND idempotency_key = $2`,
       [input.organizationId, input.key],
     );
@@ -74,6 +80,7 @@ export class IdempotencyRepository {
         fingerprint: row.fingerprint,
         payload: row.payload,
         endpointIds: row.endpoint_ids,
+        applicationId: row.application_id,
         createdAt: row.created_at,
         acceptedAt: row.accepted_at,
       },

@@ -211,3 +211,17 @@ export const endpointStatsBody: JsonSchema = {
     },
   },
 };
+
+/** An application as the API shows it (views.ts). */
+export const applicationBody: JsonSchema = {
+  type: 'object',
+  required: ['id', 'uid', 'name', 'metadata', 'createdAt', 'updatedAt'],
+  properties: {
+    id: { type: 'string' },
+    uid: { type: ['string', 'null'] },
+    name: { type: 'string' },
+    metadata: { type: 'object' },
+    createdAt: { type: 'string' },
+    updatedAt: { type: 'string' },
+  },
+};

@@ -19,6 +19,7 @@ export const API_TAGS = [
   'Events',
   'Organizations',
   'API keys',
+  'Applications',
   'Endpoints',
   'Replays',
   'Message log',

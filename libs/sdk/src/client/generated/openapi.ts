@@ -105,6 +105,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{orgId}/applications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List applications, oldest first; `uidPrefix` keeps those whose uid starts with it. */
+        get: operations["listApplications"];
+        put?: never;
+        /** Create an application: a producer's customer whose endpoints receive only events published for it. `uid` is the producer's own id for it (unique in the organization, never starting with `app_`). */
+        post: operations["createApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/applications/{appId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One application, by id or uid. */
+        get: operations["getApplication"];
+        put?: never;
+        post?: never;
+        /** Delete an application and its endpoints; their queued messages are dead-lettered (endpoint_deleted) when next seen. */
+        delete: operations["deleteApplication"];
+        options?: never;
+        head?: never;
+        /** Change an application's name, uid (null clears it) or metadata. */
+        patch: operations["updateApplication"];
+        trace?: never;
+    };
     "/api/organizations/{orgId}/dlq": {
         parameters: {
             query?: never;
@@ -112,7 +149,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Dead-lettered messages, with filters. */
+        /** Dead-lettered messages, with filters (`applicationId`: id or uid). */
         get: operations["listDlq"];
         put?: never;
         post?: never;
@@ -163,7 +200,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The message log, with filters. */
+        /** The message log, with filters (`applicationId`: id or uid). */
         get: operations["listMessages"];
         put?: never;
         post?: never;
@@ -214,10 +251,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List endpoints, oldest first. */
+        /** List endpoints, oldest first; `applicationId` (id or uid) keeps those of one application. */
         get: operations["listEndpoints"];
         put?: never;
-        /** Create an endpoint: `http`, a cloud kind (`sqs`, `sns`, `eventbridge`, `pubsub`, `s3`; `config` per kind) or `polling`. */
+        /** Create an endpoint: `http`, a cloud kind (`sqs`, `sns`, `eventbridge`, `pubsub`, `s3`; `config` per kind) or `polling`. With `applicationId` (id or uid) it belongs to that application for good. */
         post: operations["createEndpoint"];
         delete?: never;
         options?: never;
@@ -491,7 +528,15 @@ export interface components {
             expiresAt?: string;
             name?: string;
         };
+        CreateApplication: {
+            metadata?: {
+                [key: string]: unknown;
+            };
+            name: string;
+            uid?: string | null;
+        };
         CreateEndpoint: {
+            applicationId?: string;
             /** @description http and polling endpoints take no config: only `{}`. */
             config?: Record<string, unknown>;
             description?: string;
@@ -509,6 +554,7 @@ export interface components {
             status?: "active" | "paused" | "disabled";
             url?: string;
         } | {
+            applicationId?: string;
             /** @description An SQS queue (`queueUrl`; a `.fifo` queue gets the endpoint id as message group). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -532,6 +578,7 @@ export interface components {
             status?: "active" | "paused" | "disabled";
             url?: string;
         } | {
+            applicationId?: string;
             /** @description An SNS topic (`topicArn` in `region`; a `.fifo` topic gets the endpoint id as message group). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -555,6 +602,7 @@ export interface components {
             status?: "active" | "paused" | "disabled";
             url?: string;
         } | {
+            applicationId?: string;
             /** @description An EventBridge bus (`eventBusName`, events with `source` and the event type as detail-type). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -580,6 +628,7 @@ export interface components {
             status?: "active" | "paused" | "disabled";
             url?: string;
         } | {
+            applicationId?: string;
             /** @description A Pub/Sub topic (`projectId`, `topic`; FIFO endpoints publish with an ordering key). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 credentials?: {
@@ -603,6 +652,7 @@ export interface components {
             status?: "active" | "paused" | "disabled";
             url?: string;
         } | {
+            applicationId?: string;
             /** @description An S3 bucket: one JSON object per message under `prefix` (`expectedBucketOwner`: the owning account, checked by S3). `credentials` are stored encrypted (AES-256-GCM) and never returned (FEATURE_NOT_AVAILABLE when the installation has no HOOKBASE_CREDENTIALS_KEY). Leaving them out uses the Hookbase host's own cloud identity, refused with CREDENTIALS_REQUIRED unless the operator opted the organization in (`hostCloudIdentity`) for this account, region or project, and always with an `endpoint` override. `endpoint` overrides the service address (emulators, VPC endpoints) and follows HOOKBASE_ALLOW_PRIVATE_TARGETS as http URLs do; a name that cannot be resolved is refused. */
             config: {
                 bucket: string;
@@ -652,6 +702,7 @@ export interface components {
             };
         };
         PublishEvent: {
+            applicationId?: string;
             endpointIds?: string[];
             eventType: string;
             idempotencyKey?: string;
@@ -661,6 +712,7 @@ export interface components {
         };
         PublishEventBatch: {
             events: {
+                applicationId?: string;
                 endpointIds?: string[];
                 eventType: string;
                 idempotencyKey?: string;
@@ -681,6 +733,13 @@ export interface components {
         RotateSecret: {
             /** @default 86400 */
             overlapSeconds: number;
+        };
+        UpdateApplication: {
+            metadata?: {
+                [key: string]: unknown;
+            };
+            name?: string;
+            uid?: string | null;
         };
         UpdateEndpoint: {
             /** @description The config of the endpoint's kind (a kind cannot change). */
@@ -1939,9 +1998,687 @@ export interface operations {
             };
         };
     };
+    listApplications: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+                uidPrefix?: string;
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of applications */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: Record<string, unknown>[];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApplication"];
+            };
+        };
+        responses: {
+            /** @description The application */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            createdAt: string;
+                            id: string;
+                            metadata: Record<string, unknown>;
+                            name: string;
+                            uid: string | null;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED" | "INVALID_JSON";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description APPLICATION_UID_TAKEN */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "APPLICATION_UID_TAKEN";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The application */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            createdAt: string;
+                            id: string;
+                            metadata: Record<string, unknown>;
+                            name: string;
+                            uid: string | null;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            deleted: true;
+                            endpointsDeleted: number;
+                            id: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    updateApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateApplication"];
+            };
+        };
+        responses: {
+            /** @description The application */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            createdAt: string;
+                            id: string;
+                            metadata: Record<string, unknown>;
+                            name: string;
+                            uid: string | null;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED" | "INVALID_JSON";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description APPLICATION_UID_TAKEN */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "APPLICATION_UID_TAKEN";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
     listDlq: {
         parameters: {
             query?: {
+                applicationId?: string;
                 cursor?: string;
                 endpointId?: string;
                 limit?: number;
@@ -1996,7 +2733,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description ORGANIZATION_NOT_FOUND */
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2005,7 +2742,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ORGANIZATION_NOT_FOUND";
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
                         };
                     };
                 };
@@ -2309,6 +3046,7 @@ export interface operations {
     listMessages: {
         parameters: {
             query?: {
+                applicationId?: string;
                 createdAfter?: string;
                 createdBefore?: string;
                 cursor?: string;
@@ -2366,7 +3104,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description ORGANIZATION_NOT_FOUND */
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2375,7 +3113,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ORGANIZATION_NOT_FOUND";
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
                         };
                     };
                 };
@@ -2679,6 +3417,7 @@ export interface operations {
     listEndpoints: {
         parameters: {
             query?: {
+                applicationId?: string;
                 cursor?: string;
                 limit?: number;
             };
@@ -2731,7 +3470,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description ORGANIZATION_NOT_FOUND */
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2740,7 +3479,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ORGANIZATION_NOT_FOUND";
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
                         };
                     };
                 };
@@ -2814,6 +3553,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The application the endpoint belongs to; null for the organization itself. */
+                            applicationId?: string | null;
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -2879,7 +3620,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description ORGANIZATION_NOT_FOUND */
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2888,7 +3629,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ORGANIZATION_NOT_FOUND";
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
                         };
                     };
                 };
@@ -2987,6 +3728,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The application the endpoint belongs to; null for the organization itself. */
+                            applicationId?: string | null;
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;
@@ -3237,6 +3980,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The application the endpoint belongs to; null for the organization itself. */
+                            applicationId?: string | null;
                             /** @description The stored config, without `credentials` (cloud kinds). */
                             config: Record<string, unknown>;
                             createdAt?: string | null;

@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import { CreateApplicationInput, DomainError, UpdateApplicationInput } from '@hookbase/domain';
+import {
+  ApplicationEntity,
+  ApplicationRepository,
+  EndpointRepository,
+  PollLogRepository,
+} from '@hookbase/persistence';
+import { EndpointSettingsService } from './endpoint-settings.service';
+
+/** Create, change and delete applications; a deleted application takes its endpoints with it. */
+@Injectable()
+export class ApplicationsService {
+  constructor(
+    private readonly applications: ApplicationRepository,
+    private readonly endpoints: EndpointRepository,
+    private readonly settings: EndpointSettingsService,
+    private readonly pollLog: PollLogRepository,
+  ) {}
+
+  /** The application a reference (id or uid) names in the organization, else 404. */
+  async require(organizationId: string, reference: string): Promise<ApplicationEntity> {
+    const application = await this.applications.find(organizationId, reference);
+    if (!application) throw new DomainError('APPLICATION_NOT_FOUND', 'Application not found');
+    return application;
+  }
+
+  create(organizationId: string, input: CreateApplicationInput): Promise<ApplicationEntity> {
+    return this.applications.create({
+      organizationId,
+      uid: input.uid ?? null,
+      name: input.name,
+      metadata: input.metadata ?? {},
+    });
+  }
+
+  update(
+    application: ApplicationEntity,
+    input: UpdateApplicationInput,
+  ): Promise<ApplicationEntity> {
+    if (input.name !== undefined) application.name = input.name;
+    if (input.uid !== undefined) application.uid = input.uid;
+    if (input.metadata !== undefined) application.metadata = input.metadata;
+    return this.applications.save(application);
+  }
+
+  /**
+   * Deletes each endpoint of the application as an endpoint delete does (queued messages
+   * dead-lettered as endpoint_deleted when next seen, a polling log's unfetched ones at once,
+   * secrets and credentials cleared), then the application. Endpoints first: a crash in between
+   * leaves the application, and deleting it again finishes the job.
+   */
+  async delete(application: ApplicationEntity): Promise<{ endpointsDeleted: number }> {
+    const endpoints = await this.endpoints.liveOfApplication(
+      application.organizationId,
+      application.id,
+    );
+    for (const endpoint of endpoints) {
+      await this.settings.delete(endpoint);
+      if (endpoint.kind === 'polling') await this.pollLog.cancelUnpolled(endpoint.id);
+    }
+    await this.applications.delete(application);
+    return { endpointsDeleted: endpoints.length };
+  }
+}
