@@ -33,3 +33,4 @@ export * from './status-class';
 export * from './consumer-lag';
 export * from './lane-activity';
 export * from './endpoint-stats';
+export * from './portal-access';

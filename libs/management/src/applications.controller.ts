@@ -16,6 +16,7 @@ import {
   parseInput,
   updateApplicationSchema,
 } from '@hookbase/domain';
+import { AuthService } from '@hookbase/auth';
 import { ApplicationRepository } from '@hookbase/persistence';
 import {
   ApiKeyGuard,
@@ -38,6 +39,7 @@ export class ApplicationsController {
   constructor(
     private readonly applications: ApplicationRepository,
     private readonly service: ApplicationsService,
+    private readonly auth: AuthService,
   ) {}
 
   @DescribeRoute({
@@ -141,6 +143,8 @@ export class ApplicationsController {
   async remove(@OrganizationId() organizationId: string, @Param('appId') appId: string) {
     const application = await this.service.require(organizationId, appId);
     const { endpointsDeleted } = await this.service.delete(application);
+    // Its portal tokens went with it (the store cascades); this process forgets them at once.
+    this.auth.forgetPortalAccess(application.id);
     return { data: { id: application.id, deleted: true, endpointsDeleted } };
   }
 }

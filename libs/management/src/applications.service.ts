@@ -25,6 +25,25 @@ export class ApplicationsService {
     return application;
   }
 
+  /**
+   * The application a request is narrowed to, by id: a portal token's own (naming another is
+   * not found), else the one a filter or field names (id or uid), else none.
+   */
+  async narrow(
+    organizationId: string,
+    scope: string | null,
+    reference: string | undefined,
+  ): Promise<string | undefined> {
+    if (scope === null) {
+      return reference === undefined
+        ? undefined
+        : (await this.require(organizationId, reference)).id;
+    }
+    if (reference !== undefined && (await this.require(organizationId, reference)).id !== scope)
+      throw new DomainError('APPLICATION_NOT_FOUND', 'Application not found');
+    return scope;
+  }
+
   create(organizationId: string, input: CreateApplicationInput): Promise<ApplicationEntity> {
     return this.applications.create({
       organizationId,

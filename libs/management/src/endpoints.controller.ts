@@ -39,13 +39,16 @@ import {
   MessageRepository,
   PollLogRepository,
 } from '@hookbase/persistence';
-import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
+import { ApiKeyGuard, ApplicationScope, OrganizationId, PortalRoute } from '@hookbase/web';
 import { ApplicationsService } from './applications.service';
 import { EndpointSettingsService } from './endpoint-settings.service';
+import { PortalScopeGuard } from './portal-scope.guard';
 import { attemptView, endpointView, fifoStateView } from './views';
 
+/** Every route here is application-scoped: a portal token manages its application's endpoints. */
 @Controller('api/organizations/:orgId/webhook-endpoints')
-@UseGuards(ApiKeyGuard)
+@UseGuards(ApiKeyGuard, PortalScopeGuard)
+@PortalRoute()
 export class EndpointsController {
   constructor(
     private readonly endpoints: EndpointRepository,
@@ -69,15 +72,16 @@ export class EndpointsController {
     usesStore: true,
   })
   @Get()
-  async list(@OrganizationId() organizationId: string, @Query() query: unknown) {
+  async list(
+    @OrganizationId() organizationId: string,
+    @ApplicationScope() scope: string | null,
+    @Query() query: unknown,
+  ) {
     const { limit, cursor, applicationId } = parseInput(endpointQuerySchema, query);
-    const application = applicationId
-      ? await this.applications.require(organizationId, applicationId)
-      : undefined;
     const page = await this.endpoints.list(organizationId, {
       limit,
       cursor,
-      applicationId: application?.id,
+      applicationId: await this.applications.narrow(organizationId, scope, applicationId),
     });
     return { data: page.items.map(endpointView), nextCursor: page.nextCursor };
   }
@@ -107,15 +111,19 @@ export class EndpointsController {
   })
   @Post()
   @HttpCode(201)
-  async create(@OrganizationId() organizationId: string, @Body() body: unknown) {
+  async create(
+    @OrganizationId() organizationId: string,
+    @ApplicationScope() scope: string | null,
+    @Body() body: unknown,
+  ) {
     const input = parseInput(createEndpointSchema, body);
-    const application = input.applicationId
-      ? await this.applications.require(organizationId, input.applicationId)
-      : null;
+    const applicationId = await this.applications.narrow(
+      organizationId,
+      scope,
+      input.applicationId,
+    );
     return {
-      data: endpointView(
-        await this.settings.create(organizationId, input, application?.id ?? null),
-      ),
+      data: endpointView(await this.settings.create(organizationId, input, applicationId ?? null)),
     };
   }
 

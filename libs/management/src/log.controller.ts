@@ -2,13 +2,14 @@ import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
 import { dlqQuerySchema, DomainError, messageQuerySchema, parseInput } from '@hookbase/domain';
 import { dataOf, DescribeRoute, pageOf } from '@hookbase/web';
 import { DlqRepository, EventRepository, MessageRepository } from '@hookbase/persistence';
-import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
+import { ApiKeyGuard, ApplicationScope, OrganizationId, PortalRoute } from '@hookbase/web';
 import { ApplicationsService } from './applications.service';
+import { PortalScopeGuard } from './portal-scope.guard';
 import { attemptView, dlqEntryView, eventView, messageView } from './views';
 
 /** The message log, events with their messages, and the DLQ: what operators read. */
 @Controller('api/organizations/:orgId')
-@UseGuards(ApiKeyGuard)
+@UseGuards(ApiKeyGuard, PortalScopeGuard)
 export class LogController {
   constructor(
     private readonly messages: MessageRepository,
@@ -16,12 +17,6 @@ export class LogController {
     private readonly dlq: DlqRepository,
     private readonly applications: ApplicationsService,
   ) {}
-
-  /** The id of the application a filter names (id or uid), else 404; undefined for none. */
-  private async applicationFilter(organizationId: string, reference: string | undefined) {
-    if (reference === undefined) return undefined;
-    return (await this.applications.require(organizationId, reference)).id;
-  }
 
   @DescribeRoute({
     operationId: 'listMessages',
@@ -34,11 +29,19 @@ export class LogController {
     usesStore: true,
   })
   @Get('messages')
-  async listMessages(@OrganizationId() organizationId: string, @Query() query: unknown) {
+  @PortalRoute()
+  async listMessages(
+    @OrganizationId() organizationId: string,
+    @ApplicationScope() scope: string | null,
+    @Query() query: unknown,
+  ) {
     const { limit, cursor, applicationId, ...filter } = parseInput(messageQuerySchema, query);
     const page = await this.messages.list(
       organizationId,
-      { ...filter, applicationId: await this.applicationFilter(organizationId, applicationId) },
+      {
+        ...filter,
+        applicationId: await this.applications.narrow(organizationId, scope, applicationId),
+      },
       { limit, cursor },
     );
     return { data: page.items.map(messageView), nextCursor: page.nextCursor };
@@ -54,6 +57,7 @@ export class LogController {
     usesStore: true,
   })
   @Get('messages/:messageId')
+  @PortalRoute()
   async getMessage(
     @OrganizationId() organizationId: string,
     @Param('messageId') messageId: string,
@@ -92,11 +96,19 @@ export class LogController {
     usesStore: true,
   })
   @Get('dlq')
-  async listDlq(@OrganizationId() organizationId: string, @Query() query: unknown) {
+  @PortalRoute()
+  async listDlq(
+    @OrganizationId() organizationId: string,
+    @ApplicationScope() scope: string | null,
+    @Query() query: unknown,
+  ) {
     const { limit, cursor, applicationId, ...filter } = parseInput(dlqQuerySchema, query);
     const page = await this.dlq.list(
       organizationId,
-      { ...filter, applicationId: await this.applicationFilter(organizationId, applicationId) },
+      {
+        ...filter,
+        applicationId: await this.applications.narrow(organizationId, scope, applicationId),
+      },
       { limit, cursor },
     );
     return { data: page.items.map(dlqEntryView), nextCursor: page.nextCursor };

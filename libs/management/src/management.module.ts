@@ -7,6 +7,8 @@ import { InvalidEventsController } from './invalid-events.controller';
 import { LogController } from './log.controller';
 import { OrganizationsController } from './organizations.controller';
 import { PollController } from './poll.controller';
+import { PortalAccessController } from './portal-access.controller';
+import { PortalScopeGuard } from './portal-scope.guard';
 import { ReplayController } from './replay.controller';
 import { ReplayService } from './replay.service';
 
@@ -15,12 +17,13 @@ import { ReplayService } from './replay.service';
   controllers: [
     OrganizationsController,
     ApplicationsController,
+    PortalAccessController,
     EndpointsController,
     PollController,
     LogController,
     ReplayController,
     InvalidEventsController,
   ],
-  providers: [EndpointSettingsService, ReplayService, ApplicationsService],
+  providers: [EndpointSettingsService, ReplayService, ApplicationsService, PortalScopeGuard],
 })
 export class ManagementModule {}

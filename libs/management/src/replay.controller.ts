@@ -1,13 +1,18 @@
 import { Body, Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { dataOf, DescribeRoute } from '@hookbase/web';
 import { parseInput, replayFailedSchema } from '@hookbase/domain';
-import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
+import { ApiKeyGuard, OrganizationId, PortalRoute } from '@hookbase/web';
+import { PortalScopeGuard } from './portal-scope.guard';
 import { ReplayService } from './replay.service';
 import { messageView } from './views';
 
-/** Sending again what failed: each answer is the copy (or the count of copies) now queued. */
+/**
+ * Sending again what failed: each answer is the copy (or the count of copies) now queued. Every
+ * route here is application-scoped: a portal token replays its application's messages.
+ */
 @Controller('api/organizations/:orgId')
-@UseGuards(ApiKeyGuard)
+@UseGuards(ApiKeyGuard, PortalScopeGuard)
+@PortalRoute()
 export class ReplayController {
   constructor(private readonly replays: ReplayService) {}
 

@@ -17,5 +17,6 @@ export * from './repositories/message.repository';
 export * from './repositories/organization.repository';
 export * from './repositories/page';
 export * from './repositories/poll-log.repository';
+export * from './repositories/portal-token.repository';
 export * from './repositories/retention.repository';
 export { MIGRATIONS } from './migrations';

@@ -25,6 +25,7 @@ import { InvalidEventRepository } from './repositories/invalid-event.repository'
 import { MessageRepository } from './repositories/message.repository';
 import { OrganizationRepository } from './repositories/organization.repository';
 import { PollLogRepository } from './repositories/poll-log.repository';
+import { PortalTokenRepository } from './repositories/portal-token.repository';
 import { RetentionRepository } from './repositories/retention.repository';
 
 const REPOSITORIES = [
@@ -39,6 +40,7 @@ const REPOSITORIES = [
   MessageRepository,
   OrganizationRepository,
   PollLogRepository,
+  PortalTokenRepository,
   RetentionRepository,
 ];
 

@@ -9,6 +9,7 @@ import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { InvalidEventEntity } from './invalid-event.entity';
 import { MessageEntity } from './message.entity';
 import { OrganizationEntity } from './organization.entity';
+import { PortalTokenEntity } from './portal-token.entity';
 
 export {
   ApiKeyEntity,
@@ -22,6 +23,7 @@ export {
   InvalidEventEntity,
   MessageEntity,
   OrganizationEntity,
+  PortalTokenEntity,
 };
 
 export const ENTITIES = [
@@ -36,4 +38,5 @@ export const ENTITIES = [
   AttemptEntity,
   DlqEntryEntity,
   InvalidEventEntity,
+  PortalTokenEntity,
 ];

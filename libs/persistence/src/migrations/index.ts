@@ -9,6 +9,7 @@ import { SealEndpointSecrets1765152000000 } from './1765152000000-seal-endpoint-
 import { ExplicitDeliveryState1765238400000 } from './1765238400000-explicit-delivery-state';
 import { EventTraceParent1765324800000 } from './1765324800000-event-trace-parent';
 import { Applications1765584000000 } from './1765584000000-applications';
+import { PortalTokens1765584000001 } from './1765584000001-portal-tokens';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -22,4 +23,5 @@ export const MIGRATIONS = [
   ExplicitDeliveryState1765238400000,
   EventTraceParent1765324800000,
   Applications1765584000000,
+  PortalTokens1765584000001,
 ];

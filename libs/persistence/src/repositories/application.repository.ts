@@ -98,6 +98,27 @@ export class ApplicationRepository {
     }
   }
 
+  /**
+   * The application that owns an endpoint, a message or a DLQ entry of the organization (through
+   * the endpoint: an endpoint never changes application): its id, null for the organization's
+   * own, undefined when there is no such thing.
+   */
+  async ownerOf(
+    organizationId: string,
+    kind: 'endpoint' | 'message' | 'dlq',
+    id: string,
+  ): Promise<string | null | undefined> {
+    const rows: { application_id: string | null }[] = await this.dataSource.query(
+      kind === 'endpoint'
+        ? `SELECT application_id FROM endpoints WHERE id = $1 AND organization_id = $2`
+        : `SELECT e.application_id FROM ${kind === 'message' ? 'messages' : 'dlq_entries'} t
+             JOIN endpoints e ON e.id = t.endpoint_id
+            WHERE t.id = $1 AND t.organization_id = $2`,
+      [id, organizationId],
+    );
+    return rows.length === 0 ? undefined : rows[0].application_id;
+  }
+
   async delete(application: ApplicationEntity): Promise<void> {
     await this.repo.delete({ id: application.id, organizationId: application.organizationId });
   }
