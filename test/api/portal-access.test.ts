@@ -28,6 +28,7 @@ const APPLICATION_SCOPED = new Set([
   'getMessage',
   'listDlq',
   'retryDlqEntry',
+  'getPortalSession',
 ]);
 
 interface Route {
@@ -150,7 +151,7 @@ describe('portal access', () => {
     const w = await world();
     const { token, url, expiresAt } = await portalToken(w.client, w.org, 'cust-a');
     expect(token).toMatch(/^hbp_[A-Za-z0-9_-]{43}$/);
-    expect(url).toBe(`${stack.url}/dashboard/portal#token=${token}`);
+    expect(url).toBe(`${stack.url}/dashboard/portal/${w.organizationId}#token=${token}`);
     const lifetime = Date.parse(expiresAt) - Date.now();
     expect(lifetime).toBeGreaterThan(3_500_000);
     expect(lifetime).toBeLessThanOrEqual(3_600_000);

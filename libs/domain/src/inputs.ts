@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { applicationRefSchema } from './applications';
+import { portalSettingsSchema } from './portal-access';
 import { DomainError } from './errors';
 import {
   AWS_ACCOUNT_ID_PATTERN,
@@ -80,6 +81,8 @@ export const updateOrganizationSchema = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   plan: z.enum(PLANS).optional(),
   hostCloudIdentity: hostCloudIdentitySchema.optional(),
+  /** Portal branding and embedding origins; null clears them. */
+  portal: portalSettingsSchema.optional(),
 });
 export type UpdateOrganizationInput = z.infer<typeof updateOrganizationSchema>;
 

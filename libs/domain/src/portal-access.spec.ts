@@ -1,5 +1,7 @@
 import {
   isWellFormedPortalToken,
+  portalFrameAncestors,
+  portalSettingsSchema,
   PORTAL_TOKEN_MAX_SECONDS,
   portalAccessSchema,
   portalDecision,
@@ -61,11 +63,44 @@ describe('portalDecision', () => {
 
 describe('portalUrl', () => {
   it('puts the token in the fragment of the portal page', () => {
-    expect(portalUrl('https://hooks.example.com/', TOKEN)).toBe(
-      `https://hooks.example.com/dashboard/portal#token=${TOKEN}`,
+    expect(portalUrl('https://hooks.example.com/', 'org_1', TOKEN)).toBe(
+      `https://hooks.example.com/dashboard/portal/org_1#token=${TOKEN}`,
     );
-    expect(portalUrl('http://127.0.0.1:3000', TOKEN)).toBe(
-      `http://127.0.0.1:3000/dashboard/portal#token=${TOKEN}`,
+    expect(portalUrl('http://127.0.0.1:3000', 'org_1', TOKEN)).toBe(
+      `http://127.0.0.1:3000/dashboard/portal/org_1#token=${TOKEN}`,
+    );
+  });
+});
+
+describe('portal settings', () => {
+  it('take branding and origins, refusing anything that could break out of the CSP', () => {
+    expect(
+      portalSettingsSchema.safeParse({
+        displayName: 'Acme',
+        logoUrl: 'https://cdn.example.com/logo.png',
+        primaryColor: '#3366ff',
+        allowedOrigins: ['https://app.example.com', 'http://127.0.0.1:8080'],
+      }).success,
+    ).toBe(true);
+    expect(portalSettingsSchema.safeParse(null).success).toBe(true);
+    for (const origin of [
+      'https://app.example.com/path',
+      "https://a.com; script-src 'unsafe-inline'",
+      '*',
+      'https://a.com https://b.com',
+      'javascript:alert(1)',
+    ]) {
+      expect(portalSettingsSchema.safeParse({ allowedOrigins: [origin] }).success).toBe(false);
+    }
+    expect(portalSettingsSchema.safeParse({ primaryColor: 'red' }).success).toBe(false);
+    expect(portalSettingsSchema.safeParse({ logoUrl: 'javascript:alert(1)' }).success).toBe(false);
+  });
+
+  it('frame the portal only from the allowed origins, by default from none', () => {
+    expect(portalFrameAncestors(null)).toBe("frame-ancestors 'none'");
+    expect(portalFrameAncestors({ allowedOrigins: [] })).toBe("frame-ancestors 'none'");
+    expect(portalFrameAncestors({ allowedOrigins: ['https://a.com', 'http://b.com:81'] })).toBe(
+      'frame-ancestors https://a.com http://b.com:81',
     );
   });
 });

@@ -56,8 +56,43 @@ export function portalDecision(
 
 /**
  * The portal's address for a token: the token rides in the fragment, which browsers never send,
- * so it reaches no server or proxy log; the page moves it to session storage at once.
+ * so it reaches no server or proxy log; the page moves it to session storage at once. The
+ * organization id in the path (no secret) lets the server send that organization's
+ * `frame-ancestors` with every portal page.
  */
-export function portalUrl(publicBaseUrl: string, token: string): string {
-  return `${publicBaseUrl.replace(/\/+$/, '')}/dashboard/portal#token=${encodeURIComponent(token)}`;
+export function portalUrl(publicBaseUrl: string, organizationId: string, token: string): string {
+  const base = publicBaseUrl.replace(/\/+$/, '');
+  return `${base}/dashboard/portal/${encodeURIComponent(organizationId)}#token=${encodeURIComponent(token)}`;
+}
+
+/** An origin allowed to embed the portal: scheme, host and optional port, nothing more. */
+const ORIGIN_PATTERN = /^https?:\/\/[A-Za-z0-9.-]+(?::\d{1,5})?$/;
+
+/** An organization's portal branding and the origins that may embed its portal in a frame. */
+export const portalSettingsSchema = z
+  .strictObject({
+    displayName: z.string().trim().min(1).max(100).optional(),
+    /** An https (or http) image URL shown in the portal's header. */
+    logoUrl: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional(),
+    /** A hex colour such as #3366ff. */
+    primaryColor: z
+      .string()
+      .regex(/^#[0-9A-Fa-f]{6}$/, 'must be a hex colour such as #3366ff')
+      .optional(),
+    /** Origins such as https://app.example.com; none: the portal cannot be framed. */
+    allowedOrigins: z
+      .array(z.string().regex(ORIGIN_PATTERN, 'must be an origin such as https://app.example.com'))
+      .max(20)
+      .optional(),
+  })
+  .nullable();
+export type PortalSettings = NonNullable<z.infer<typeof portalSettingsSchema>>;
+
+/** The `frame-ancestors` of an organization's portal pages: its allowed origins, else none. */
+export function portalFrameAncestors(settings: PortalSettings | null | undefined): string {
+  const origins = settings?.allowedOrigins ?? [];
+  return origins.length === 0 ? "frame-ancestors 'none'" : `frame-ancestors ${origins.join(' ')}`;
 }

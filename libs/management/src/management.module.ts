@@ -9,6 +9,7 @@ import { OrganizationsController } from './organizations.controller';
 import { PollController } from './poll.controller';
 import { PortalAccessController } from './portal-access.controller';
 import { PortalScopeGuard } from './portal-scope.guard';
+import { PortalSessionController } from './portal-session.controller';
 import { ReplayController } from './replay.controller';
 import { ReplayService } from './replay.service';
 
@@ -18,6 +19,7 @@ import { ReplayService } from './replay.service';
     OrganizationsController,
     ApplicationsController,
     PortalAccessController,
+    PortalSessionController,
     EndpointsController,
     PollController,
     LogController,

@@ -76,7 +76,7 @@ export class PortalAccessController {
     const base = this.config.http.publicUrl ?? `${request.protocol}://${request.host}`;
     return {
       data: {
-        url: portalUrl(base, token),
+        url: portalUrl(base, organizationId, token),
         token,
         expiresAt: expiresAt.toISOString(),
         readOnly: input.readOnly,

@@ -30,6 +30,7 @@ export function organizationView(organization: OrganizationEntity) {
     name: organization.name,
     plan: organization.plan,
     hostCloudIdentity: organization.hostCloudIdentity,
+    portal: organization.portal,
     createdAt: iso(organization.createdAt),
   };
 }

@@ -10,6 +10,7 @@ import { ExplicitDeliveryState1765238400000 } from './1765238400000-explicit-del
 import { EventTraceParent1765324800000 } from './1765324800000-event-trace-parent';
 import { Applications1765584000000 } from './1765584000000-applications';
 import { PortalTokens1765584000001 } from './1765584000001-portal-tokens';
+import { PortalBranding1765584000002 } from './1765584000002-portal-branding';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -24,4 +25,5 @@ export const MIGRATIONS = [
   EventTraceParent1765324800000,
   Applications1765584000000,
   PortalTokens1765584000001,
+  PortalBranding1765584000002,
 ];

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { HostIdentityGrant, newId, Plan } from '@hookbase/domain';
+import { HostIdentityGrant, newId, Plan, PortalSettings } from '@hookbase/domain';
 import { OrganizationEntity } from '../entities';
 import { Page, toPage } from './page';
 
@@ -23,10 +23,20 @@ export class OrganizationRepository {
         id: newId('org'),
         ...input,
         hostCloudIdentity: input.hostCloudIdentity ?? null,
+        portal: null,
         createdAt: now,
         updatedAt: now,
       }),
     );
+  }
+
+  /** The organization's portal settings: null when none or unknown. */
+  async portalSettings(id: string): Promise<PortalSettings | null> {
+    const rows: { portal: PortalSettings | null }[] = await this.dataSource.query(
+      'SELECT portal FROM organizations WHERE id = $1',
+      [id],
+    );
+    return rows[0]?.portal ?? null;
   }
 
   /** The organization's opt-in to the host's cloud identity: null when off or unknown. */
@@ -64,7 +74,12 @@ export class OrganizationRepository {
 
   async update(
     organization: OrganizationEntity,
-    patch: { name?: string; plan?: Plan; hostCloudIdentity?: HostIdentityGrant | null },
+    patch: {
+      name?: string;
+      plan?: Plan;
+      hostCloudIdentity?: HostIdentityGrant | null;
+      portal?: PortalSettings | null;
+    },
   ): Promise<OrganizationEntity> {
     Object.assign(organization, patch, { updatedAt: new Date() });
     return this.repo.save(organization);

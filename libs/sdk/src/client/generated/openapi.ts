@@ -49,7 +49,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change an organization's name, plan or `hostCloudIdentity` (admin; null turns the host identity off). */
+        /** Change an organization's name, plan, `hostCloudIdentity` (admin; null turns the host identity off) or `portal` branding (`displayName`, `logoUrl`, `primaryColor`, and `allowedOrigins` that may embed the portal; null clears it). */
         patch: operations["updateOrganization"];
         trace?: never;
     };
@@ -393,6 +393,23 @@ export interface paths {
         };
         /** The endpoint's last hour: attempts per minute by outcome with their median and longest latency, the success rate, and the 20 latest attempts. */
         get: operations["getEndpointStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/portal/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A portal token's session: its organization and application, whether it is read-only, the plan, and the organization's portal branding. Only a portal token (404 for an API key). */
+        get: operations["getPortalSession"];
         put?: never;
         post?: never;
         delete?: never;
@@ -836,6 +853,13 @@ export interface components {
             name?: string;
             /** @enum {string} */
             plan?: "free" | "pro" | "business";
+            portal?: {
+                allowedOrigins?: string[];
+                displayName?: string;
+                /** Format: uri */
+                logoUrl?: string;
+                primaryColor?: string;
+            } | null;
         };
     };
     responses: never;
@@ -5195,6 +5219,106 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "ORGANIZATION_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getPortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The portal session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            application: Record<string, unknown>;
+                            branding: Record<string, unknown>;
+                            organizationId: string;
+                            plan: string;
+                            readOnly: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NOT_FOUND";
                         };
                     };
                 };
