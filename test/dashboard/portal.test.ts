@@ -11,7 +11,6 @@ import {
 } from '@hookbase/testing';
 import { checkPage, launchChromium, watchConsole } from './browser';
 
-
 /**
  * The dashboard's portal mode in Debian's chromium against the real stack: a customer opens the
  * link of application A, sees only A, creates an endpoint with FIFO on and sees a delivery in its
