@@ -6,6 +6,7 @@ import {
   inApplicationScope,
   isApplicationId,
   isApplicationUid,
+  retentionProblem,
   updateApplicationSchema,
 } from './applications';
 
@@ -95,5 +96,15 @@ describe('application inputs', () => {
   it('lets an update clear the uid with null', () => {
     expect(updateApplicationSchema.parse({ uid: null })).toEqual({ uid: null });
     expect(updateApplicationSchema.safeParse({ uid: 'app_x' }).success).toBe(false);
+  });
+});
+
+describe('retentionProblem', () => {
+  it('lets an application keep its log for less than the plan, never more', () => {
+    expect(retentionProblem(null, 7)).toBeNull();
+    expect(retentionProblem(1, 7)).toBeNull();
+    expect(retentionProblem(7, 7)).toBeNull();
+    expect(retentionProblem(0.5, 7)).toBeNull();
+    expect(retentionProblem(8, 7)).toMatch(/at most the plan's 7 days/);
   });
 });

@@ -80,10 +80,14 @@ const applicationMetadata = z.record(z.string(), z.unknown()).superRefine((metad
 
 const applicationName = z.string().trim().min(1).max(200).refine(isStorableText, 'not storable');
 
+/** Days an application's log is kept (fractions allowed), at most its plan's; null: the plan's. */
+const retentionDays = z.number().positive().max(3650);
+
 export const createApplicationSchema = z.strictObject({
   name: applicationName,
   uid: applicationUid.nullable().optional(),
   metadata: applicationMetadata.optional(),
+  retentionDays: retentionDays.nullable().optional(),
 });
 export type CreateApplicationInput = z.infer<typeof createApplicationSchema>;
 
@@ -91,5 +95,15 @@ export const updateApplicationSchema = z.strictObject({
   name: applicationName.optional(),
   uid: applicationUid.nullable().optional(),
   metadata: applicationMetadata.optional(),
+  retentionDays: retentionDays.nullable().optional(),
 });
 export type UpdateApplicationInput = z.infer<typeof updateApplicationSchema>;
+
+/**
+ * The retention an application asks for, checked against its plan's: an application may keep its
+ * log for less than the plan does, never more. Answers the problem, or null when it fits.
+ */
+export function retentionProblem(requestedDays: number | null, planDays: number): string | null {
+  if (requestedDays === null || requestedDays <= planDays) return null;
+  return `retentionDays must be at most the plan's ${planDays} days`;
+}

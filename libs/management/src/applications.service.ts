@@ -1,9 +1,16 @@
-import { Injectable } from '@nestjs/common';
-import { CreateApplicationInput, DomainError, UpdateApplicationInput } from '@hookbase/domain';
+import { Inject, Injectable } from '@nestjs/common';
+import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
+import {
+  CreateApplicationInput,
+  DomainError,
+  retentionProblem,
+  UpdateApplicationInput,
+} from '@hookbase/domain';
 import {
   ApplicationEntity,
   ApplicationRepository,
   EndpointRepository,
+  OrganizationRepository,
   PollLogRepository,
 } from '@hookbase/persistence';
 import { EndpointSettingsService } from './endpoint-settings.service';
@@ -16,7 +23,22 @@ export class ApplicationsService {
     private readonly endpoints: EndpointRepository,
     private readonly settings: EndpointSettingsService,
     private readonly pollLog: PollLogRepository,
+    private readonly organizations: OrganizationRepository,
+    @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
+
+  /** An application keeps its log for at most its plan's retention (400 otherwise). */
+  private async checkRetention(organizationId: string, days: number | null): Promise<void> {
+    if (days === null) return;
+    const organization = await this.organizations.findById(organizationId);
+    if (!organization) throw new DomainError('ORGANIZATION_NOT_FOUND', 'Organization not found');
+    const problem = retentionProblem(days, this.config.retention.days[organization.plan]);
+    if (problem) {
+      throw new DomainError('VALIDATION_FAILED', `Invalid request: retentionDays: ${problem}`, {
+        issues: [{ path: 'retentionDays', message: problem }],
+      });
+    }
+  }
 
   /** The application a reference (id or uid) names in the organization, else 404. */
   async require(organizationId: string, reference: string): Promise<ApplicationEntity> {
@@ -44,12 +66,14 @@ export class ApplicationsService {
     return scope;
   }
 
-  create(organizationId: string, input: CreateApplicationInput): Promise<ApplicationEntity> {
+  async create(organizationId: string, input: CreateApplicationInput): Promise<ApplicationEntity> {
+    await this.checkRetention(organizationId, input.retentionDays ?? null);
     return this.applications.create({
       organizationId,
       uid: input.uid ?? null,
       name: input.name,
       metadata: input.metadata ?? {},
+      retentionDays: input.retentionDays ?? null,
     });
   }
 

@@ -60,6 +60,7 @@ export function applicationView(application: ApplicationEntity) {
     uid: application.uid,
     name: application.name,
     metadata: application.metadata,
+    retentionDays: application.retentionDays,
     createdAt: iso(application.createdAt),
     updatedAt: iso(application.updatedAt),
   };

@@ -9,6 +9,9 @@ export class ApplicationEntity {
   @Column({ type: 'text', nullable: true }) uid!: string | null;
   @Column('text') name!: string;
   @Column({ type: 'jsonb', default: () => `'{}'` }) metadata!: Record<string, unknown>;
+  /** Days its log is kept, at most the plan's; null: the plan's. */
+  @Column({ name: 'retention_days', type: 'double precision', nullable: true })
+  retentionDays!: number | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt!: Date;
 }

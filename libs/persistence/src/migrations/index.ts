@@ -11,6 +11,7 @@ import { EventTraceParent1765324800000 } from './1765324800000-event-trace-paren
 import { Applications1765584000000 } from './1765584000000-applications';
 import { PortalTokens1765584000001 } from './1765584000001-portal-tokens';
 import { PortalBranding1765584000002 } from './1765584000002-portal-branding';
+import { ApplicationRetention1765584000003 } from './1765584000003-application-retention';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -26,4 +27,5 @@ export const MIGRATIONS = [
   Applications1765584000000,
   PortalTokens1765584000001,
   PortalBranding1765584000002,
+  ApplicationRetention1765584000003,
 ];

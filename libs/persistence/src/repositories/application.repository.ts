@@ -33,6 +33,7 @@ export class ApplicationRepository {
     uid: string | null;
     name: string;
     metadata: Record<string, unknown>;
+    retentionDays: number | null;
   }): Promise<ApplicationEntity> {
     const now = new Date();
     const application = this.repo.create({

@@ -221,6 +221,10 @@ export const applicationBody: JsonSchema = {
     uid: { type: ['string', 'null'] },
     name: { type: 'string' },
     metadata: { type: 'object' },
+    retentionDays: {
+      type: ['number', 'null'],
+      description: "Days its log is kept, at most the plan's; null: the plan's.",
+    },
     createdAt: { type: 'string' },
     updatedAt: { type: 'string' },
   },

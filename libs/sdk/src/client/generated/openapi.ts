@@ -568,6 +568,7 @@ export interface components {
                 [key: string]: unknown;
             };
             name: string;
+            retentionDays?: number | null;
             uid?: string | null;
         };
         CreateEndpoint: {
@@ -780,6 +781,7 @@ export interface components {
                 [key: string]: unknown;
             };
             name?: string;
+            retentionDays?: number | null;
             uid?: string | null;
         };
         UpdateEndpoint: {
@@ -2189,6 +2191,8 @@ export interface operations {
                             id: string;
                             metadata: Record<string, unknown>;
                             name: string;
+                            /** @description Days its log is kept, at most the plan's; null: the plan's. */
+                            retentionDays?: number | null;
                             uid: string | null;
                             updatedAt: string;
                         };
@@ -2349,6 +2353,8 @@ export interface operations {
                             id: string;
                             metadata: Record<string, unknown>;
                             name: string;
+                            /** @description Days its log is kept, at most the plan's; null: the plan's. */
+                            retentionDays?: number | null;
                             uid: string | null;
                             updatedAt: string;
                         };
@@ -2587,6 +2593,8 @@ export interface operations {
                             id: string;
                             metadata: Record<string, unknown>;
                             name: string;
+                            /** @description Days its log is kept, at most the plan's; null: the plan's. */
+                            retentionDays?: number | null;
                             uid: string | null;
                             updatedAt: string;
                         };
