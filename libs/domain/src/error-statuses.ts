@@ -39,6 +39,7 @@ export const ERROR_STATUSES: Readonly<Record<ErrorCode, { http: number; grpc: Gr
   ENDPOINT_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
   APPLICATION_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
   APPLICATION_UID_TAKEN: { http: 409, grpc: 'ALREADY_EXISTS' },
+  PAYLOAD_PURGED: { http: 409, grpc: 'FAILED_PRECONDITION' },
   EVENT_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
   MESSAGE_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },
   DLQ_ENTRY_NOT_FOUND: { http: 404, grpc: 'NOT_FOUND' },

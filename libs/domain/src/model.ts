@@ -37,6 +37,7 @@ export const DLQ_REASONS = [
   'endpoint_deleted',
   'circuit_open',
   'fifo_expired',
+  'payload_purged',
 ] as const;
 export type DlqReason = (typeof DLQ_REASONS)[number];
 

@@ -1,4 +1,4 @@
-import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Query, UseGuards } from '@nestjs/common';
 import { dlqQuerySchema, DomainError, messageQuerySchema, parseInput } from '@hookbase/domain';
 import { dataOf, DescribeRoute, pageOf } from '@hookbase/web';
 import { DlqRepository, EventRepository, MessageRepository } from '@hookbase/persistence';
@@ -83,6 +83,36 @@ export class LogController {
     const event = await this.events.findEvent(organizationId, eventId);
     if (!event) throw new DomainError('EVENT_NOT_FOUND', 'Event not found');
     return { data: eventView(event, await this.events.messagesOfEvent(event.id)) };
+  }
+
+  /** The event and its messages keep their rows; only the payload goes (see the guide). */
+  @DescribeRoute({
+    operationId: 'purgeEventPayload',
+    tag: 'Message log',
+    summary:
+      "Erase an event's payload everywhere Hookbase stores it. Its messages and attempts keep their rows and statuses; those still waiting are dead-lettered (payload_purged); replaying it is refused with 409 PAYLOAD_PURGED.",
+    security: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Purged',
+      schema: dataOf({
+        type: 'object',
+        required: ['id', 'payloadPurged', 'messagesCancelled'],
+        properties: {
+          id: { type: 'string' },
+          payloadPurged: { const: true },
+          messagesCancelled: { type: 'integer', minimum: 0 },
+        },
+      }),
+    },
+    errors: ['ORGANIZATION_NOT_FOUND', 'EVENT_NOT_FOUND'],
+    usesStore: true,
+  })
+  @Delete('events/:eventId/payload')
+  async purgePayload(@OrganizationId() organizationId: string, @Param('eventId') eventId: string) {
+    const purged = await this.events.purgePayload(organizationId, eventId);
+    if (!purged) throw new DomainError('EVENT_NOT_FOUND', 'Event not found');
+    return { data: { id: eventId, payloadPurged: true, messagesCancelled: purged.cancelled } };
   }
 
   @DescribeRoute({

@@ -22,7 +22,7 @@ export class ReplayController {
     summary: 'Send a copy of a message at once (`replayOf` names the original).',
     security: 'apiKey',
     success: { status: 202, description: 'The copy', schema: dataOf() },
-    errors: ['ORGANIZATION_NOT_FOUND', 'MESSAGE_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
+    errors: ['ORGANIZATION_NOT_FOUND', 'MESSAGE_NOT_FOUND', 'ENDPOINT_NOT_FOUND', 'PAYLOAD_PURGED'],
     usesStore: true,
   })
   @Post('messages/:messageId/replay')
@@ -84,6 +84,7 @@ export class ReplayController {
       'DLQ_ENTRY_NOT_FOUND',
       'MESSAGE_NOT_FOUND',
       'ENDPOINT_NOT_FOUND',
+      'PAYLOAD_PURGED',
     ],
     usesStore: true,
   })

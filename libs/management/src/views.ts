@@ -144,6 +144,7 @@ export function eventView(event: EventEntity, messages: MessageEntity[]) {
     payload: event.payload,
     idempotencyKey: event.idempotencyKey,
     acceptedAt: iso(event.acceptedAt),
+    payloadPurgedAt: iso(event.payloadPurgedAt),
     messages: messages.map(messageView),
   };
 }

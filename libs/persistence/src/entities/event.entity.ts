@@ -14,5 +14,8 @@ export class EventEntity {
   @Column({ name: 'accepted_at', type: 'timestamptz' }) acceptedAt!: Date;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   /** W3C `traceparent` of the event's fan-out; null when tracing was off. */
+  /** When its payload was erased on request; null: never. */
+  @Column({ name: 'payload_purged_at', type: 'timestamptz', nullable: true })
+  payloadPurgedAt!: Date | null;
   @Column({ name: 'trace_parent', type: 'text', nullable: true }) traceParent!: string | null;
 }

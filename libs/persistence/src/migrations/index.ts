@@ -12,6 +12,7 @@ import { Applications1765584000000 } from './1765584000000-applications';
 import { PortalTokens1765584000001 } from './1765584000001-portal-tokens';
 import { PortalBranding1765584000002 } from './1765584000002-portal-branding';
 import { ApplicationRetention1765584000003 } from './1765584000003-application-retention';
+import { PayloadPurge1765584000004 } from './1765584000004-payload-purge';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -28,4 +29,5 @@ export const MIGRATIONS = [
   PortalTokens1765584000001,
   PortalBranding1765584000002,
   ApplicationRetention1765584000003,
+  PayloadPurge1765584000004,
 ];

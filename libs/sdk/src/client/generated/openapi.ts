@@ -211,6 +211,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{orgId}/events/{eventId}/payload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Erase an event's payload everywhere Hookbase stores it. Its messages and attempts keep their rows and statuses; those still waiting are dead-lettered (payload_purged); replaying it is refused with 409 PAYLOAD_PURGED. */
+        delete: operations["purgeEventPayload"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{orgId}/messages": {
         parameters: {
             query?: never;
@@ -3000,7 +3017,7 @@ export interface operations {
                 cursor?: string;
                 endpointId?: string;
                 limit?: number;
-                reason?: "max_attempts" | "max_age" | "permanent_failure" | "endpoint_deleted" | "circuit_open" | "fifo_expired";
+                reason?: "max_attempts" | "max_age" | "permanent_failure" | "endpoint_deleted" | "circuit_open" | "fifo_expired" | "payload_purged";
             };
             header?: never;
             path: {
@@ -3176,6 +3193,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description PAYLOAD_PURGED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_PURGED";
+                        };
+                    };
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -3270,6 +3301,122 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: Record<string, unknown>;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, EVENT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "EVENT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    purgeEventPayload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                eventId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Purged */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            messagesCancelled: number;
+                            /** @constant */
+                            payloadPurged: true;
+                        };
                     };
                 };
             };
@@ -3654,6 +3801,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "ORGANIZATION_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_PURGED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_PURGED";
                         };
                     };
                 };
