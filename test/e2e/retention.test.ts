@@ -95,6 +95,9 @@ describe('retention', () => {
     expect(brief.status).toBe(201);
     expect(brief.body.data.retentionDays).toBe(0.00002);
     await pro.client.post(`${org}/applications`, { name: 'Plan long', uid: 'long' });
+    expect((await pro.client.patch(`${org}/applications/long`, { retentionDays: 31 })).status).toBe(
+      400,
+    );
     for (const applicationId of ['brief', 'long']) {
       const created = await pro.client.post(`${org}/webhook-endpoints`, {
         url: `${receiverUrl}/${applicationId}`,

@@ -77,10 +77,14 @@ export class ApplicationsService {
     });
   }
 
-  update(
+  async update(
     application: ApplicationEntity,
     input: UpdateApplicationInput,
   ): Promise<ApplicationEntity> {
+    if (input.retentionDays !== undefined) {
+      await this.checkRetention(application.organizationId, input.retentionDays);
+      application.retentionDays = input.retentionDays;
+    }
     if (input.name !== undefined) application.name = input.name;
     if (input.uid !== undefined) application.uid = input.uid;
     if (input.metadata !== undefined) application.metadata = input.metadata;
