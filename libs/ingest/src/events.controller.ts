@@ -46,7 +46,7 @@ export class EventsController {
     security: 'apiKey',
     body: { name: 'PublishEvent', schema: publishEventSchema, required: true },
     success: { status: 202, description: 'Accepted', schema: dataOf() },
-    errors: ['IDEMPOTENCY_CONFLICT'],
+    errors: ['IDEMPOTENCY_CONFLICT', 'APPLICATION_NOT_FOUND'],
     usesStore: true,
   })
   @Post()

@@ -5842,6 +5842,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description APPLICATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
             /** @description IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
