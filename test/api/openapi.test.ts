@@ -11,6 +11,7 @@ import {
   AdminGuard,
   AdminOnlyGuard,
   ApiKeyGuard,
+  ApiKeyOrAdminGuard,
   buildOpenApiDocument,
   controllersOf,
   errorCodesOf,
@@ -64,7 +65,7 @@ function routeGuards(): Record<string, string> {
       const all = [...onClass, ...(Reflect.getMetadata(GUARDS_METADATA, handler) ?? [])];
       const security = all.some((guard) => guard === AdminGuard || guard === AdminOnlyGuard)
         ? 'admin'
-        : all.includes(ApiKeyGuard)
+        : all.includes(ApiKeyGuard) || all.includes(ApiKeyOrAdminGuard)
           ? 'apiKey'
           : 'none';
       const full = `/${[prefix, path]

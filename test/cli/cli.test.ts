@@ -365,4 +365,53 @@ describe('hookbase CLI against the real stack', () => {
       await local.stop();
     }
   });
+
+  it('manages applications, their endpoints, portal links, publishing to one and purging a payload', async () => {
+    const app = await json(['apps', 'create', '--name', 'Globex', '--uid', 'globex']);
+    expect(app).toMatchObject({ uid: 'globex', name: 'Globex', retentionDays: null });
+    expect((await cli(['apps', 'create', '--name', 'Again', '--uid', 'globex'])).stderr).toContain(
+      'APPLICATION_UID_TAKEN',
+    );
+    const listed = await json(['apps', 'list', '--uid-prefix', 'glob']);
+    expect(listed.data.map((a: { id: string }) => a.id)).toEqual([app.id]);
+    expect(await json(['apps', 'update', 'globex', '--retention-days', '1'])).toMatchObject({
+      retentionDays: 1,
+    });
+    const endpoint = await json([
+      'endpoints',
+      'create',
+      '--url',
+      `${receiverUrl}/globex`,
+      '--app',
+      'globex',
+    ]);
+    expect(endpoint.applicationId).toBe(app.id);
+    const ofApp = await json(['endpoints', 'list', '--app', 'globex']);
+    expect(ofApp.map((e: { id: string }) => e.id)).toEqual([endpoint.id]);
+
+    const sent = await json(['send', '-', '--type', 'cli.app', '--app', 'globex'], '{"n":1}');
+    await pollUntil(() => receiver.requests.some((r) => r.path === '/globex'), {
+      description: 'the event delivered to the application endpoint',
+    });
+    const unknown = await cli(['send', '-', '--type', 'cli.app', '--app', 'nobody'], '{}');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('APPLICATION_NOT_FOUND');
+
+    const link = await json(['portal', 'globex', '--read-only', '--expires-in', '600']);
+    expect(link.url).toContain(`/dashboard/portal/${tenant.organizationId}#token=hbp_`);
+    expect(link.readOnly).toBe(true);
+    expect(await json(['portal', 'revoke', 'globex'])).toEqual({
+      applicationId: app.id,
+      revoked: 1,
+    });
+
+    await pollUntil(async () => (await cli(['purge-payload', sent.id])).code === 0, {
+      description: 'the event recorded, then purged',
+    });
+    expect(await json(['apps', 'delete', 'globex'])).toEqual({
+      id: app.id,
+      deleted: true,
+      endpointsDeleted: 1,
+    });
+  });
 });

@@ -81,4 +81,52 @@ describe('retention', () => {
     expect(again.body.data.duplicate).toBe(false);
     expect(again.body.data.id).not.toBe(done.body.data.id);
   });
+
+  it("prunes an application's log by its own shorter retention, before the plan's", async () => {
+    const pro = await createTenant(stack.url, stack.adminToken, 'pro');
+    const org = `/api/organizations/${pro.organizationId}`;
+    const tooLong = await pro.client.post(`${org}/applications`, { name: 'x', retentionDays: 31 });
+    expect(tooLong.status).toBe(400);
+    const brief = await pro.client.post(`${org}/applications`, {
+      name: 'Brief',
+      uid: 'brief',
+      retentionDays: 0.00002, // about 1.7 s, against the plan's 30 days
+    });
+    expect(brief.status).toBe(201);
+    expect(brief.body.data.retentionDays).toBe(0.00002);
+    await pro.client.post(`${org}/applications`, { name: 'Plan long', uid: 'long' });
+    expect((await pro.client.patch(`${org}/applications/long`, { retentionDays: 31 })).status).toBe(
+      400,
+    );
+    for (const applicationId of ['brief', 'long']) {
+      const created = await pro.client.post(`${org}/webhook-endpoints`, {
+        url: `${receiverUrl}/${applicationId}`,
+        applicationId,
+      });
+      expect(created.status).toBe(201);
+    }
+    const short = await pro.client.post('/v1/events', {
+      eventType: 'short',
+      payload: {},
+      applicationId: 'brief',
+    });
+    const long = await pro.client.post('/v1/events', {
+      eventType: 'long',
+      payload: {},
+      applicationId: 'long',
+    });
+    await pollUntil(
+      async () =>
+        (await pro.client.get(`${org}/messages?applicationId=long&status=succeeded`)).body.data
+          .length === 1,
+      { description: "the long-kept application's message delivered" },
+    );
+    await pollUntil(
+      async () => (await pro.client.get(`${org}/events/${short.body.data.id}`)).status === 404,
+      { timeoutMs: 20_000, description: "the brief application's event pruned" },
+    );
+    expect((await pro.client.get(`${org}/messages?applicationId=brief`)).body.data).toEqual([]);
+    expect((await pro.client.get(`${org}/events/${long.body.data.id}`)).status).toBe(200);
+    expect((await pro.client.get(`${org}/messages?applicationId=long`)).body.data).toHaveLength(1);
+  });
 });

@@ -1,6 +1,7 @@
 import {
   Hookbase,
   runRelay,
+  type CreateApplicationInput,
   type CreateEndpointInput,
   type PublishInput,
   type UpdateEndpointInput,
@@ -19,12 +20,21 @@ Usage: hookbase <command> [options]        (every command takes --json)
   login --api-url URL --api-key KEY --org ORG_ID
                                      check the key and store it (config file mode 0600)
   orgs                               the organization the key belongs to
-  endpoints list
+  apps list [--uid-prefix P] [--limit N] [--cursor C]
+  apps create --name NAME [--uid UID] [--retention-days D]
+  apps update APP [--name NAME] [--uid UID] [--retention-days D]
+  apps delete APP                    the application and its endpoints (APP: id or uid)
+  portal APP [--read-only] [--expires-in SECONDS]
+                                     a portal link for the application's customer
+  portal revoke APP                  revoke every portal link of the application
+  purge-payload EVENT                erase an event's payload (the log keeps its rows)
+  endpoints list [--app APP]
   endpoints create --url URL [--kind http|polling] [--event-type T]... [--fifo] [--description D]
+                   [--app APP]
   endpoints update ENDPOINT [--url URL] [--status active|paused|disabled] [--fifo true|false]
                    [--event-type T]... [--description D]
   endpoints delete ENDPOINT
-  send [FILE|-] [--type EVENT_TYPE] [--idempotency-key K] [--endpoint ENDPOINT]...
+  send [FILE|-] [--type EVENT_TYPE] [--idempotency-key K] [--endpoint ENDPOINT]... [--app APP]
                                      FILE (or stdin) holds the payload when --type is given,
                                      else the whole event: { "eventType", "payload", ... }
   messages [MESSAGE] [--endpoint E] [--status S] [--event-type T] [--limit N] [--cursor C]
@@ -110,7 +120,114 @@ function client(): Hookbase {
   return new Hookbase({ baseUrl: apiUrl, apiKey, organizationId });
 }
 
-const ENDPOINT_COLUMNS = ['id', 'kind', 'status', 'fifoEnabled', 'eventTypes', 'url'];
+const ENDPOINT_COLUMNS = [
+  'id',
+  'applicationId',
+  'kind',
+  'status',
+  'fifoEnabled',
+  'eventTypes',
+  'url',
+];
+const APPLICATION_COLUMNS = ['id', 'uid', 'name', 'retentionDays', 'createdAt'];
+
+function retentionDays(values: Values): number | null | undefined {
+  const text = str(values, 'retention-days');
+  if (text === undefined) return undefined;
+  if (text === 'none') return null;
+  const days = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || days <= 0)
+    throw usage('--retention-days must be a positive number or none');
+  return days;
+}
+
+async function apps(args: string[], output: Output): Promise<number> {
+  const [action, ...rest] = args;
+  const { values, positionals } = parse(rest, {
+    name: { type: 'string' },
+    uid: { type: 'string' },
+    'retention-days': { type: 'string' },
+    'uid-prefix': { type: 'string' },
+    limit: { type: 'string' },
+    cursor: { type: 'string' },
+  });
+  const hookbase = client();
+  const fields = () => {
+    const input: Record<string, unknown> = {};
+    if (values.name !== undefined) input.name = values.name;
+    if (values.uid !== undefined) input.uid = values.uid;
+    const days = retentionDays(values);
+    if (days !== undefined) input.retentionDays = days;
+    return input;
+  };
+  switch (action) {
+    case 'list': {
+      const query: Record<string, unknown> = {};
+      if (values['uid-prefix'] !== undefined) query.uidPrefix = values['uid-prefix'];
+      const limit = integer(values, 'limit');
+      if (limit !== undefined) query.limit = limit;
+      if (values.cursor !== undefined) query.cursor = values.cursor;
+      const page = await hookbase.listApplications(query);
+      if (output.json) output.out(JSON.stringify(page, null, 2));
+      else {
+        print(output, page.data, APPLICATION_COLUMNS);
+        if (page.nextCursor) output.out(`next page: --cursor ${page.nextCursor}`);
+      }
+      return EXIT.ok;
+    }
+    case 'create': {
+      if (positionals.length) throw usage('apps create takes options only');
+      if (values.name === undefined) throw usage('apps create needs --name');
+      print(
+        output,
+        await hookbase.createApplication(fields() as CreateApplicationInput),
+        APPLICATION_COLUMNS,
+      );
+      return EXIT.ok;
+    }
+    case 'update': {
+      const id = one(positionals, 'one APP id or uid');
+      const input = fields();
+      if (!Object.keys(input).length) throw usage('apps update: nothing to change');
+      print(output, await hookbase.updateApplication(id, input), APPLICATION_COLUMNS);
+      return EXIT.ok;
+    }
+    case 'delete': {
+      const id = one(positionals, 'one APP id or uid');
+      print(output, await hookbase.deleteApplication(id), ['id', 'deleted', 'endpointsDeleted']);
+      return EXIT.ok;
+    }
+    default:
+      throw usage('apps list|create|update|delete');
+  }
+}
+
+async function portal(args: string[], output: Output): Promise<number> {
+  const { values, positionals } = parse(args, {
+    'read-only': { type: 'boolean' },
+    'expires-in': { type: 'string' },
+  });
+  const hookbase = client();
+  if (positionals[0] === 'revoke') {
+    const id = one(positionals.slice(1), 'portal revoke APP');
+    print(output, await hookbase.revokePortalAccess(id), ['applicationId', 'revoked']);
+    return EXIT.ok;
+  }
+  const id = one(positionals, 'one APP id or uid');
+  const input: Record<string, unknown> = {};
+  if (values['read-only']) input.readOnly = true;
+  const expiresIn = integer(values, 'expires-in');
+  if (expiresIn !== undefined) input.expiresInSeconds = expiresIn;
+  print(output, await hookbase.createPortalAccess(id, input), ['url', 'expiresAt', 'readOnly']);
+  return EXIT.ok;
+}
+
+async function purgePayload(args: string[], output: Output): Promise<number> {
+  const { positionals } = parse(args, {});
+  const id = one(positionals, 'one EVENT id');
+  print(output, await client().purgeEventPayload(id), ['id', 'payloadPurged', 'messagesCancelled']);
+  return EXIT.ok;
+}
 const MESSAGE_COLUMNS = [
   'id',
   'endpointId',
@@ -130,11 +247,17 @@ async function endpoints(args: string[], output: Output): Promise<number> {
     fifo: { type: action === 'create' ? 'boolean' : 'string' },
     status: { type: 'string' },
     description: { type: 'string' },
+    app: { type: 'string' },
   });
   const hookbase = client();
+  const app = str(values, 'app');
   switch (action) {
     case 'list':
-      print(output, await hookbase.listEndpoints(), ENDPOINT_COLUMNS);
+      print(
+        output,
+        await hookbase.listEndpoints(undefined, app ? { applicationId: app } : {}),
+        ENDPOINT_COLUMNS,
+      );
       return EXIT.ok;
     case 'create': {
       if (positionals.length) throw usage('endpoints create takes options only');
@@ -144,6 +267,7 @@ async function endpoints(args: string[], output: Output): Promise<number> {
       if (values.fifo) input.fifoEnabled = true;
       if (values.status !== undefined) input.status = values.status;
       if (values.description !== undefined) input.description = values.description;
+      if (app !== undefined) input.applicationId = app;
       print(output, await hookbase.createEndpoint(input as CreateEndpointInput), ENDPOINT_COLUMNS);
       return EXIT.ok;
     }
@@ -181,6 +305,7 @@ async function send(args: string[], output: Output): Promise<number> {
     type: { type: 'string' },
     'idempotency-key': { type: 'string' },
     endpoint: { type: 'string', multiple: true },
+    app: { type: 'string' },
   });
   if (positionals.length > 1) throw usage('send takes at most one FILE');
   const json = readJson(positionals[0]);
@@ -198,6 +323,7 @@ async function send(args: string[], output: Output): Promise<number> {
   }
   if (values['idempotency-key'] !== undefined) input.idempotencyKey = values['idempotency-key'];
   if (values.endpoint) input.endpointIds = list(values, 'endpoint');
+  if (values.app !== undefined) input.applicationId = values.app;
   const result = await client().publish(input as PublishInput);
   print(output, result, ['id', 'eventType', 'acceptedAt', 'duplicate', 'idempotencyKey']);
   return EXIT.ok;
@@ -511,6 +637,9 @@ async function outboxRelay(args: string[]): Promise<number> {
 const COMMANDS: Record<string, (args: string[], output: Output) => Promise<number>> = {
   login,
   orgs,
+  apps,
+  portal,
+  'purge-payload': purgePayload,
   endpoints,
   send,
   messages,

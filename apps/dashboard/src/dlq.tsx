@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Client, DlqEntry } from './api';
 import { time } from './format';
-import { navigate } from './router';
+import { navigate, hrefOf } from './router';
 import { ErrorBox } from './ui';
 
 const REASONS = [
@@ -130,7 +130,7 @@ export function DlqPage(props: { client: Client }) {
                   </td>
                   <td>
                     <a
-                      href={`/dashboard/messages/${entry.messageId}`}
+                      href={hrefOf(`/messages/${entry.messageId}`)}
                       onClick={(event) => {
                         event.preventDefault();
                         navigate(`/messages/${entry.messageId}`);

@@ -4,7 +4,7 @@ import { DeliveryChart } from './chart';
 import { EndpointDialog, target } from './endpoints';
 import { blockedReasonText, duration, statusLabel, time } from './format';
 import { useLiveRefresh } from './live';
-import { navigate } from './router';
+import { navigate, hrefOf } from './router';
 import { Badge, Dialog, ErrorBox, Field, statusTone } from './ui';
 
 export function EndpointPage(props: { client: Client; endpointId: string; plan: string }) {
@@ -63,7 +63,7 @@ export function EndpointPage(props: { client: Client; endpointId: string; plan: 
     <section>
       <p>
         <a
-          href="/dashboard/"
+          href={hrefOf('/')}
           onClick={(event) => {
             event.preventDefault();
             navigate('/');
@@ -150,7 +150,7 @@ export function EndpointPage(props: { client: Client; endpointId: string; plan: 
                   <td>{time(attempt.startedAt)}</td>
                   <td>
                     <a
-                      href={`/dashboard/messages/${attempt.messageId}`}
+                      href={hrefOf(`/messages/${attempt.messageId}`)}
                       onClick={(event) => {
                         event.preventDefault();
                         navigate(`/messages/${attempt.messageId}`);
@@ -259,7 +259,7 @@ function QueuePanel(props: { fifo: FifoState }) {
               <dt>Message</dt>
               <dd>
                 <a
-                  href={`/dashboard/messages/${fifo.head.messageId}`}
+                  href={hrefOf(`/messages/${fifo.head.messageId}`)}
                   onClick={(event) => {
                     event.preventDefault();
                     navigate(`/messages/${fifo.head!.messageId}`);

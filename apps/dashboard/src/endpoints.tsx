@@ -1,7 +1,7 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
 import { ApiError, Client, Endpoint, EndpointStats, EventType, Session } from './api';
 import { fieldOf, fifoSwitchRule, parseDelays, parseHeaderLines, percent, time } from './format';
-import { navigate } from './router';
+import { navigate, hrefOf } from './router';
 import { Badge, Dialog, ErrorBox, Field, statusTone } from './ui';
 
 const KINDS = ['http', 'sqs', 'sns', 'eventbridge', 'pubsub', 's3', 'polling'];
@@ -111,7 +111,7 @@ export function EndpointsPage(props: { client: Client; session: Session }) {
                 <tr key={endpoint.id}>
                   <td className="wrap">
                     <a
-                      href={`/dashboard/endpoints/${endpoint.id}`}
+                      href={hrefOf(`/endpoints/${endpoint.id}`)}
                       onClick={(event) => {
                         event.preventDefault();
                         navigate(`/endpoints/${endpoint.id}`);

@@ -1,7 +1,7 @@
 import { FormEvent, useEffect, useState } from 'react';
 import { Attempt, Client, Endpoint, Message } from './api';
 import { STATUS_LABELS, statusLabel, time } from './format';
-import { navigate } from './router';
+import { navigate, hrefOf } from './router';
 import { Badge, ErrorBox, Field, statusTone } from './ui';
 
 /** The message log: filters live in the URL (so a filtered view can be shared), cursor paging. */
@@ -161,7 +161,7 @@ export function MessagesPage(props: { client: Client; params: URLSearchParams })
                 <tr key={message.id}>
                   <td>
                     <a
-                      href={`/dashboard/messages/${message.id}`}
+                      href={hrefOf(`/messages/${message.id}`)}
                       onClick={(event) => {
                         event.preventDefault();
                         navigate(`/messages/${message.id}`);
@@ -255,7 +255,7 @@ export function MessagePage(props: { client: Client; messageId: string }) {
     <section>
       <p>
         <a
-          href="/dashboard/messages"
+          href={hrefOf('/messages')}
           onClick={(event) => {
             event.preventDefault();
             navigate('/messages');
@@ -283,7 +283,7 @@ export function MessagePage(props: { client: Client; messageId: string }) {
               <dt>Endpoint</dt>
               <dd>
                 <a
-                  href={`/dashboard/endpoints/${message.endpointId}`}
+                  href={hrefOf(`/endpoints/${message.endpointId}`)}
                   onClick={(event) => {
                     event.preventDefault();
                     navigate(`/endpoints/${message.endpointId}`);

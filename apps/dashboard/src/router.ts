@@ -1,8 +1,18 @@
 import { useEffect, useState } from 'react';
 
-// A small router over the History API: every page has its own URL under /dashboard/, and the
-// server answers index.html for each of them.
-export const BASE = '/dashboard';
+// A small router over the History API: every page has its own URL under /dashboard/ (in portal
+// mode under /dashboard/portal/<orgId>/), and the server answers index.html for each of them.
+let BASE = '/dashboard';
+
+/** Moves every page under another base: portal mode's pages keep their organization in the path. */
+export function setBase(base: string): void {
+  BASE = base;
+}
+
+/** The address of a page, for links that open in a new tab. */
+export function hrefOf(to: string): string {
+  return `${BASE}${to}`;
+}
 
 export function currentRoute(): string {
   const path = window.location.pathname;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '@hookbase/config';
 import { DomainError, RateLimitedError } from '@hookbase/domain';
-import { ActiveApiKey, hashApiKey } from '@hookbase/persistence';
-import { ApiKeyLookup, AuthService, readBearer } from './auth.service';
+import { ActiveApiKey, ActivePortalToken, hashApiKey } from '@hookbase/persistence';
+import { ApiKeyLookup, AuthService, PortalTokenLookup, readBearer } from './auth.service';
 import { RefusalCounter, RequestLimits } from './request-limits';
 
 const newKey = () => `hb_${randomBytes(32).toString('base64url')}`;
@@ -22,6 +22,30 @@ class FakeKeys implements ApiKeyLookup {
   findActiveByHash(keyHash: string): Promise<ActiveApiKey | null> {
     this.lookups.push(keyHash);
     return Promise.resolve(this.known.get(keyHash) ?? null);
+  }
+}
+
+const newPortalToken = () => `hbp_${randomBytes(32).toString('base64url')}`;
+
+/** A portal token store that knows some tokens by hash and counts every lookup. */
+class FakePortalTokens implements PortalTokenLookup {
+  readonly lookups: string[] = [];
+  readonly known = new Map<string, ActivePortalToken>();
+
+  add(token: string, expiresAt: Date, readOnly = false): void {
+    this.known.set(hashApiKey(token), {
+      tokenId: `ptk_${this.known.size}`,
+      organizationId: 'org_a',
+      applicationId: 'app_a',
+      plan: 'pro',
+      readOnly,
+      expiresAt,
+    });
+  }
+
+  findActiveByHash(tokenHash: string): Promise<ActivePortalToken | null> {
+    this.lookups.push(tokenHash);
+    return Promise.resolve(this.known.get(tokenHash) ?? null);
   }
 }
 
@@ -47,6 +71,51 @@ async function refusal(promise: Promise<unknown>): Promise<DomainError> {
   }
   throw new Error('expected a refusal');
 }
+
+describe('AuthService with portal tokens', () => {
+  function portalSetup() {
+    const config = loadConfig({ HOOKBASE_ADMIN_TOKEN: 'admin-token-of-this-test' });
+    const refusals = new RefusalCounter();
+    const tokens = new FakePortalTokens();
+    const auth = new AuthService(
+      config,
+      new FakeKeys(),
+      new RequestLimits(config, refusals),
+      tokens,
+    );
+    return { auth, tokens };
+  }
+
+  it('admits a portal token as a caller with its scope, remembered by hash, and forgets it on revocation', async () => {
+    const { auth, tokens } = portalSetup();
+    const token = newPortalToken();
+    tokens.add(token, new Date(Date.now() + 60_000), true);
+    for (let i = 0; i < 2; i++) {
+      expect(await auth.authenticateCaller(bearer(token), '10.0.0.9')).toEqual({
+        keyId: 'ptk_0',
+        organizationId: 'org_a',
+        plan: 'pro',
+        portal: { applicationId: 'app_a', readOnly: true },
+      });
+    }
+    expect(tokens.lookups).toEqual([hashApiKey(token)]);
+    auth.forgetPortalAccess('app_a');
+    tokens.known.clear();
+    expect((await refusal(auth.authenticateCaller(bearer(token), '10.0.0.9'))).code).toBe(
+      'UNAUTHORIZED',
+    );
+  });
+
+  it('never admits a portal token where only API keys are (ingest, gRPC)', async () => {
+    const { auth, tokens } = portalSetup();
+    const token = newPortalToken();
+    tokens.add(token, new Date(Date.now() + 60_000));
+    expect((await refusal(auth.authenticateApiKey(bearer(token), '10.0.0.8'))).code).toBe(
+      'UNAUTHORIZED',
+    );
+    expect(tokens.lookups).toEqual([]);
+  });
+});
 
 describe('AuthService', () => {
   it('remembers a valid key by its hash, never the bearer string, and asks the store once', async () => {

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import {
@@ -6,16 +6,28 @@ import {
   clientAddressKey,
   DomainError,
   isWellFormedApiKey,
+  isWellFormedPortalToken,
   MAX_BEARER_LENGTH,
 } from '@hookbase/domain';
-import { ApiKeyRepository, hashApiKey } from '@hookbase/persistence';
+import { ApiKeyRepository, hashApiKey, PortalTokenRepository } from '@hookbase/persistence';
 import { LimitedPrincipal, RequestLimits } from './request-limits';
 
-/** The API key a request authenticated with. */
-export type ApiKeyPrincipal = LimitedPrincipal;
+/** What a portal token narrows its requests to: one application, perhaps only reading. */
+export interface PortalScope {
+  applicationId: string;
+  readOnly: boolean;
+}
+
+/**
+ * The credential a request authenticated with: an API key, or (only where the edge admits them,
+ * see authenticateCaller) a portal token, which carries its scope; its `keyId` is the token's id.
+ */
+export type ApiKeyPrincipal = LimitedPrincipal & { portal?: PortalScope };
 
 /** What AuthService needs of the key store: one lookup by hash. */
 export type ApiKeyLookup = Pick<ApiKeyRepository, 'findActiveByHash'>;
+/** What AuthService needs of the portal token store: one lookup by hash. */
+export type PortalTokenLookup = Pick<PortalTokenRepository, 'findActiveByHash'>;
 
 interface CachedKey {
   principal: ApiKeyPrincipal;
@@ -43,6 +55,9 @@ export class AuthService {
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     @Inject(ApiKeyRepository) private readonly apiKeys: ApiKeyLookup,
     private readonly limits: RequestLimits,
+    @Optional()
+    @Inject(PortalTokenRepository)
+    private readonly portalTokens: PortalTokenLookup | null = null,
   ) {}
 
   /** How many keys are remembered now: the bound a test checks. */
@@ -78,6 +93,53 @@ export class AuthService {
       until: apiKeyCacheUntil(now, this.config.auth.apiKeyCacheMs, found.expiresAt),
     });
     return principal;
+  }
+
+  /**
+   * An API key or a portal token (the management API admits both; ingest only keys). A portal
+   * token is remembered like a key, never past its expiry: revoking one stops it within the key
+   * cache time (at once in the process that revoked it).
+   */
+  async authenticateCaller(
+    authorization: string | string[] | undefined,
+    clientAddress: string | undefined,
+  ): Promise<ApiKeyPrincipal> {
+    const token = readBearer(authorization);
+    if (token === null || !isWellFormedPortalToken(token) || !this.portalTokens) {
+      return this.authenticateApiKey(authorization, clientAddress);
+    }
+    const tokenHash = hashApiKey(token);
+    const now = Date.now();
+    const cached = this.cache.get(tokenHash);
+    if (cached && cached.until > now) return cached.principal;
+    if (cached) this.cache.delete(tokenHash);
+    const address = clientAddressKey(clientAddress);
+    await this.limits.refuseIfBlocked(address);
+    const found = await this.portalTokens.findActiveByHash(tokenHash);
+    if (!found) return this.fail(address, 'Invalid or expired portal token');
+    const principal: ApiKeyPrincipal = {
+      keyId: found.tokenId,
+      organizationId: found.organizationId,
+      plan: found.plan,
+      portal: { applicationId: found.applicationId, readOnly: found.readOnly },
+    };
+    this.remember(tokenHash, {
+      principal,
+      until: apiKeyCacheUntil(now, this.config.auth.apiKeyCacheMs, found.expiresAt),
+    });
+    return principal;
+  }
+
+  /** Whether a bearer string has the shape of a portal token (the admin routes answer it 404). */
+  isPortalToken(token: string): boolean {
+    return isWellFormedPortalToken(token);
+  }
+
+  /** Forgets an application's portal tokens in this process at once (revoked here). */
+  forgetPortalAccess(applicationId: string): void {
+    for (const [hash, entry] of this.cache) {
+      if (entry.principal.portal?.applicationId === applicationId) this.cache.delete(hash);
+    }
   }
 
   /** Admits the installation's admin token; anything else is a failed authentication. */

@@ -137,6 +137,12 @@ export const envSchema = z.object({
   HOOKBASE_MAX_BATCH_EVENTS: int(1, 10_000)
     .default(DEFAULT_MAX_BATCH_EVENTS)
     .describe('Most events in one `POST /v1/events/batch` or gRPC `PublishBatch`.'),
+  HOOKBASE_PUBLIC_URL: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe(
+      'The address users reach Hookbase at (scheme, host, optional path), for the portal links it hands out; unset: the address of the request that asked for the link.',
+    ),
   HOOKBASE_MAX_PAYLOAD_BYTES: int(1024, 4 * 1024 * 1024)
     .default(256 * 1024)
     .describe('Largest request body in bytes; larger is `413 PAYLOAD_TOO_LARGE`.'),
@@ -373,6 +379,8 @@ export interface HookbaseConfig {
     port: number;
     maxPayloadBytes: number;
     maxBatchEvents: number;
+    /** Where users reach Hookbase, for portal links; undefined: the requesting address. */
+    publicUrl: string | undefined;
     /** How long ingest waits for Kafka's acknowledgement before answering 503. */
     ackTimeoutMs: number;
   };
@@ -512,6 +520,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       port: e.PORT,
       maxPayloadBytes: e.HOOKBASE_MAX_PAYLOAD_BYTES,
       maxBatchEvents: e.HOOKBASE_MAX_BATCH_EVENTS,
+      publicUrl: e.HOOKBASE_PUBLIC_URL,
       ackTimeoutMs: e.HOOKBASE_INGEST_ACK_TIMEOUT_MS,
     },
     grpc: { port: e.HOOKBASE_GRPC_PORT === -1 ? undefined : e.HOOKBASE_GRPC_PORT },

@@ -14,6 +14,14 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** Fingerprint of what an idempotency key promises: the same type and the same payload. */
-export function eventFingerprint(eventType: string, payload: unknown): string {
-  return createHash('sha256').update(canonicalJson({ eventType, payload })).digest('hex');
+export function eventFingerprint(
+  eventType: string,
+  payload: unknown,
+  applicationId?: string,
+): string {
+  // The application joins the fingerprint only when named: fingerprints stored before
+  // applications existed stay valid for events of none.
+  const fields =
+    applicationId === undefined ? { eventType, payload } : { eventType, payload, applicationId };
+  return createHash('sha256').update(canonicalJson(fields)).digest('hex');
 }

@@ -169,6 +169,19 @@ export const ERROR_EXPLANATIONS: Readonly<Record<ErrorCode, { cause: string; act
       "The endpoint's `filter` is not a valid filter expression, or is too large or too costly. `details` gives the JSON pointer of the error.",
     action: 'Fix the filter at that position; try it with the filter test route.',
   },
+  APPLICATION_NOT_FOUND: {
+    cause:
+      'No application with that id or uid in the organization (at publish, on an endpoint create, or in a route).',
+    action: 'Create the application first, or check the id or uid.',
+  },
+  APPLICATION_UID_TAKEN: {
+    cause: 'Another application of the organization already has that `uid`.',
+    action: 'Use the existing application, or choose another uid.',
+  },
+  PAYLOAD_PURGED: {
+    cause: "The event's payload was erased, so it cannot be delivered again.",
+    action: 'Publish a new event if the data must still reach the receiver.',
+  },
   INTERNAL: {
     cause: 'An unexpected error in Hookbase.',
     action: 'Retry; report it with the time and the request if it persists.',

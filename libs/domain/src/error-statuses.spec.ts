@@ -9,7 +9,7 @@ describe('error statuses', () => {
       expect(http).toBeGreaterThanOrEqual(400);
       expect(http).toBeLessThan(600);
     }
-    expect(Object.keys(ERROR_STATUSES)).toHaveLength(38);
+    expect(Object.keys(ERROR_STATUSES)).toHaveLength(41);
   });
 
   it.each([
@@ -19,6 +19,9 @@ describe('error statuses', () => {
     ['PLAN_REQUIRED', 403, 'PERMISSION_DENIED'],
     ['ENDPOINT_NOT_FOUND', 404, 'NOT_FOUND'],
     ['IDEMPOTENCY_CONFLICT', 409, 'ALREADY_EXISTS'],
+    ['APPLICATION_NOT_FOUND', 404, 'NOT_FOUND'],
+    ['APPLICATION_UID_TAKEN', 409, 'ALREADY_EXISTS'],
+    ['PAYLOAD_PURGED', 409, 'FAILED_PRECONDITION'],
     ['ENDPOINT_NOT_POLLING', 409, 'FAILED_PRECONDITION'],
     ['REQUEST_TIMEOUT', 408, 'DEADLINE_EXCEEDED'],
     ['HEADERS_TOO_LARGE', 431, 'RESOURCE_EXHAUSTED'],

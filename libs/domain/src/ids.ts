@@ -1,7 +1,8 @@
 import { randomFillSync } from 'node:crypto';
 
 /** Prefixes of Hookbase ids: the kind of thing an id names is visible in the id itself. */
-export type IdPrefix = 'org' | 'key' | 'ep' | 'evt' | 'msg' | 'att' | 'dlq' | 'sec' | 'inv';
+export type IdPrefix =
+  'org' | 'key' | 'ep' | 'evt' | 'msg' | 'att' | 'dlq' | 'sec' | 'inv' | 'app' | 'ptk';
 
 // Crockford base32: ids sort by creation time (10 time chars, like ULID), so cursors can page
 // by id and the newest rows sit together in indexes.

@@ -1,3 +1,4 @@
+export * from './applications';
 export * from './api-key';
 export * from './attempt-outcome';
 export * from './backoff';
@@ -40,3 +41,4 @@ export * from './operational-events';
 export * from './event-types';
 export * from './openapi-webhooks';
 export * from './event-filter';
+export * from './portal-access';

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { applicationRefSchema } from './applications';
+import { portalSettingsSchema } from './portal-access';
 import { DomainError } from './errors';
 import {
   AWS_ACCOUNT_ID_PATTERN,
@@ -60,6 +62,8 @@ export const publishEventSchema = z.strictObject({
   channels: z.array(channel).min(1).max(10).optional(),
   idempotencyKey: z.string().min(1).max(256).refine(isStorableText, STORABLE_MESSAGE).optional(),
   endpointIds: z.array(prefixedId('ep')).min(1).max(100).optional(),
+  /** The application (id or uid) whose endpoints receive the event; none: endpoints of none. */
+  applicationId: applicationRefSchema.optional(),
 });
 export type PublishEventInput = z.infer<typeof publishEventSchema>;
 
@@ -113,6 +117,8 @@ export const updateOrganizationSchema = z.strictObject({
   plan: z.enum(PLANS).optional(),
   hostCloudIdentity: hostCloudIdentitySchema.optional(),
   autoDisableAfterMs: autoDisableAfterMs.optional(),
+  /** Portal branding and embedding origins; null clears them. */
+  portal: portalSettingsSchema.optional(),
 });
 export type UpdateOrganizationInput = z.infer<typeof updateOrganizationSchema>;
 
@@ -144,6 +150,8 @@ export const createEndpointSchema = z.strictObject({
   kind: z.enum(ENDPOINT_KINDS).default('http'),
   ...endpointFields,
   secret: z.string().optional(),
+  /** The application (id or uid) the endpoint belongs to, for good; none: the organization's. */
+  applicationId: applicationRefSchema.optional(),
 });
 export type CreateEndpointInput = z.infer<typeof createEndpointSchema>;
 
@@ -215,9 +223,21 @@ const instantWithOffset = () =>
     { message: 'must name an instant between the years 1 and 9999' },
   );
 
+/** Endpoints listed, optionally only those of one application (id or uid). */
+export const endpointQuerySchema = listQuerySchema.extend({
+  applicationId: applicationRefSchema.optional(),
+});
+
+/** Applications listed, optionally only those whose uid starts with a prefix. */
+export const applicationQuerySchema = listQuerySchema.extend({
+  uidPrefix: z.string().min(1).max(256).refine(isStorableText, STORABLE_MESSAGE).optional(),
+});
+
 export const messageQuerySchema = listQuerySchema
   .extend({
     endpointId: z.string().max(100).optional(),
+    /** Only messages to endpoints of this application (id or uid). */
+    applicationId: applicationRefSchema.optional(),
     status: z.enum(MESSAGE_STATUSES).optional(),
     eventType: z.string().max(256).optional(),
     /** Only messages created at or after this time (ISO 8601 with an offset). */
@@ -235,6 +255,8 @@ export const messageQuerySchema = listQuerySchema
 
 export const dlqQuerySchema = listQuerySchema.extend({
   endpointId: z.string().max(100).optional(),
+  /** Only entries of endpoints of this application (id or uid). */
+  applicationId: applicationRefSchema.optional(),
   reason: z.enum(DLQ_REASONS).optional(),
 });
 

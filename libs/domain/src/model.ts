@@ -37,6 +37,7 @@ export const DLQ_REASONS = [
   'endpoint_deleted',
   'circuit_open',
   'fifo_expired',
+  'payload_purged',
 ] as const;
 export type DlqReason = (typeof DLQ_REASONS)[number];
 
@@ -51,6 +52,11 @@ export interface EventEnvelope {
   endpointIds?: string[];
   /** Channels the event was published on (see recipients.ts). */
   channels?: string[];
+  /**
+   * The application whose endpoints receive the event. Ingest writes its id; a direct producer
+   * may write its id or uid, and the fan-out resolves it (an unknown one is quarantined).
+   */
+  applicationId?: string;
 }
 
 /** Value of a record on `<prefix>.deliveries`, keyed by endpoint id: one message for one endpoint. */

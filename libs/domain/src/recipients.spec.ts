@@ -44,6 +44,27 @@ describe('matchRecipients', () => {
     expect(matchRecipients([a, b, c], { eventType: 'x', endpointIds: ['b', 'c'] })).toEqual([b]);
   });
 
+  it("keeps an application's event to its endpoints and an event of none to endpoints of none", () => {
+    const own = endpoint('own');
+    const ofA = endpoint('a', { applicationId: 'app_a' });
+    const ofB = endpoint('b', { applicationId: 'app_b' });
+    expect(matchRecipients([own, ofA, ofB], { eventType: 'x' })).toEqual([own]);
+    expect(matchRecipients([own, ofA, ofB], { eventType: 'x', applicationId: null })).toEqual([
+      own,
+    ]);
+    expect(matchRecipients([own, ofA, ofB], { eventType: 'x', applicationId: 'app_a' })).toEqual([
+      ofA,
+    ]);
+    // Naming another application's endpoint does not reach it.
+    expect(
+      matchRecipients([own, ofA, ofB], {
+        eventType: 'x',
+        applicationId: 'app_a',
+        endpointIds: ['b', 'own'],
+      }),
+    ).toEqual([]);
+  });
+
   it('resolves to nobody when nothing subscribes', () => {
     expect(matchRecipients([], { eventType: 'x' })).toEqual([]);
   });
@@ -58,6 +79,7 @@ describe('planMessages', () => {
     eventTypes: [],
     channels: [],
     filter: null,
+    applicationId: null,
     retry: null,
     ...overrides,
   });
@@ -142,6 +164,23 @@ describe('planMessages', () => {
     expect(planMessages([event('evt_1')], endpoints, counter()).map((m) => m.polled)).toEqual([
       true,
       false,
+    ]);
+  });
+
+  it("plans an application's event for its endpoints only, and an event of none for the others", () => {
+    const endpoints = [
+      live('ep_own'),
+      live('ep_a', { applicationId: 'app_a' }),
+      live('ep_b', { applicationId: 'app_b' }),
+    ];
+    const planned = planMessages(
+      [event('evt_1', { applicationId: 'app_a' }), event('evt_2')],
+      endpoints,
+      counter(),
+    );
+    expect(planned.map((m) => [m.eventId, m.endpointId])).toEqual([
+      ['evt_1', 'ep_a'],
+      ['evt_2', 'ep_own'],
     ]);
   });
 
@@ -269,6 +308,7 @@ describe('the routing rule (property)', () => {
           .map(({ e, i }): RecipientEndpoint => ({
             id: `ep_${i}`,
             organizationId: 'org_a',
+            applicationId: null,
             kind: 'http',
             status: e.status,
             eventTypes: e.eventTypes,

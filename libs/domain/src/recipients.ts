@@ -1,4 +1,5 @@
 import { compileFilter, EventPredicate } from './event-filter';
+import { inApplicationScope } from './applications';
 import { newId } from './ids';
 import { operationalRouteAllows } from './operational-events';
 import type { EndpointKind, EndpointStatus } from './model';
@@ -67,11 +68,15 @@ export interface RecipientCandidate {
   deleted: boolean;
   /** Receives only operational events addressed to it (operational-events.ts). */
   operational?: boolean;
+  /** The application the endpoint belongs to; null (or absent) for the organization's own. */
+  applicationId?: string | null;
 }
 
 /**
- * The endpoints that receive an event, resolved once per event: those the routing rule admits
- * (endpointReceives), paused ones included (they hold the message), disabled and deleted ones not.
+ * The endpoints that receive an event, resolved once per event: those in the event's application
+ * scope (inApplicationScope: the event's application's endpoints, or for an event of no
+ * application the endpoints of none) that the routing rule admits (endpointReceives), paused ones
+ * included (they hold the message), disabled and deleted ones not.
  * `endpointIds`, when given, narrows the set to those endpoints.
  */
 export function matchRecipients<T extends RecipientCandidate>(
@@ -82,6 +87,7 @@ export function matchRecipients<T extends RecipientCandidate>(
     operational?: boolean;
     channels?: readonly string[];
     payload?: unknown;
+    applicationId?: string | null;
   },
 ): T[] {
   const only = event.endpointIds ? new Set(event.endpointIds) : undefined;
@@ -93,6 +99,7 @@ export function matchRecipients<T extends RecipientCandidate>(
   return candidates.filter(
     (endpoint) =>
       !endpoint.deleted &&
+      inApplicationScope(endpoint.applicationId, event.applicationId) &&
       endpoint.status !== 'disabled' &&
       (only === undefined || only.has(endpoint.id)) &&
       operationalRouteAllows(endpoint, event) &&
@@ -117,6 +124,8 @@ export interface RecipientEndpoint {
   channels: readonly string[];
   /** The endpoint's filter as stored (checked when saved); null for none. */
   filter: Record<string, unknown> | null;
+  /** The application the endpoint belongs to; null for the organization's own. */
+  applicationId: string | null;
   /** The endpoint's retry setting; null for the default schedule. */
   retry: RetryPolicy | null;
   /** An operational endpoint (absent: false). */
@@ -133,6 +142,8 @@ export interface EventToFanOut {
   operational?: boolean;
   channels?: readonly string[];
   payload?: unknown;
+  /** The application (its id) whose endpoints receive the event; absent: endpoints of none. */
+  applicationId?: string;
 }
 
 /** One message to record: an event for one recipient endpoint. */
@@ -173,6 +184,7 @@ export function planMessages(
       filter: storedFilter(endpoint.filter),
       deleted: false,
       operational: endpoint.operational ?? false,
+      applicationId: endpoint.applicationId,
       endpoint,
     });
     byOrganization.set(endpoint.organizationId, candidates);

@@ -7,6 +7,7 @@ import {
   DeliveryRecord,
   EventEnvelope,
   eventEnvelopeSchema,
+  findApplication,
   GroupedWork,
   planMessages,
   toStorableText,
@@ -26,6 +27,7 @@ import {
   writtenByIngest,
 } from '@hookbase/kafka';
 import {
+  ApplicationRepository,
   EndpointRepository,
   EventRepository,
   EventTypeCatalog,
@@ -47,6 +49,9 @@ interface EventTrace {
   span: Span;
   context: Context;
 }
+
+/** Marks an envelope whose application was not found (and so was set aside). */
+const UNKNOWN = '\u0000unknown';
 
 /** Organizations remembered as existing, at most; past it the memory starts over. */
 const KNOWN_ORGANIZATIONS_MAX = 100_000;
@@ -76,6 +81,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     private readonly organizations: OrganizationRepository,
     private readonly invalid: InvalidEventRepository,
     private readonly catalog: EventTypeCatalog,
+    private readonly applications: ApplicationRepository,
     @Optional()
     @Inject(METRICS)
     private readonly metrics: FanoutMetrics & IngestMetrics = NO_METRICS,
@@ -105,14 +111,17 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     return arrivals.map(() => undefined);
   }
 
-  private async fanOutInOrder(all: EventEnvelope[], sources: ConsumedRecord[]): Promise<void> {
+  private async fanOutInOrder(read: EventEnvelope[], sources: ConsumedRecord[]): Promise<void> {
     // Direct producers may name an organization that does not exist: such events go aside too.
-    const known = await this.existingOrganizations(all.map((e) => e.organizationId));
+    const known = await this.existingOrganizations(read.map((e) => e.organizationId));
     const unknown = sources
-      .filter((_, i) => !known.has(all[i].organizationId))
+      .filter((_, i) => !known.has(read[i].organizationId))
       .map((record) => ({ record, reason: 'unknown organization' }));
     if (unknown.length > 0) await this.quarantine(unknown);
     this.metrics.eventsRefused('kafka', 'unknown_organization', unknown.length);
+    // And an application by uid, or one their organization does not have: resolved to its id, or
+    // set aside like an unknown organization. Those of no known organization stay as they are.
+    const all = await this.withApplicationIds(read, sources, known);
     // Ingest admitted its own events against the organization's event type policy; those of
     // direct producers are admitted here, and refused ones go aside with the reason.
     const refusals = await this.refusedByPolicy(all, sources, known);
@@ -122,10 +131,11 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       );
     }
     this.metrics.eventsRefused('kafka', 'event_type_policy', refusals.size);
-    const admitted = (i: number) => known.has(all[i].organizationId) && !refusals.has(i);
+    const setAside = (i: number) => refusals.has(i) || all[i].applicationId === UNKNOWN;
+    const admitted = (i: number) => known.has(all[i].organizationId) && !setAside(i);
     const envelopes = all.filter((_, i) => admitted(i));
     const traces = startEventTraces(
-      all.flatMap((envelope, i) => (refusals.has(i) ? [] : [{ envelope, source: sources[i] }])),
+      all.flatMap((envelope, i) => (setAside(i) ? [] : [{ envelope, source: sources[i] }])),
       known,
     );
     // Only Hookbase's own operational events may reach operational endpoints.
@@ -215,7 +225,13 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     const refusals = new Map<number, string>();
     for (let i = 0; i < all.length; i++) {
       const envelope = all[i];
-      if (!known.has(envelope.organizationId) || writtenByIngest(sources[i].headers)) continue;
+      if (
+        !known.has(envelope.organizationId) ||
+        envelope.applicationId === UNKNOWN ||
+        writtenByIngest(sources[i].headers)
+      ) {
+        continue;
+      }
       const admission = await this.catalog.admit(
         envelope.organizationId,
         envelope.eventType,
@@ -226,6 +242,50 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       }
     }
     return refusals;
+  }
+
+  /**
+   * The envelopes with each application named by a direct producer (id or uid) replaced by its
+   * id, and one their organization does not have marked UNKNOWN after being quarantined. Ingest
+   * resolved its own envelopes' applications already: those are taken as they are.
+   */
+  private async withApplicationIds(
+    envelopes: EventEnvelope[],
+    sources: ConsumedRecord[],
+    knownOrganizations: ReadonlySet<string>,
+  ): Promise<EventEnvelope[]> {
+    const toResolve = envelopes
+      .map((envelope, index) => ({ envelope, index }))
+      .filter(
+        ({ envelope, index }) =>
+          envelope.applicationId !== undefined &&
+          knownOrganizations.has(envelope.organizationId) &&
+          !writtenByIngest(sources[index].headers),
+      );
+    if (toResolve.length === 0) return envelopes;
+    const found = await this.applications.findMany(
+      toResolve.map(({ envelope }) => ({
+        organizationId: envelope.organizationId,
+        reference: envelope.applicationId!,
+      })),
+    );
+    const resolved = [...envelopes];
+    const unknown: RejectedRecord[] = [];
+    for (const { envelope, index } of toResolve) {
+      const application = findApplication(
+        found.filter((a) => a.organizationId === envelope.organizationId),
+        envelope.applicationId!,
+      );
+      if (application) {
+        resolved[index] = { ...envelope, applicationId: application.id };
+      } else {
+        resolved[index] = { ...envelope, applicationId: UNKNOWN };
+        unknown.push({ record: sources[index], reason: 'unknown application' });
+      }
+    }
+    if (unknown.length > 0) await this.quarantine(unknown);
+    this.metrics.eventsRefused('kafka', 'unknown_application', unknown.length);
+    return resolved;
   }
 
   private async existingOrganizations(ids: readonly string[]): Promise<Set<string>> {

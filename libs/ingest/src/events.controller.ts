@@ -46,7 +46,12 @@ export class EventsController {
     security: 'apiKey',
     body: { name: 'PublishEvent', schema: publishEventSchema, required: true },
     success: { status: 202, description: 'Accepted', schema: dataOf() },
-    errors: ['IDEMPOTENCY_CONFLICT', 'EVENT_TYPE_UNKNOWN', 'PAYLOAD_INVALID'],
+    errors: [
+      'IDEMPOTENCY_CONFLICT',
+      'EVENT_TYPE_UNKNOWN',
+      'PAYLOAD_INVALID',
+      'APPLICATION_NOT_FOUND',
+    ],
     usesStore: true,
   })
   @Post()

@@ -65,6 +65,7 @@ export interface GrpcPublishRequest {
   idempotency_key: string;
   endpoint_ids: string[];
   channels?: string[];
+  application_id: string;
 }
 
 export interface GrpcPublishResponse {
@@ -88,6 +89,7 @@ const PROTO_FIELDS: Record<string, string> = {
   idempotencyKey: 'idempotency_key',
   endpointIds: 'endpoint_ids',
   channels: 'channels',
+  applicationId: 'application_id',
 };
 
 /**
@@ -273,6 +275,7 @@ export function toInput(request: GrpcPublishRequest): PublishEventInput {
     ...(request.idempotency_key ? { idempotencyKey: request.idempotency_key } : {}),
     ...(endpointIds.length > 0 ? { endpointIds } : {}),
     ...(request.channels && request.channels.length > 0 ? { channels: request.channels } : {}),
+    ...(request.application_id ? { applicationId: request.application_id } : {}),
   };
   try {
     return parseInput(publishEventSchema, candidate);

@@ -9,6 +9,7 @@ const request = (fields: Partial<Parameters<typeof toInput>[0]> = {}) => ({
   payload_json: '{"id":1}',
   idempotency_key: '',
   endpoint_ids: [],
+  application_id: '',
   ...fields,
 });
 
@@ -30,6 +31,11 @@ describe('gRPC ingest', () => {
       payload: { id: 1 },
       idempotencyKey: 'k1',
       endpointIds: [endpointId],
+    });
+    expect(toInput(request({ application_id: 'customer-42' }))).toEqual({
+      eventType: 'order.created',
+      payload: { id: 1 },
+      applicationId: 'customer-42',
     });
   });
 

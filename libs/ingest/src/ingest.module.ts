@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ApplicationLookup } from './application-lookup';
 import { EventsController } from './events.controller';
 import { GrpcIngestServer } from './grpc-ingest.server';
 import { PublishBatch } from './publish-batch.use-case';
@@ -10,6 +11,6 @@ import { PublishEvent } from './publish-event.use-case';
  */
 @Module({
   controllers: [EventsController],
-  providers: [PublishEvent, PublishBatch, GrpcIngestServer],
+  providers: [PublishEvent, PublishBatch, GrpcIngestServer, ApplicationLookup],
 })
 export class IngestModule {}

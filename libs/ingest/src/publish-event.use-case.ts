@@ -19,6 +19,7 @@ import {
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { EventTypeCatalog, IdempotencyRepository, IdempotencyRecord } from '@hookbase/persistence';
 import { IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
+import { ApplicationLookup } from './application-lookup';
 
 /** Details of a 503 whose event Kafka may still store (the acknowledgement timed out). */
 const UNCONFIRMED = Object.freeze({ retryAfterSeconds: 1, stored: 'unknown' });
@@ -46,6 +47,7 @@ export class PublishEvent {
     private readonly catalog: EventTypeCatalog,
     @Inject(TOPICS) private readonly topics: TopicNames,
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
+    private readonly applications: ApplicationLookup,
     @Optional() @Inject(METRICS) private readonly metrics: IngestMetrics = NO_METRICS,
   ) {}
 
@@ -73,6 +75,12 @@ export class PublishEvent {
       this.catalog.admit(organizationId, input.eventType, input.payload),
     );
     if (admission.kind === 'refused') throw admissionError(admission);
+    // An unknown application is refused before anything is reserved or sent.
+    const applicationId = input.applicationId
+      ? await this.unavailableOnError(() =>
+          this.applications.resolve(organizationId, input.applicationId!),
+        )
+      : undefined;
     const now = new Date();
     const envelope: EventEnvelope = {
       id: newId('evt', now.getTime()),
@@ -83,13 +91,14 @@ export class PublishEvent {
       ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
       ...(input.endpointIds ? { endpointIds: input.endpointIds } : {}),
       ...(input.channels ? { channels: input.channels } : {}),
+      ...(applicationId ? { applicationId } : {}),
     };
     if (!input.idempotencyKey) {
       await this.produce(envelope);
       return published(envelope, false);
     }
 
-    const fingerprint = eventFingerprint(input.eventType, input.payload);
+    const fingerprint = eventFingerprint(input.eventType, input.payload, applicationId);
     const reservation = await this.unavailableOnError(() =>
       this.idempotency.reserve({
         organizationId,
@@ -100,6 +109,7 @@ export class PublishEvent {
         payload: input.payload,
         endpointIds: input.endpointIds ?? null,
         channels: input.channels ?? null,
+        applicationId: applicationId ?? null,
         now,
       }),
     );
@@ -135,7 +145,7 @@ export class PublishEvent {
     if (record.fingerprint !== fingerprint) {
       throw new DomainError(
         'IDEMPOTENCY_CONFLICT',
-        'This idempotency key was used for an event with another type or payload',
+        'This idempotency key was used for an event with another type, payload or application',
         { eventId: record.eventId },
       );
     }
@@ -159,6 +169,7 @@ export class PublishEvent {
       idempotencyKey: key,
       ...(record.endpointIds ? { endpointIds: record.endpointIds } : {}),
       ...(record.channels ? { channels: record.channels } : {}),
+      ...(record.applicationId ? { applicationId: record.applicationId } : {}),
     });
     await this.unavailableOnError(() =>
       this.idempotency.markAccepted(organizationId, key, acceptedAt),

@@ -47,11 +47,17 @@ export class EndpointSettingsService {
     this.receiverOptions = new ReceiverOptionsSealer(config.credentials);
   }
 
-  /** Creates an endpoint; with `operational`, one that receives only operational events. */
+  /**
+   * Creates an endpoint. `applicationId` is the resolved id of the application it belongs to (null
+   * for the organization's own); `operational`, one that receives only operational events.
+   */
   async create(
     organizationId: string,
     input: CreateEndpointInput,
-    operational = false,
+    {
+      applicationId = null,
+      operational = false,
+    }: { applicationId?: string | null; operational?: boolean } = {},
   ): Promise<EndpointEntity> {
     if (!AVAILABLE_KINDS.includes(input.kind)) {
       throw new DomainError(
@@ -76,6 +82,7 @@ export class EndpointSettingsService {
     const created = await this.endpoints.create(
       {
         organizationId,
+        applicationId,
         kind: input.kind,
         url,
         description: input.description ?? null,

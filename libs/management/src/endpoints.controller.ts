@@ -19,7 +19,7 @@ import {
   eventTypeMatches,
   filterTestSchema,
   ENDPOINT_STATS_MINUTES,
-  listQuerySchema,
+  endpointQuerySchema,
   minuteSeries,
   parseInput,
   rotateSecretSchema,
@@ -45,13 +45,17 @@ import {
   MessageRepository,
   PollLogRepository,
 } from '@hookbase/persistence';
-import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
+import { ApiKeyGuard, ApplicationScope, OrganizationId, PortalRoute } from '@hookbase/web';
+import { ApplicationsService } from './applications.service';
 import { EndpointSettingsService } from './endpoint-settings.service';
 import { EndpointTestSendService } from './endpoint-test-send.service';
+import { PortalScopeGuard } from './portal-scope.guard';
 import { attemptView, endpointView, fifoStateView } from './views';
 
+/** Every route here is application-scoped: a portal token manages its application's endpoints. */
 @Controller('api/organizations/:orgId/webhook-endpoints')
-@UseGuards(ApiKeyGuard)
+@UseGuards(ApiKeyGuard, PortalScopeGuard)
+@PortalRoute()
 export class EndpointsController {
   constructor(
     private readonly endpoints: EndpointRepository,
@@ -60,23 +64,33 @@ export class EndpointsController {
     private readonly lanes: FifoLaneRepository,
     private readonly pollLog: PollLogRepository,
     private readonly messages: MessageRepository,
+    private readonly applications: ApplicationsService,
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
 
   @DescribeRoute({
     operationId: 'listEndpoints',
     tag: 'Endpoints',
-    summary: 'List endpoints, oldest first.',
+    summary:
+      'List endpoints, oldest first; `applicationId` (id or uid) keeps those of one application.',
     security: 'apiKey',
-    query: { name: 'ListQuery', schema: listQuerySchema },
+    query: { name: 'EndpointQuery', schema: endpointQuerySchema },
     success: { status: 200, description: 'A page of endpoints', schema: pageOf() },
-    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED'],
+    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED', 'APPLICATION_NOT_FOUND'],
     usesStore: true,
   })
   @Get()
-  async list(@OrganizationId() organizationId: string, @Query() query: unknown) {
-    const { limit, cursor } = parseInput(listQuerySchema, query);
-    const page = await this.endpoints.list(organizationId, { limit, cursor });
+  async list(
+    @OrganizationId() organizationId: string,
+    @ApplicationScope() scope: string | null,
+    @Query() query: unknown,
+  ) {
+    const { limit, cursor, applicationId } = parseInput(endpointQuerySchema, query);
+    const page = await this.endpoints.list(organizationId, {
+      limit,
+      cursor,
+      applicationId: await this.applications.narrow(organizationId, scope, applicationId),
+    });
     return { data: page.items.map(endpointView), nextCursor: page.nextCursor };
   }
 
@@ -85,7 +99,7 @@ export class EndpointsController {
     operationId: 'createEndpoint',
     tag: 'Endpoints',
     summary:
-      'Create an endpoint: `http`, a cloud kind (`sqs`, `sns`, `eventbridge`, `pubsub`, `s3`; `config` per kind) or `polling`.',
+      'Create an endpoint: `http`, a cloud kind (`sqs`, `sns`, `eventbridge`, `pubsub`, `s3`; `config` per kind) or `polling`. With `applicationId` (id or uid) it belongs to that application for good.',
     security: 'apiKey',
     body: { name: 'CreateEndpoint', schema: createEndpointBody, required: true },
     success: { status: 201, description: 'The endpoint', schema: dataOf(endpointBody) },
@@ -100,14 +114,28 @@ export class EndpointsController {
       'PLAN_REQUIRED',
       'ENDPOINT_LIMIT_REACHED',
       'FILTER_INVALID',
+      'APPLICATION_NOT_FOUND',
     ],
     usesStore: true,
   })
   @Post()
   @HttpCode(201)
-  async create(@OrganizationId() organizationId: string, @Body() body: unknown) {
+  async create(
+    @OrganizationId() organizationId: string,
+    @ApplicationScope() scope: string | null,
+    @Body() body: unknown,
+  ) {
     const input = parseInput(createEndpointSchema, body);
-    return { data: endpointView(await this.settings.create(organizationId, input)) };
+    const applicationId = await this.applications.narrow(
+      organizationId,
+      scope,
+      input.applicationId,
+    );
+    return {
+      data: endpointView(
+        await this.settings.create(organizationId, input, { applicationId: applicationId ?? null }),
+      ),
+    };
   }
 
   @DescribeRoute({

@@ -1,34 +1,49 @@
-import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Query, UseGuards } from '@nestjs/common';
 import { dlqQuerySchema, DomainError, messageQuerySchema, parseInput } from '@hookbase/domain';
 import { dataOf, DescribeRoute, pageOf } from '@hookbase/web';
 import { DlqRepository, EventRepository, MessageRepository } from '@hookbase/persistence';
-import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
+import { ApiKeyGuard, ApplicationScope, OrganizationId, PortalRoute } from '@hookbase/web';
+import { ApplicationsService } from './applications.service';
+import { PortalScopeGuard } from './portal-scope.guard';
 import { attemptView, dlqEntryView, eventView, messageView } from './views';
 
 /** The message log, events with their messages, and the DLQ: what operators read. */
 @Controller('api/organizations/:orgId')
-@UseGuards(ApiKeyGuard)
+@UseGuards(ApiKeyGuard, PortalScopeGuard)
 export class LogController {
   constructor(
     private readonly messages: MessageRepository,
     private readonly events: EventRepository,
     private readonly dlq: DlqRepository,
+    private readonly applications: ApplicationsService,
   ) {}
 
   @DescribeRoute({
     operationId: 'listMessages',
     tag: 'Message log',
-    summary: 'The message log, with filters.',
+    summary: 'The message log, with filters (`applicationId`: id or uid).',
     security: 'apiKey',
     query: { name: 'MessageQuery', schema: messageQuerySchema },
     success: { status: 200, description: 'A page of messages', schema: pageOf() },
-    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED'],
+    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED', 'APPLICATION_NOT_FOUND'],
     usesStore: true,
   })
   @Get('messages')
-  async listMessages(@OrganizationId() organizationId: string, @Query() query: unknown) {
-    const { limit, cursor, ...filter } = parseInput(messageQuerySchema, query);
-    const page = await this.messages.list(organizationId, filter, { limit, cursor });
+  @PortalRoute()
+  async listMessages(
+    @OrganizationId() organizationId: string,
+    @ApplicationScope() scope: string | null,
+    @Query() query: unknown,
+  ) {
+    const { limit, cursor, applicationId, ...filter } = parseInput(messageQuerySchema, query);
+    const page = await this.messages.list(
+      organizationId,
+      {
+        ...filter,
+        applicationId: await this.applications.narrow(organizationId, scope, applicationId),
+      },
+      { limit, cursor },
+    );
     return { data: page.items.map(messageView), nextCursor: page.nextCursor };
   }
 
@@ -42,6 +57,7 @@ export class LogController {
     usesStore: true,
   })
   @Get('messages/:messageId')
+  @PortalRoute()
   async getMessage(
     @OrganizationId() organizationId: string,
     @Param('messageId') messageId: string,
@@ -69,20 +85,62 @@ export class LogController {
     return { data: eventView(event, await this.events.messagesOfEvent(event.id)) };
   }
 
+  /** The event and its messages keep their rows; only the payload goes (see the guide). */
+  @DescribeRoute({
+    operationId: 'purgeEventPayload',
+    tag: 'Message log',
+    summary:
+      "Erase an event's payload everywhere Hookbase stores it. Its messages and attempts keep their rows and statuses; those still waiting are dead-lettered (payload_purged); replaying it is refused with 409 PAYLOAD_PURGED.",
+    security: 'apiKey',
+    success: {
+      status: 200,
+      description: 'Purged',
+      schema: dataOf({
+        type: 'object',
+        required: ['id', 'payloadPurged', 'messagesCancelled'],
+        properties: {
+          id: { type: 'string' },
+          payloadPurged: { const: true },
+          messagesCancelled: { type: 'integer', minimum: 0 },
+        },
+      }),
+    },
+    errors: ['ORGANIZATION_NOT_FOUND', 'EVENT_NOT_FOUND'],
+    usesStore: true,
+  })
+  @Delete('events/:eventId/payload')
+  async purgePayload(@OrganizationId() organizationId: string, @Param('eventId') eventId: string) {
+    const purged = await this.events.purgePayload(organizationId, eventId);
+    if (!purged) throw new DomainError('EVENT_NOT_FOUND', 'Event not found');
+    return { data: { id: eventId, payloadPurged: true, messagesCancelled: purged.cancelled } };
+  }
+
   @DescribeRoute({
     operationId: 'listDlq',
     tag: 'DLQ',
-    summary: 'Dead-lettered messages, with filters.',
+    summary: 'Dead-lettered messages, with filters (`applicationId`: id or uid).',
     security: 'apiKey',
     query: { name: 'DlqQuery', schema: dlqQuerySchema },
     success: { status: 200, description: 'A page of DLQ entries', schema: pageOf() },
-    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED'],
+    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED', 'APPLICATION_NOT_FOUND'],
     usesStore: true,
   })
   @Get('dlq')
-  async listDlq(@OrganizationId() organizationId: string, @Query() query: unknown) {
-    const { limit, cursor, ...filter } = parseInput(dlqQuerySchema, query);
-    const page = await this.dlq.list(organizationId, filter, { limit, cursor });
+  @PortalRoute()
+  async listDlq(
+    @OrganizationId() organizationId: string,
+    @ApplicationScope() scope: string | null,
+    @Query() query: unknown,
+  ) {
+    const { limit, cursor, applicationId, ...filter } = parseInput(dlqQuerySchema, query);
+    const page = await this.dlq.list(
+      organizationId,
+      {
+        ...filter,
+        applicationId: await this.applications.narrow(organizationId, scope, applicationId),
+      },
+      { limit, cursor },
+    );
     return { data: page.items.map(dlqEntryView), nextCursor: page.nextCursor };
   }
 }

@@ -1,5 +1,7 @@
 import { OperationalEventPublisher } from '@hookbase/kafka';
 import { Module } from '@nestjs/common';
+import { ApplicationsController } from './applications.controller';
+import { ApplicationsService } from './applications.service';
 import { EndpointSettingsService } from './endpoint-settings.service';
 import { EndpointTestSendService } from './endpoint-test-send.service';
 import { EndpointsController } from './endpoints.controller';
@@ -9,6 +11,9 @@ import { LogController } from './log.controller';
 import { OperationalEndpointsController } from './operational-endpoints.controller';
 import { OrganizationsController } from './organizations.controller';
 import { PollController } from './poll.controller';
+import { PortalAccessController } from './portal-access.controller';
+import { PortalScopeGuard } from './portal-scope.guard';
+import { PortalSessionController } from './portal-session.controller';
 import { ReplayController } from './replay.controller';
 import { ReplayService } from './replay.service';
 
@@ -16,6 +21,9 @@ import { ReplayService } from './replay.service';
 @Module({
   controllers: [
     OrganizationsController,
+    ApplicationsController,
+    PortalAccessController,
+    PortalSessionController,
     EndpointsController,
     OperationalEndpointsController,
     EventTypesController,
@@ -29,6 +37,8 @@ import { ReplayService } from './replay.service';
     EndpointTestSendService,
     OperationalEventPublisher,
     ReplayService,
+    ApplicationsService,
+    PortalScopeGuard,
   ],
 })
 export class ManagementModule {}

@@ -63,7 +63,7 @@ export class OperationalEndpointsController {
   @Get()
   async list(@OrganizationId() organizationId: string, @Query() query: unknown) {
     const { limit, cursor } = parseInput(listQuerySchema, query);
-    const page = await this.endpoints.list(organizationId, { limit, cursor }, true);
+    const page = await this.endpoints.list(organizationId, { limit, cursor, operational: true });
     return { data: page.items.map(endpointView), nextCursor: page.nextCursor };
   }
 
@@ -92,7 +92,11 @@ export class OperationalEndpointsController {
   @HttpCode(201)
   async create(@OrganizationId() organizationId: string, @Body() body: unknown) {
     const input = parseInput(createOperationalEndpointSchema, body);
-    const endpoint = await this.settings.create(organizationId, { kind: 'http', ...input }, true);
+    const endpoint = await this.settings.create(
+      organizationId,
+      { kind: 'http', ...input },
+      { operational: true },
+    );
     return { data: endpointView(endpoint) };
   }
 

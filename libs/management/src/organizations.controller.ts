@@ -97,7 +97,7 @@ export class OrganizationsController {
     operationId: 'updateOrganization',
     tag: 'Organizations',
     summary:
-      "Change an organization's name, plan or `hostCloudIdentity` (admin; null turns the host identity off).",
+      "Change an organization's name, plan, `hostCloudIdentity` (admin; null turns the host identity off) or `portal` branding (`displayName`, `logoUrl`, `primaryColor`, and `allowedOrigins` that may embed the portal; null clears it).",
     security: 'admin',
     body: { name: 'UpdateOrganization', schema: updateOrganizationSchema, required: true },
     success: { status: 200, description: 'The organization', schema: dataOf() },

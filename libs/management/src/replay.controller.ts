@@ -1,13 +1,18 @@
 import { Body, Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { dataOf, DescribeRoute } from '@hookbase/web';
 import { parseInput, replayFailedSchema } from '@hookbase/domain';
-import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
+import { ApiKeyGuard, OrganizationId, PortalRoute } from '@hookbase/web';
+import { PortalScopeGuard } from './portal-scope.guard';
 import { ReplayService } from './replay.service';
 import { messageView } from './views';
 
-/** Sending again what failed: each answer is the copy (or the count of copies) now queued. */
+/**
+ * Sending again what failed: each answer is the copy (or the count of copies) now queued. Every
+ * route here is application-scoped: a portal token replays its application's messages.
+ */
 @Controller('api/organizations/:orgId')
-@UseGuards(ApiKeyGuard)
+@UseGuards(ApiKeyGuard, PortalScopeGuard)
+@PortalRoute()
 export class ReplayController {
   constructor(private readonly replays: ReplayService) {}
 
@@ -17,7 +22,7 @@ export class ReplayController {
     summary: 'Send a copy of a message at once (`replayOf` names the original).',
     security: 'apiKey',
     success: { status: 202, description: 'The copy', schema: dataOf() },
-    errors: ['ORGANIZATION_NOT_FOUND', 'MESSAGE_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
+    errors: ['ORGANIZATION_NOT_FOUND', 'MESSAGE_NOT_FOUND', 'ENDPOINT_NOT_FOUND', 'PAYLOAD_PURGED'],
     usesStore: true,
   })
   @Post('messages/:messageId/replay')
@@ -81,6 +86,7 @@ export class ReplayController {
       'DLQ_ENTRY_NOT_FOUND',
       'MESSAGE_NOT_FOUND',
       'ENDPOINT_NOT_FOUND',
+      'PAYLOAD_PURGED',
     ],
     usesStore: true,
   })

@@ -4,6 +4,7 @@ import { DomainError } from '@hookbase/domain';
 import {
   DlqRepository,
   EndpointRepository,
+  EventRepository,
   MessageEntity,
   MessageRepository,
 } from '@hookbase/persistence';
@@ -26,6 +27,7 @@ export class ReplayService {
     private readonly messages: MessageRepository,
     private readonly endpoints: EndpointRepository,
     private readonly dlq: DlqRepository,
+    private readonly events: EventRepository,
     private readonly limits: RequestLimits,
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
@@ -63,7 +65,14 @@ export class ReplayService {
         { until: options.until, eventTypes: options.eventTypes },
       );
       const batch = failed.slice(0, granted);
-      copied = (await this.messages.createCopies(organizationId, batch)).length;
+      // A message whose payload was purged has nothing left to send: it is passed over.
+      const purged = await this.events.withPurgedPayload(batch);
+      copied = (
+        await this.messages.createCopies(
+          organizationId,
+          batch.filter((id) => !purged.has(id)),
+        )
+      ).length;
       const more = failed.length > granted;
       return { replayed: copied, nextAfter: more ? batch[batch.length - 1] : null };
     } finally {
@@ -83,6 +92,12 @@ export class ReplayService {
   }
 
   private async copyOne(organizationId: string, message: MessageEntity): Promise<MessageEntity> {
+    if ((await this.events.withPurgedPayload([message.id])).size > 0) {
+      throw new DomainError(
+        'PAYLOAD_PURGED',
+        "This message's payload was purged: it cannot be sent again",
+      );
+    }
     const [copy] = await this.messages.createCopies(organizationId, [message.id]);
     if (!copy) {
       throw new DomainError('ENDPOINT_NOT_FOUND', 'The endpoint of this message has been deleted');

@@ -8,6 +8,7 @@ import {
 } from '@hookbase/destinations';
 import type {
   ApiKeyEntity,
+  ApplicationEntity,
   AttemptEntity,
   DlqEntryEntity,
   EndpointEntity,
@@ -33,6 +34,7 @@ export function organizationView(organization: OrganizationEntity) {
     hostCloudIdentity: organization.hostCloudIdentity,
     autoDisableAfterMs: organization.autoDisableAfterMs,
     eventTypePolicy: organization.eventTypePolicy,
+    portal: organization.portal,
     createdAt: iso(organization.createdAt),
   };
 }
@@ -71,9 +73,22 @@ export function issuedApiKeyView(issued: IssuedApiKey) {
   return { ...apiKeyView(issued.entity), key: issued.key };
 }
 
+export function applicationView(application: ApplicationEntity) {
+  return {
+    id: application.id,
+    uid: application.uid,
+    name: application.name,
+    metadata: application.metadata,
+    retentionDays: application.retentionDays,
+    createdAt: iso(application.createdAt),
+    updatedAt: iso(application.updatedAt),
+  };
+}
+
 export function endpointView(endpoint: EndpointEntity) {
   return {
     id: endpoint.id,
+    applicationId: endpoint.applicationId,
     kind: endpoint.kind,
     url: endpoint.url,
     description: endpoint.description,
@@ -155,10 +170,12 @@ export function eventView(event: EventEntity, messages: MessageEntity[]) {
   return {
     id: event.id,
     eventType: event.eventType,
+    applicationId: event.applicationId,
     payload: event.payload,
     channels: event.channels,
     idempotencyKey: event.idempotencyKey,
     acceptedAt: iso(event.acceptedAt),
+    payloadPurgedAt: iso(event.payloadPurgedAt),
     messages: messages.map(messageView),
   };
 }

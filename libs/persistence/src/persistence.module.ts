@@ -15,6 +15,7 @@ import { DeliveryBacklogSource } from './delivery-backlog.source';
 import { DatabaseReadiness } from './database-readiness';
 import { EndpointSecretSealer, SECRET_SEALER, type SecretSealer } from './endpoint-secret-sealer';
 import { ApiKeyRepository } from './repositories/api-key.repository';
+import { ApplicationRepository } from './repositories/application.repository';
 import { DlqRepository } from './repositories/dlq.repository';
 import { EndpointRepository } from './repositories/endpoint.repository';
 import { EventRepository } from './repositories/event.repository';
@@ -26,10 +27,12 @@ import { InvalidEventRepository } from './repositories/invalid-event.repository'
 import { MessageRepository } from './repositories/message.repository';
 import { OrganizationRepository } from './repositories/organization.repository';
 import { PollLogRepository } from './repositories/poll-log.repository';
+import { PortalTokenRepository } from './repositories/portal-token.repository';
 import { RetentionRepository } from './repositories/retention.repository';
 
 const REPOSITORIES = [
   ApiKeyRepository,
+  ApplicationRepository,
   DlqRepository,
   EndpointRepository,
   EventRepository,
@@ -40,6 +43,7 @@ const REPOSITORIES = [
   MessageRepository,
   OrganizationRepository,
   PollLogRepository,
+  PortalTokenRepository,
   RetentionRepository,
 ];
 

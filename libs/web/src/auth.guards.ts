@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import { DomainError, isWellFormedApiKey } from '@hookbase/domain';
+import { DomainError, isWellFormedApiKey, portalDecision } from '@hookbase/domain';
 import { ApiKeyPrincipal, AuthService, readBearer, RequestLimits } from '@hookbase/auth';
 
 type AuthenticatedRequest = FastifyRequest & {
@@ -16,6 +16,16 @@ type AuthenticatedRequest = FastifyRequest & {
 };
 
 const COUNTS_EVENTS = 'hookbase:counts-events';
+const PORTAL_ROUTE = 'hookbase:portal-route';
+
+/**
+ * Marks a route (or every route of a controller) as application-scoped: a portal token may use
+ * it, for its own application's resources only. Every other route answers a portal token 404.
+ */
+export const PortalRoute = () => SetMetadata(PORTAL_ROUTE, true);
+
+/** How every route answers a portal token it does not serve: as if it did not exist. */
+const notForPortal = () => new DomainError('NOT_FOUND', 'Not found');
 
 /**
  * Marks a controller whose handlers charge their key's ingest budget themselves, by the events
@@ -39,7 +49,22 @@ export class ApiKeyGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const principal = await this.auth.authenticateApiKey(request.headers.authorization, request.ip);
+    const principal = await this.auth.authenticateCaller(request.headers.authorization, request.ip);
+    if (principal.portal) {
+      const applicationScoped =
+        this.reflector.getAllAndOverride<boolean | undefined>(PORTAL_ROUTE, [
+          context.getHandler(),
+          context.getClass(),
+        ]) ?? false;
+      const decision = portalDecision(
+        { applicationScoped },
+        request.method,
+        principal.portal.readOnly,
+      );
+      if (decision === 'not_found') throw notForPortal();
+      if (decision === 'read_only')
+        throw new DomainError('FORBIDDEN', 'This portal access is read-only');
+    }
     const countsEvents = this.reflector.getAllAndOverride<boolean | undefined>(COUNTS_EVENTS, [
       context.getHandler(),
       context.getClass(),
@@ -62,10 +87,48 @@ export class AdminGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
+    await refusePortalToken(this.auth, request);
     await this.auth.authenticateAdmin(request.headers.authorization, request.ip);
     return true;
   }
 }
+
+/** A portal token on an admin route: 401 if it does not work, else 404 like any route not its own. */
+async function refusePortalToken(auth: AuthService, request: FastifyRequest): Promise<void> {
+  const token = readBearer(request.headers.authorization);
+  if (token === null || !auth.isPortalToken(token)) return;
+  await auth.authenticateCaller(request.headers.authorization, request.ip);
+  throw notForPortal();
+}
+
+/**
+ * The admin token for any organization, or an API key for its own (as ApiKeyGuard, portal tokens
+ * refused): for what an operator may do on an organization's behalf, like opening its portal.
+ */
+@Injectable()
+export class ApiKeyOrAdminGuard implements CanActivate {
+  constructor(
+    private readonly auth: AuthService,
+    private readonly apiKeys: ApiKeyGuard,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const token = readBearer(request.headers.authorization);
+    const params = request.params as Record<string, string> | undefined;
+    if (token !== null && this.auth.isAdminToken(token) && params?.orgId !== undefined) {
+      request.organizationId = params.orgId;
+      return true;
+    }
+    return this.apiKeys.canActivate(context);
+  }
+}
+
+/** The application a portal token narrows the request to; null for an API key or the admin. */
+export const ApplicationScope = createParamDecorator(
+  (_: unknown, context: ExecutionContext): string | null =>
+    context.switchToHttp().getRequest<AuthenticatedRequest>().apiKey?.portal?.applicationId ?? null,
+);
 
 /**
  * The admin token only, telling a valid API key apart from a wrong credential: the key is
@@ -79,6 +142,7 @@ export class AdminOnlyGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const authorization = request.headers.authorization;
+    await refusePortalToken(this.auth, request);
     const token = readBearer(authorization);
     if (token !== null && !this.auth.isAdminToken(token) && isWellFormedApiKey(token)) {
       await this.auth.authenticateApiKey(authorization, request.ip);

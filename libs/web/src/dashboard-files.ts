@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { portalFrameAncestors, PortalSettings } from '@hookbase/domain';
 
 /** Where `npm run build` puts the dashboard: dist/dashboard, beside dist/libs. */
 export const DEFAULT_DASHBOARD_DIR = join(__dirname, '..', '..', '..', 'dashboard');
@@ -30,6 +31,32 @@ export const DASHBOARD_CSP = [
   "base-uri 'none'",
   "form-action 'self'",
 ].join('; ');
+
+/**
+ * The policy of a portal page (`/dashboard/portal/<orgId>/…`): the dashboard's, but framed only by
+ * the organization's allowed origins, and its logo's origin allowed as an image source.
+ */
+export function portalPageCsp(settings: PortalSettings | null): string {
+  let logoOrigin: string | null = null;
+  try {
+    logoOrigin = settings?.logoUrl ? new URL(settings.logoUrl).origin : null;
+  } catch {
+    logoOrigin = null;
+  }
+  return DASHBOARD_CSP.replace("frame-ancestors 'none'", portalFrameAncestors(settings)).replace(
+    "img-src 'self' data:",
+    `img-src 'self' data:${logoOrigin ? ` ${logoOrigin}` : ''}`,
+  );
+}
+
+/** The organization a portal page path names (`portal/<orgId>/…`), or null for any other page. */
+export function portalOrganizationOf(path: string): string | null {
+  const match = /^portal\/(org_[0-9a-z]{26})(?:\/|$)/.exec(path);
+  return match ? match[1] : null;
+}
+
+/** Where serveDashboard reads an organization's portal settings. */
+export type PortalSettingsLookup = (organizationId: string) => Promise<PortalSettings | null>;
 
 /**
  * What a request under /dashboard/ is answered with: a built file, index.html for a client route
@@ -67,24 +94,33 @@ function notFound(reply: FastifyReply, message: string) {
 }
 
 /** Serves the built dashboard at /dashboard/ on this Fastify instance. */
-export function serveDashboard(fastify: FastifyInstance, dir = DEFAULT_DASHBOARD_DIR): void {
+export function serveDashboard(
+  fastify: FastifyInstance,
+  dir = DEFAULT_DASHBOARD_DIR,
+  portalSettings: PortalSettingsLookup = () => Promise.resolve(null),
+): void {
   fastify.get('/dashboard', (_request, reply) => reply.redirect('/dashboard/', 302));
   fastify.get('/dashboard/*', async (request, reply) => {
     if (!existsSync(join(dir, 'index.html'))) {
       return notFound(reply, 'The dashboard is not built: run `npm run build` (or `npm start`).');
     }
+    const requested = (request.params as { '*': string })['*'] ?? '';
     let found: ReturnType<typeof dashboardFileFor>;
     try {
-      found = dashboardFileFor(dir, (request.params as { '*': string })['*'] ?? '');
+      found = dashboardFileFor(dir, requested);
     } catch {
       found = null;
     }
     if (!found) return notFound(reply, 'No such dashboard file');
     const body = await readFile(found.file);
+    const organizationId = portalOrganizationOf(requested);
+    const csp = organizationId
+      ? portalPageCsp(await portalSettings(organizationId))
+      : DASHBOARD_CSP;
     return reply
       .header('content-type', CONTENT_TYPES[extname(found.file)] ?? 'application/octet-stream')
       .header('cache-control', found.cacheControl)
-      .header('content-security-policy', DASHBOARD_CSP)
+      .header('content-security-policy', csp)
       .header('referrer-policy', 'no-referrer')
       .send(body);
   });

@@ -1,6 +1,7 @@
 import { DynamicModule } from '@nestjs/common';
 import { HookbaseConfig } from '@hookbase/config';
 import type { HttpServing } from '@hookbase/runtime';
+import { OrganizationRepository } from '@hookbase/persistence';
 import { serveDashboard } from './dashboard-files';
 import { serveDocs } from './docs-files';
 import { createHttpApp, listen } from './http-app';
@@ -24,7 +25,10 @@ export const serveHttpWithDashboard: HttpServing = async (
 ) => {
   root.imports = [...(root.imports ?? []), WebModule];
   const app = await createHttpApp(root, config);
-  serveDashboard(app.getHttpAdapter().getInstance());
+  const organizations = app.get(OrganizationRepository, { strict: false });
+  serveDashboard(app.getHttpAdapter().getInstance(), undefined, (organizationId) =>
+    organizations.portalSettings(organizationId),
+  );
   serveDocs(app.getHttpAdapter().getInstance());
   const url = await listen(app, config);
   return { app, url };

@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { AuthModule } from '@hookbase/auth';
-import { AdminGuard, ApiKeyGuard } from './auth.guards';
+import { AdminGuard, ApiKeyGuard, ApiKeyOrAdminGuard } from './auth.guards';
 import { HealthController } from './health.controller';
 import { MetricsController } from './metrics.controller';
 import { OpenApiController } from './openapi/openapi.controller';
@@ -9,7 +9,7 @@ import { OpenApiController } from './openapi/openapi.controller';
 @Module({
   imports: [AuthModule],
   controllers: [HealthController, MetricsController, OpenApiController],
-  providers: [ApiKeyGuard, AdminGuard],
-  exports: [AuthModule, ApiKeyGuard, AdminGuard],
+  providers: [ApiKeyGuard, AdminGuard, ApiKeyOrAdminGuard],
+  exports: [AuthModule, ApiKeyGuard, AdminGuard, ApiKeyOrAdminGuard],
 })
 export class WebModule {}

@@ -12,6 +12,8 @@ import type {
 export class EndpointEntity {
   @PrimaryColumn('text') id!: string;
   @Column({ name: 'organization_id', type: 'text' }) organizationId!: string;
+  /** The application the endpoint belongs to, for good; null for the organization's own. */
+  @Column({ name: 'application_id', type: 'text', nullable: true }) applicationId!: string | null;
   @Column('text') kind!: EndpointKind;
   @Column({ type: 'text', nullable: true }) url!: string | null;
   @Column({ type: 'text', nullable: true }) description!: string | null;

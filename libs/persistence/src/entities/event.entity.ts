@@ -7,6 +7,8 @@ export class EventEntity {
   @PrimaryColumn('text') id!: string;
   @Column({ name: 'organization_id', type: 'text' }) organizationId!: string;
   @Column({ name: 'event_type', type: 'text' }) eventType!: string;
+  /** The application whose endpoints the event was for; null for endpoints of none. */
+  @Column({ name: 'application_id', type: 'text', nullable: true }) applicationId!: string | null;
   @Column({ type: 'jsonb' }) payload!: Record<string, unknown>;
   /** The channels it was published on (empty: none). */
   @Column({ type: 'jsonb', default: () => `'[]'` }) channels!: string[];
@@ -14,5 +16,8 @@ export class EventEntity {
   @Column({ name: 'accepted_at', type: 'timestamptz' }) acceptedAt!: Date;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   /** W3C `traceparent` of the event's fan-out; null when tracing was off. */
+  /** When its payload was erased on request; null: never. */
+  @Column({ name: 'payload_purged_at', type: 'timestamptz', nullable: true })
+  payloadPurgedAt!: Date | null;
   @Column({ name: 'trace_parent', type: 'text', nullable: true }) traceParent!: string | null;
 }

@@ -15,6 +15,7 @@ export class IdempotencyKeyEntity {
   @Column({ name: 'endpoint_ids', type: 'text', array: true, nullable: true })
   endpointIds!: string[] | null;
   @Column({ type: 'text', array: true, nullable: true }) channels!: string[] | null;
+  @Column({ name: 'application_id', type: 'text', nullable: true }) applicationId!: string | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'accepted_at', type: 'timestamptz', nullable: true }) acceptedAt!: Date | null;
 }

@@ -1,4 +1,5 @@
 import { ApiKeyEntity } from './api-key.entity';
+import { ApplicationEntity } from './application.entity';
 import { AttemptEntity } from './attempt.entity';
 import { DlqEntryEntity } from './dlq-entry.entity';
 import { EndpointSecretEntity } from './endpoint-secret.entity';
@@ -9,9 +10,11 @@ import { IdempotencyKeyEntity } from './idempotency-key.entity';
 import { InvalidEventEntity } from './invalid-event.entity';
 import { MessageEntity } from './message.entity';
 import { OrganizationEntity } from './organization.entity';
+import { PortalTokenEntity } from './portal-token.entity';
 
 export {
   ApiKeyEntity,
+  ApplicationEntity,
   AttemptEntity,
   DlqEntryEntity,
   EndpointEntity,
@@ -22,11 +25,13 @@ export {
   InvalidEventEntity,
   MessageEntity,
   OrganizationEntity,
+  PortalTokenEntity,
 };
 
 export const ENTITIES = [
   OrganizationEntity,
   ApiKeyEntity,
+  ApplicationEntity,
   EndpointEntity,
   EndpointSecretEntity,
   IdempotencyKeyEntity,
@@ -36,4 +41,5 @@ export const ENTITIES = [
   DlqEntryEntity,
   InvalidEventEntity,
   EventTypeEntity,
+  PortalTokenEntity,
 ];

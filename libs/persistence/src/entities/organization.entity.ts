@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { EventTypePolicy, HostIdentityGrant, Plan } from '@hookbase/domain';
+import type { EventTypePolicy, HostIdentityGrant, Plan, PortalSettings } from '@hookbase/domain';
 
 @Entity('organizations')
 export class OrganizationEntity {
@@ -23,6 +23,8 @@ export class OrganizationEntity {
   /** What a publish must satisfy against the event type catalog (see event-types.ts). */
   @Column({ name: 'event_type_policy', type: 'text', default: 'open' })
   eventTypePolicy!: EventTypePolicy;
+  /** Portal branding and the origins allowed to embed the portal; null for none. */
+  @Column({ type: 'jsonb', nullable: true }) portal!: PortalSettings | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt!: Date;
 }

@@ -13,6 +13,11 @@ import { EndpointHealth1765411200001 } from './1765411200001-endpoint-health';
 import { OperationalEndpoints1765411200002 } from './1765411200002-operational-endpoints';
 import { EventTypes1765497600000 } from './1765497600000-event-types';
 import { EndpointChannelsAndFilter1765497600001 } from './1765497600001-endpoint-channels-and-filter';
+import { Applications1765584000000 } from './1765584000000-applications';
+import { PortalTokens1765584000001 } from './1765584000001-portal-tokens';
+import { PortalBranding1765584000002 } from './1765584000002-portal-branding';
+import { ApplicationRetention1765584000003 } from './1765584000003-application-retention';
+import { PayloadPurge1765584000004 } from './1765584000004-payload-purge';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -30,4 +35,9 @@ export const MIGRATIONS = [
   OperationalEndpoints1765411200002,
   EventTypes1765497600000,
   EndpointChannelsAndFilter1765497600001,
+  Applications1765584000000,
+  PortalTokens1765584000001,
+  PortalBranding1765584000002,
+  ApplicationRetention1765584000003,
+  PayloadPurge1765584000004,
 ];

@@ -45,7 +45,7 @@ export class DlqRepository {
 
   async list(
     organizationId: string,
-    filter: { endpointId?: string; reason?: DlqReason },
+    filter: { endpointId?: string; reason?: DlqReason; applicationId?: string },
     options: { limit: number; cursor?: string },
   ): Promise<Page<DlqEntryEntity>> {
     const query = this.dataSource
@@ -56,6 +56,12 @@ export class DlqRepository {
       .take(options.limit + 1);
     if (filter.endpointId) query.andWhere('d.endpoint_id = :endpointId', filter);
     if (filter.reason) query.andWhere('d.reason = :reason', filter);
+    if (filter.applicationId) {
+      query.andWhere(
+        'd.endpoint_id IN (SELECT e.id FROM endpoints e WHERE e.application_id = :applicationId)',
+        { applicationId: filter.applicationId },
+      );
+    }
     if (options.cursor) query.andWhere('d.id < :cursor', { cursor: options.cursor });
     return toPage(await query.getMany(), options.limit);
   }

@@ -80,17 +80,20 @@ export class EndpointRepository {
     return endpoint;
   }
 
-  /** The organization's endpoints of one sort (customer, or with `operational` operational ones). */
+  /**
+   * Live endpoints of one sort, oldest first: customer ones, or with `operational` operational ones;
+   * with `applicationId` only that application's.
+   */
   async list(
     organizationId: string,
-    options: { limit: number; cursor?: string },
-    operational = false,
+    options: { limit: number; cursor?: string; applicationId?: string; operational?: boolean },
   ): Promise<Page<EndpointEntity>> {
     const rows = await this.repo.find({
       where: {
         organizationId,
         deletedAt: IsNull(),
-        operational,
+        operational: options.operational ?? false,
+        ...(options.applicationId ? { applicationId: options.applicationId } : {}),
         ...(options.cursor ? { id: MoreThan(options.cursor) } : {}),
       },
       order: { id: 'ASC' },
@@ -101,6 +104,14 @@ export class EndpointRepository {
 
   findLive(organizationId: string, id: string): Promise<EndpointEntity | null> {
     return this.repo.findOneBy({ organizationId, id, deletedAt: IsNull() });
+  }
+
+  /** The live endpoints of an application. */
+  liveOfApplication(organizationId: string, applicationId: string): Promise<EndpointEntity[]> {
+    return this.repo.find({
+      where: { organizationId, applicationId, deletedAt: IsNull() },
+      order: { id: 'ASC' },
+    });
   }
 
   /** Endpoints by id, deleted ones included: the dispatcher must see a deletion. */
@@ -119,10 +130,11 @@ export class EndpointRepository {
       event_types: string[];
       channels: string[];
       filter: Record<string, unknown> | null;
+      application_id: string | null;
       retry: RetryPolicy | null;
       operational: boolean;
     }[] = await this.dataSource.query(
-      `SELECT id, organization_id, kind, status, event_types, channels, filter, retry, operational FROM endpoints
+      `SELECT id, organization_id, kind, status, event_types, channels, filter, application_id, retry, operational FROM endpoints
         WHERE organization_id = ANY($1) AND deleted_at IS NULL AND status <> 'disabled'`,
       [[...organizationIds]],
     );
@@ -134,6 +146,7 @@ export class EndpointRepository {
       eventTypes: row.event_types,
       channels: row.channels,
       filter: row.filter,
+      applicationId: row.application_id,
       retry: row.retry,
       operational: row.operational,
     }));

@@ -3,9 +3,10 @@ import { DataSource, EntityManager } from 'typeorm';
 import { DELIVERY_ORIGINS, EventEnvelope, PlannedMessage } from '@hookbase/domain';
 import { EventEntity, MessageEntity } from '../entities';
 import { takePollPlaces } from './poll-log.repository';
-import { stateLiterals } from './delivery-transitions';
+import { stateLiterals, transitionCase } from './delivery-transitions';
 
 const RECORDED = stateLiterals(DELIVERY_ORIGINS.recorded);
+const CANCELLED = transitionCase(['cancelled'], 'm');
 const RECORDED_FOR_POLLING = stateLiterals(DELIVERY_ORIGINS.recorded_for_polling);
 
 export interface RecordedMessage {
@@ -82,9 +83,9 @@ export class EventRepository {
     const now = new Date();
     const inserted: { id: string }[] = await tx.query(
       `INSERT INTO events (id, organization_id, event_type, payload, idempotency_key, accepted_at, created_at,
-                           trace_parent, channels)
+                           trace_parent, channels, application_id)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::timestamptz[],
-                            $7::timestamptz[], $8::text[], $9::jsonb[])
+                            $7::timestamptz[], $8::text[], $9::jsonb[], $10::text[])
        ON CONFLICT (id) DO NOTHING
        RETURNING id`,
       [
@@ -98,6 +99,7 @@ export class EventRepository {
         unique.map((e) => traceParents.get(e.id) ?? null),
         // A list per event: jsonb, since unnest cannot take a text[] per row.
         unique.map((e) => JSON.stringify(e.channels ?? [])),
+        unique.map((e) => e.applicationId ?? null),
       ],
     );
     const insertedIds = new Set(inserted.map((row) => row.id));
@@ -144,6 +146,60 @@ export class EventRepository {
       endpointId: m.endpointId,
       polled: m.polled,
     }));
+  }
+
+  /**
+   * Erases an event's payload everywhere it is stored (the event, its idempotency key), and ends
+   * its messages still waiting (cancelled, dead-lettered as payload_purged): nothing can be sent
+   * without it. The rows stay, with their ids, type, times, statuses and attempts. Answers how many
+   * messages it ended, or null when the organization has no such event.
+   */
+  async purgePayload(
+    organizationId: string,
+    eventId: string,
+  ): Promise<{ cancelled: number } | null> {
+    return this.dataSource.transaction(async (tx) => {
+      // An UPDATE … RETURNING answers [rows, count] through TypeORM's query().
+      const [purged]: [{ id: string }[], number] = await tx.query(
+        `UPDATE events SET payload = '{}'::jsonb, payload_purged_at = COALESCE(payload_purged_at, now())
+          WHERE id = $1 AND organization_id = $2 RETURNING id`,
+        [eventId, organizationId],
+      );
+      if (purged.length === 0) return null;
+      await tx.query(
+        `UPDATE idempotency_keys SET payload = '{}'::jsonb WHERE organization_id = $1 AND event_id = $2`,
+        [organizationId, eventId],
+      );
+      const rows: { n: number }[] = await tx.query(
+        `WITH cancelled AS (
+           UPDATE messages m
+              SET ${CANCELLED.set}, ${CANCELLED.finishedAt('m.finished_at')}, updated_at = now()
+            WHERE m.event_id = $1 AND m.organization_id = $2 AND ${CANCELLED.allowed}
+           RETURNING m.id, m.organization_id, m.endpoint_id, m.event_id, m.event_type, m.attempts),
+         recorded AS (
+           INSERT INTO dlq_entries (id, organization_id, message_id, endpoint_id, event_id, event_type,
+                                    reason, attempts, last_error, last_response_status, created_at)
+           SELECT 'dlq_' || substr(c.id, 5), c.organization_id, c.id, c.endpoint_id, c.event_id,
+                  c.event_type, 'payload_purged', c.attempts, 'payload purged before delivery',
+                  NULL, now()
+             FROM cancelled c
+           ON CONFLICT (message_id) DO NOTHING)
+         SELECT count(*)::int AS n FROM cancelled`,
+        [eventId, organizationId],
+      );
+      return { cancelled: rows[0].n };
+    });
+  }
+
+  /** Which of these messages belong to an event whose payload was purged. */
+  async withPurgedPayload(messageIds: readonly string[]): Promise<Set<string>> {
+    if (messageIds.length === 0) return new Set();
+    const rows: { id: string }[] = await this.dataSource.query(
+      `SELECT m.id FROM messages m JOIN events e ON e.id = m.event_id
+        WHERE m.id = ANY($1) AND e.payload_purged_at IS NOT NULL`,
+      [[...messageIds]],
+    );
+    return new Set(rows.map((row) => row.id));
   }
 
   findEvent(organizationId: string, id: string): Promise<EventEntity | null> {

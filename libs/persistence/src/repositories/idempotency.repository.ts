@@ -8,6 +8,7 @@ export interface IdempotencyRecord {
   payload: Record<string, unknown>;
   endpointIds: string[] | null;
   channels: string[] | null;
+  applicationId: string | null;
   createdAt: Date;
   acceptedAt: Date | null;
 }
@@ -21,6 +22,7 @@ interface Row {
   payload: Record<string, unknown>;
   endpoint_ids: string[] | null;
   channels: string[] | null;
+  application_id: string | null;
   created_at: Date;
   accepted_at: Date | null;
 }
@@ -42,13 +44,14 @@ export class IdempotencyRepository {
     payload: Record<string, unknown>;
     endpointIds: string[] | null;
     channels: string[] | null;
+    applicationId: string | null;
     now: Date;
   }): Promise<Reservation> {
     const inserted: unknown[] = await this.dataSource.query(
       `INSERT INTO idempotency_keys
          (organization_id, idempotency_key, event_id, event_type, fingerprint, payload, endpoint_ids,
-          created_at, channels)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+          created_at, channels, application_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
        ON CONFLICT (organization_id, idempotency_key) DO NOTHING
        RETURNING event_id`,
       [
@@ -61,11 +64,13 @@ export class IdempotencyRepository {
         input.endpointIds,
         input.now,
         input.channels,
+        input.applicationId,
       ],
     );
     if (inserted.length === 1) return { kind: 'reserved' };
     const rows: Row[] = await this.dataSource.query(
-      `SELECT event_id, event_type, fingerprint, payload, endpoint_ids, channels, created_at, accepted_at
+      `SELECT event_id, event_type, fingerprint, payload, endpoint_ids, channels, application_id,
+              created_at, accepted_at
          FROM idempotency_keys WHERE organization_id = $1 AND idempotency_key = $2`,
       [input.organizationId, input.key],
     );
@@ -80,6 +85,7 @@ export class IdempotencyRepository {
         payload: row.payload,
         endpointIds: row.endpoint_ids,
         channels: row.channels,
+        applicationId: row.application_id,
         createdAt: row.created_at,
         acceptedAt: row.accepted_at,
       },

@@ -122,6 +122,8 @@ const asking = (messageIds: readonly string[], event: DeliveryEvent) =>
 
 export interface MessageFilter {
   endpointId?: string;
+  /** Messages to endpoints of this application (its id). */
+  applicationId?: string;
   status?: MessageStatus;
   eventType?: string;
   /** Created at or after this time (ISO 8601). */
@@ -461,6 +463,13 @@ export class MessageRepository {
       .orderBy('m.id', 'DESC')
       .take(options.limit + 1);
     if (filter.endpointId) query.andWhere('m.endpoint_id = :endpointId', filter);
+    // An endpoint never changes application, so its messages are that application's.
+    if (filter.applicationId) {
+      query.andWhere(
+        'm.endpoint_id IN (SELECT e.id FROM endpoints e WHERE e.application_id = :applicationId)',
+        { applicationId: filter.applicationId },
+      );
+    }
     if (filter.status) query.andWhere('m.status = :status', filter);
     if (filter.eventType) query.andWhere('m.event_type = :eventType', filter);
     // As UTC instants: PostgreSQL refuses offsets beyond ±15:59 that ISO 8601 allows.

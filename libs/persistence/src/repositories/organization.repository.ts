@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { HostIdentityGrant, newId, Plan } from '@hookbase/domain';
+import { HostIdentityGrant, newId, Plan, PortalSettings } from '@hookbase/domain';
 import { OrganizationEntity } from '../entities';
 import { Page, toPage } from './page';
 
@@ -25,10 +25,20 @@ export class OrganizationRepository {
         ...input,
         hostCloudIdentity: input.hostCloudIdentity ?? null,
         autoDisableAfterMs: input.autoDisableAfterMs ?? null,
+        portal: null,
         createdAt: now,
         updatedAt: now,
       }),
     );
+  }
+
+  /** The organization's portal settings: null when none or unknown. */
+  async portalSettings(id: string): Promise<PortalSettings | null> {
+    const rows: { portal: PortalSettings | null }[] = await this.dataSource.query(
+      'SELECT portal FROM organizations WHERE id = $1',
+      [id],
+    );
+    return rows[0]?.portal ?? null;
   }
 
   /** The organization's opt-in to the host's cloud identity: null when off or unknown. */
@@ -71,6 +81,7 @@ export class OrganizationRepository {
       plan?: Plan;
       hostCloudIdentity?: HostIdentityGrant | null;
       autoDisableAfterMs?: number | null;
+      portal?: PortalSettings | null;
     },
   ): Promise<OrganizationEntity> {
     Object.assign(organization, patch, { updatedAt: new Date() });

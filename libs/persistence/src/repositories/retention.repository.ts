@@ -23,7 +23,8 @@ const RETENTION_LOCK = 7_246_802;
  * Removes what each organization's plan no longer keeps. Only finished messages are pruned: one
  * still waiting stays until it finishes (its endpoint's maxAgeMs bounds that; a polling endpoint's
  * message not fetched within retention expires here). An event goes once
- * none of its messages remain, and its idempotency key with it ("reserved until pruned").
+ * none of its messages remain, and its idempotency key with it ("reserved until pruned"). An
+ * application with a shorter `retention_days` has its own log pruned by that.
  */
 @Injectable()
 export class RetentionRepository {
@@ -40,7 +41,10 @@ export class RetentionRepository {
         cutoff AS (
           SELECT id, now() - make_interval(secs => 86400 * CASE plan
             WHEN 'free' THEN $1::float8 WHEN 'pro' THEN $2::float8 ELSE $3::float8 END) AS before
-            FROM organizations)`;
+            FROM organizations),
+        app_cutoff AS (
+          SELECT id AS application_id, now() - make_interval(secs => 86400 * retention_days) AS before
+            FROM applications WHERE retention_days IS NOT NULL)`;
       const params = [days.free, days.pro, days.business];
       const count = async (deletion: string): Promise<number> => {
         const rows: { n: number }[] = await tx.query(
@@ -73,7 +77,35 @@ export class RetentionRepository {
         DELETE FROM idempotency_keys k USING cutoff c
          WHERE k.organization_id = c.id AND k.created_at < c.before
            AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)`);
-      return { expired, messages, attempts, events, dlqEntries, idempotencyKeys };
+      // An application that keeps its log for less than its plan: the same, by its own cutoff
+      // (its endpoints' messages and DLQ entries, its events and their keys).
+      const ofApplications = `endpoints e, app_cutoff c
+         WHERE e.application_id = c.application_id`;
+      const appAttempts = await count(`
+        DELETE FROM attempts a USING messages m, ${ofApplications}
+           AND a.message_id = m.id AND e.id = m.endpoint_id AND m.finished_at < c.before`);
+      const appMessages = await count(`
+        DELETE FROM messages m USING ${ofApplications}
+           AND e.id = m.endpoint_id AND m.finished_at < c.before`);
+      const appDlqEntries = await count(`
+        DELETE FROM dlq_entries d USING ${ofApplications}
+           AND e.id = d.endpoint_id AND d.created_at < c.before`);
+      const appEvents = await count(`
+        DELETE FROM events e USING app_cutoff c
+         WHERE e.application_id = c.application_id AND e.accepted_at < c.before
+           AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.event_id = e.id)`);
+      const appKeys = await count(`
+        DELETE FROM idempotency_keys k USING app_cutoff c
+         WHERE k.application_id = c.application_id AND k.created_at < c.before
+           AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)`);
+      return {
+        expired,
+        messages: messages + appMessages,
+        attempts: attempts + appAttempts,
+        events: events + appEvents,
+        dlqEntries: dlqEntries + appDlqEntries,
+        idempotencyKeys: idempotencyKeys + appKeys,
+      };
     });
   }
 }

@@ -16,6 +16,9 @@ export type EventTypePolicy = components['schemas']['EventTypePolicy']['eventTyp
 export type FilterTestInput = components['schemas']['FilterTest'];
 /** Which failures `replayFailed` copies: created in `[since, until)`, of `eventTypes`. */
 export type ReplayFailedRange = Omit<components['schemas']['ReplayFailed'], 'after'>;
+export type CreateApplicationInput = components['schemas']['CreateApplication'];
+export type UpdateApplicationInput = components['schemas']['UpdateApplication'];
+export type PortalAccessInput = components['schemas']['PortalAccess'];
 
 export interface PublishResult {
   id: string;
@@ -247,13 +250,126 @@ export class Hookbase {
       .data;
   }
 
-  // ---- endpoints ----
+  /**
+   * Erases an event's payload everywhere Hookbase stores it; the log keeps its rows, waiting
+   * messages are dead-lettered (payload_purged) and replays of it are refused.
+   */
+  async purgeEventPayload(
+    eventId: string,
+    organizationId?: string,
+  ): Promise<Data<'purgeEventPayload'>> {
+    const path = { orgId: this.org(organizationId), eventId };
+    return (
+      await this.unwrap(
+        this.api.DELETE('/api/organizations/{orgId}/events/{eventId}/payload', {
+          params: { path },
+        }),
+      )
+    ).data;
+  }
 
-  async listEndpoints(organizationId?: string): Promise<Data<'listEndpoints'>> {
+  // ---- applications (every appId takes the id or the uid) ----
+
+  async listApplications(query: Query<'listApplications'> = {}, organizationId?: string) {
+    const path = { orgId: this.org(organizationId) };
+    return this.unwrap(
+      this.api.GET('/api/organizations/{orgId}/applications', { params: { path, query } }),
+    );
+  }
+
+  async createApplication(
+    input: CreateApplicationInput,
+    organizationId?: string,
+  ): Promise<Data<'createApplication'>> {
     const path = { orgId: this.org(organizationId) };
     return (
       await this.unwrap(
-        this.api.GET('/api/organizations/{orgId}/webhook-endpoints', { params: { path } }),
+        this.api.POST('/api/organizations/{orgId}/applications', { params: { path }, body: input }),
+      )
+    ).data;
+  }
+
+  async getApplication(appId: string, organizationId?: string): Promise<Data<'getApplication'>> {
+    const path = { orgId: this.org(organizationId), appId };
+    return (
+      await this.unwrap(
+        this.api.GET('/api/organizations/{orgId}/applications/{appId}', { params: { path } }),
+      )
+    ).data;
+  }
+
+  async updateApplication(
+    appId: string,
+    input: UpdateApplicationInput,
+    organizationId?: string,
+  ): Promise<Data<'updateApplication'>> {
+    const path = { orgId: this.org(organizationId), appId };
+    return (
+      await this.unwrap(
+        this.api.PATCH('/api/organizations/{orgId}/applications/{appId}', {
+          params: { path },
+          body: input,
+        }),
+      )
+    ).data;
+  }
+
+  /** Deletes the application and its endpoints (their queued messages are dead-lettered). */
+  async deleteApplication(
+    appId: string,
+    organizationId?: string,
+  ): Promise<Data<'deleteApplication'>> {
+    const path = { orgId: this.org(organizationId), appId };
+    return (
+      await this.unwrap(
+        this.api.DELETE('/api/organizations/{orgId}/applications/{appId}', { params: { path } }),
+      )
+    ).data;
+  }
+
+  /** A portal token for the application and the link that opens its portal (token in the fragment). */
+  async createPortalAccess(
+    appId: string,
+    input: Partial<PortalAccessInput> = {},
+    organizationId?: string,
+  ): Promise<Data<'createPortalAccess'>> {
+    const path = { orgId: this.org(organizationId), appId };
+    return (
+      await this.unwrap(
+        this.api.POST('/api/organizations/{orgId}/applications/{appId}/portal-access', {
+          params: { path },
+          // Both fields have defaults on the server.
+          body: input as PortalAccessInput,
+        }),
+      )
+    ).data;
+  }
+
+  /** Revokes every portal token of the application. */
+  async revokePortalAccess(
+    appId: string,
+    organizationId?: string,
+  ): Promise<Data<'revokePortalAccess'>> {
+    const path = { orgId: this.org(organizationId), appId };
+    return (
+      await this.unwrap(
+        this.api.DELETE('/api/organizations/{orgId}/applications/{appId}/portal-access', {
+          params: { path },
+        }),
+      )
+    ).data;
+  }
+
+  // ---- endpoints ----
+
+  async listEndpoints(
+    organizationId?: string,
+    query: Query<'listEndpoints'> = {},
+  ): Promise<Data<'listEndpoints'>> {
+    const path = { orgId: this.org(organizationId) };
+    return (
+      await this.unwrap(
+        this.api.GET('/api/organizations/{orgId}/webhook-endpoints', { params: { path, query } }),
       )
     ).data;
   }

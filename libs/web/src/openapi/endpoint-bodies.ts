@@ -81,6 +81,10 @@ export const endpointBody: JsonSchema = {
   required: ['id', 'kind', 'config', 'credentials', 'eventTypes', 'status', 'fifoEnabled'],
   properties: {
     id: { type: 'string' },
+    applicationId: {
+      type: ['string', 'null'],
+      description: 'The application the endpoint belongs to; null for the organization itself.',
+    },
     kind: { enum: [...ENDPOINT_KINDS] },
     url: nullable('string'),
     description: nullable('string'),

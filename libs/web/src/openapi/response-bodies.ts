@@ -211,3 +211,21 @@ export const endpointStatsBody: JsonSchema = {
     },
   },
 };
+
+/** An application as the API shows it (views.ts). */
+export const applicationBody: JsonSchema = {
+  type: 'object',
+  required: ['id', 'uid', 'name', 'metadata', 'createdAt', 'updatedAt'],
+  properties: {
+    id: { type: 'string' },
+    uid: { type: ['string', 'null'] },
+    name: { type: 'string' },
+    metadata: { type: 'object' },
+    retentionDays: {
+      type: ['number', 'null'],
+      description: "Days its log is kept, at most the plan's; null: the plan's.",
+    },
+    createdAt: { type: 'string' },
+    updatedAt: { type: 'string' },
+  },
+};

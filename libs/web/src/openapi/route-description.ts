@@ -20,6 +20,7 @@ export const API_TAGS = [
   'Organizations',
   'API keys',
   'Event types',
+  'Applications',
   'Endpoints',
   'Replays',
   'Message log',

@@ -49,7 +49,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change an organization's name, plan or `hostCloudIdentity` (admin; null turns the host identity off). */
+        /** Change an organization's name, plan, `hostCloudIdentity` (admin; null turns the host identity off) or `portal` branding (`displayName`, `logoUrl`, `primaryColor`, and `allowedOrigins` that may embed the portal; null clears it). */
         patch: operations["updateOrganization"];
         trace?: never;
     };
@@ -105,6 +105,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{orgId}/applications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List applications, oldest first; `uidPrefix` keeps those whose uid starts with it. */
+        get: operations["listApplications"];
+        put?: never;
+        /** Create an application: a producer's customer whose endpoints receive only events published for it. `uid` is the producer's own id for it (unique in the organization, never starting with `app_`). */
+        post: operations["createApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/applications/{appId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One application, by id or uid. */
+        get: operations["getApplication"];
+        put?: never;
+        post?: never;
+        /** Delete an application and its endpoints; their queued messages are dead-lettered (endpoint_deleted) when next seen. */
+        delete: operations["deleteApplication"];
+        options?: never;
+        head?: never;
+        /** Change an application's name, uid (null clears it) or metadata. */
+        patch: operations["updateApplication"];
+        trace?: never;
+    };
+    "/api/organizations/{orgId}/applications/{appId}/portal-access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A portal token for the application (one hour unless `expiresInSeconds`, at most seven days; `readOnly` to only look) and the dashboard link that opens its portal, the token in the link's fragment. */
+        post: operations["createPortalAccess"];
+        /** Revoke every portal token of the application: refused at once by the process that revoked them, by every other within HOOKBASE_API_KEY_CACHE_MS. */
+        delete: operations["revokePortalAccess"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{orgId}/dlq": {
         parameters: {
             query?: never;
@@ -112,7 +167,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Dead-lettered messages, with filters. */
+        /** Dead-lettered messages, with filters (`applicationId`: id or uid). */
         get: operations["listDlq"];
         put?: never;
         post?: never;
@@ -227,6 +282,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organizations/{orgId}/events/{eventId}/payload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Erase an event's payload everywhere Hookbase stores it. Its messages and attempts keep their rows and statuses; those still waiting are dead-lettered (payload_purged); replaying it is refused with 409 PAYLOAD_PURGED. */
+        delete: operations["purgeEventPayload"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations/{orgId}/messages": {
         parameters: {
             query?: never;
@@ -234,7 +306,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The message log, with filters. */
+        /** The message log, with filters (`applicationId`: id or uid). */
         get: operations["listMessages"];
         put?: never;
         post?: never;
@@ -339,10 +411,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List endpoints, oldest first. */
+        /** List endpoints, oldest first; `applicationId` (id or uid) keeps those of one application. */
         get: operations["listEndpoints"];
         put?: never;
-        /** Create an endpoint: `http`, a cloud kind (`sqs`, `sns`, `eventbridge`, `pubsub`, `s3`; `config` per kind) or `polling`. */
+        /** Create an endpoint: `http`, a cloud kind (`sqs`, `sns`, `eventbridge`, `pubsub`, `s3`; `config` per kind) or `polling`. With `applicationId` (id or uid) it belongs to that application for good. */
         post: operations["createEndpoint"];
         delete?: never;
         options?: never;
@@ -499,6 +571,23 @@ export interface paths {
         put?: never;
         /** Send one signed example message to an http endpoint now, outside every queue (never through its FIFO lane, not recorded in the log), and answer with the attempt. */
         post: operations["testEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/portal/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A portal token's session: its organization and application, whether it is read-only, the plan, and the organization's portal branding. Only a portal token (404 for an API key). */
+        get: operations["getPortalSession"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -804,7 +893,16 @@ export interface components {
             expiresAt?: string;
             name?: string;
         };
+        CreateApplication: {
+            metadata?: {
+                [key: string]: unknown;
+            };
+            name: string;
+            retentionDays?: number | null;
+            uid?: string | null;
+        };
         CreateEndpoint: {
+            applicationId?: string;
             auth?: ({
                 password: string;
                 /** @constant */
@@ -857,6 +955,7 @@ export interface components {
             tlsCa?: string | null;
             url?: string;
         } | {
+            applicationId?: string;
             auth?: ({
                 password: string;
                 /** @constant */
@@ -915,6 +1014,7 @@ export interface components {
             tlsCa?: string | null;
             url?: string;
         } | {
+            applicationId?: string;
             auth?: ({
                 password: string;
                 /** @constant */
@@ -973,6 +1073,7 @@ export interface components {
             tlsCa?: string | null;
             url?: string;
         } | {
+            applicationId?: string;
             auth?: ({
                 password: string;
                 /** @constant */
@@ -1033,6 +1134,7 @@ export interface components {
             tlsCa?: string | null;
             url?: string;
         } | {
+            applicationId?: string;
             auth?: ({
                 password: string;
                 /** @constant */
@@ -1091,6 +1193,7 @@ export interface components {
             tlsCa?: string | null;
             url?: string;
         } | {
+            applicationId?: string;
             auth?: ({
                 password: string;
                 /** @constant */
@@ -1211,7 +1314,14 @@ export interface components {
         OpenApiDocument: {
             [key: string]: unknown;
         };
+        PortalAccess: {
+            /** @default 3600 */
+            expiresInSeconds: number;
+            /** @default false */
+            readOnly: boolean;
+        };
         PublishEvent: {
+            applicationId?: string;
             channels?: string[];
             endpointIds?: string[];
             eventType: string;
@@ -1222,6 +1332,7 @@ export interface components {
         };
         PublishEventBatch: {
             events: {
+                applicationId?: string;
                 channels?: string[];
                 endpointIds?: string[];
                 eventType: string;
@@ -1259,6 +1370,14 @@ export interface components {
             payload: {
                 [key: string]: unknown;
             };
+        };
+        UpdateApplication: {
+            metadata?: {
+                [key: string]: unknown;
+            };
+            name?: string;
+            retentionDays?: number | null;
+            uid?: string | null;
         };
         UpdateEndpoint: {
             auth?: ({
@@ -1386,6 +1505,13 @@ export interface components {
             name?: string;
             /** @enum {string} */
             plan?: "free" | "pro" | "business";
+            portal?: {
+                allowedOrigins?: string[];
+                displayName?: string;
+                /** Format: uri */
+                logoUrl?: string;
+                primaryColor?: string;
+            } | null;
         };
     };
     responses: never;
@@ -2572,13 +2698,12 @@ export interface operations {
             };
         };
     };
-    listDlq: {
+    listApplications: {
         parameters: {
             query?: {
                 cursor?: string;
-                endpointId?: string;
                 limit?: number;
-                reason?: "max_attempts" | "max_age" | "permanent_failure" | "endpoint_deleted" | "circuit_open" | "fifo_expired";
+                uidPrefix?: string;
             };
             header?: never;
             path: {
@@ -2588,7 +2713,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of DLQ entries */
+            /** @description A page of applications */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2639,6 +2764,953 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "ORGANIZATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApplication"];
+            };
+        };
+        responses: {
+            /** @description The application */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            createdAt: string;
+                            id: string;
+                            metadata: Record<string, unknown>;
+                            name: string;
+                            /** @description Days its log is kept, at most the plan's; null: the plan's. */
+                            retentionDays?: number | null;
+                            uid: string | null;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED" | "INVALID_JSON";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description APPLICATION_UID_TAKEN */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "APPLICATION_UID_TAKEN";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The application */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            createdAt: string;
+                            id: string;
+                            metadata: Record<string, unknown>;
+                            name: string;
+                            /** @description Days its log is kept, at most the plan's; null: the plan's. */
+                            retentionDays?: number | null;
+                            uid: string | null;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            deleted: true;
+                            endpointsDeleted: number;
+                            id: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    updateApplication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateApplication"];
+            };
+        };
+        responses: {
+            /** @description The application */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            createdAt: string;
+                            id: string;
+                            metadata: Record<string, unknown>;
+                            name: string;
+                            /** @description Days its log is kept, at most the plan's; null: the plan's. */
+                            retentionDays?: number | null;
+                            uid: string | null;
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED" | "INVALID_JSON";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description APPLICATION_UID_TAKEN */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "APPLICATION_UID_TAKEN";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createPortalAccess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PortalAccess"];
+            };
+        };
+        responses: {
+            /** @description The token (shown once) and the portal link */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            expiresAt: string;
+                            readOnly?: boolean;
+                            token: string;
+                            url: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, INVALID_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED" | "INVALID_JSON";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    revokePortalAccess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            applicationId: string;
+                            revoked: number;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listDlq: {
+        parameters: {
+            query?: {
+                applicationId?: string;
+                cursor?: string;
+                endpointId?: string;
+                limit?: number;
+                reason?: "max_attempts" | "max_age" | "permanent_failure" | "endpoint_deleted" | "circuit_open" | "fifo_expired" | "payload_purged";
+            };
+            header?: never;
+            path: {
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of DLQ entries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: Record<string, unknown>[];
+                        /** @description Pass as `cursor` for the next page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
                         };
                     };
                 };
@@ -2750,6 +3822,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "ORGANIZATION_NOT_FOUND" | "DLQ_ENTRY_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "ENDPOINT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description PAYLOAD_PURGED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_PURGED";
                         };
                     };
                 };
@@ -3903,9 +4989,126 @@ export interface operations {
             };
         };
     };
+    purgeEventPayload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                eventId: string;
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Purged */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            messagesCancelled: number;
+                            /** @constant */
+                            payloadPurged: true;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description ORGANIZATION_NOT_FOUND, EVENT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "ORGANIZATION_NOT_FOUND" | "EVENT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
     listMessages: {
         parameters: {
             query?: {
+                applicationId?: string;
                 createdAfter?: string;
                 createdBefore?: string;
                 cursor?: string;
@@ -3963,7 +5166,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description ORGANIZATION_NOT_FOUND */
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3972,7 +5175,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ORGANIZATION_NOT_FOUND";
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
                         };
                     };
                 };
@@ -4199,6 +5402,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description PAYLOAD_PURGED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYLOAD_PURGED";
+                        };
+                    };
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -4411,6 +5628,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The application the endpoint belongs to; null for the organization itself. */
+                            applicationId?: string | null;
                             /** @description http: the receiver authentication configured (never its secrets), or null. */
                             auth?: null | {
                                 /** @constant */
@@ -4612,6 +5831,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The application the endpoint belongs to; null for the organization itself. */
+                            applicationId?: string | null;
                             /** @description http: the receiver authentication configured (never its secrets), or null. */
                             auth?: null | {
                                 /** @constant */
@@ -4890,6 +6111,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The application the endpoint belongs to; null for the organization itself. */
+                            applicationId?: string | null;
                             /** @description http: the receiver authentication configured (never its secrets), or null. */
                             auth?: null | {
                                 /** @constant */
@@ -5174,6 +6397,7 @@ export interface operations {
     listEndpoints: {
         parameters: {
             query?: {
+                applicationId?: string;
                 cursor?: string;
                 limit?: number;
             };
@@ -5226,7 +6450,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description ORGANIZATION_NOT_FOUND */
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5235,7 +6459,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ORGANIZATION_NOT_FOUND";
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
                         };
                     };
                 };
@@ -5309,6 +6533,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The application the endpoint belongs to; null for the organization itself. */
+                            applicationId?: string | null;
                             /** @description http: the receiver authentication configured (never its secrets), or null. */
                             auth?: null | {
                                 /** @constant */
@@ -5402,7 +6628,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description ORGANIZATION_NOT_FOUND */
+            /** @description ORGANIZATION_NOT_FOUND, APPLICATION_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5411,7 +6637,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "ORGANIZATION_NOT_FOUND";
+                            code?: "ORGANIZATION_NOT_FOUND" | "APPLICATION_NOT_FOUND";
                         };
                     };
                 };
@@ -5510,6 +6736,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The application the endpoint belongs to; null for the organization itself. */
+                            applicationId?: string | null;
                             /** @description http: the receiver authentication configured (never its secrets), or null. */
                             auth?: null | {
                                 /** @constant */
@@ -5788,6 +7016,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The application the endpoint belongs to; null for the organization itself. */
+                            applicationId?: string | null;
                             /** @description http: the receiver authentication configured (never its secrets), or null. */
                             auth?: null | {
                                 /** @constant */
@@ -7093,6 +8323,106 @@ export interface operations {
             };
         };
     };
+    getPortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The portal session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            application: Record<string, unknown>;
+                            branding: Record<string, unknown>;
+                            organizationId: string;
+                            plan: string;
+                            readOnly: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description INTERNAL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "INTERNAL";
+                        };
+                    };
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
     health: {
         parameters: {
             query?: never;
@@ -7359,6 +8689,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description APPLICATION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "APPLICATION_NOT_FOUND";
                         };
                     };
                 };
