@@ -22,6 +22,8 @@ const APPLICATION_SCOPED = new Set([
   'getEndpointSecret',
   'rotateEndpointSecret',
   'getEndpointStats',
+  'testEndpoint',
+  'testEndpointFilter',
   'replayMessage',
   'replayFailedMessages',
   'listMessages',
