@@ -115,6 +115,7 @@ describe('portal access', () => {
         dlqId: entry.id as string,
         eventId: event.body.data.id as string,
         keyId: 'key_00000000000000000000000000',
+        name: 'order.created',
       };
     };
     return {
