@@ -31,6 +31,9 @@ const APPLICATION_SCOPED = new Set([
   'listDlq',
   'retryDlqEntry',
   'getPortalSession',
+  // The organization's event type catalog, read only.
+  'listEventTypes',
+  'getEventType',
 ]);
 
 interface Route {
@@ -93,6 +96,8 @@ describe('portal access', () => {
           ...(applicationId ? { applicationId } : {}),
         })
       ).body.data;
+    // The catalog a portal may read (`{name}` in the walk below).
+    await tenant.client.post(`${org}/event-types`, { name: 'order.created' });
     const endpointA = await endpoint(appA.id, 'a/gone');
     const endpointB = await endpoint(appB.id, 'b/gone');
     const endpointOrg = await endpoint(undefined, 'org');

@@ -87,6 +87,14 @@ describe('the portal', () => {
     ]) {
       expect((await tenant.client.post(`${org}/webhook-endpoints`, body)).status).toBe(201);
     }
+    // The organization's catalog, which its portals read.
+    const declared = await tenant.client.post(`${org}/event-types`, {
+      name: 'invoice.paid',
+      description: 'An invoice was paid',
+      schema: { type: 'object', properties: { n: { type: 'integer' } } },
+      example: { n: 1 },
+    });
+    expect(declared.status).toBe(201);
     const access = await tenant.client.post(`${org}/applications/globex/portal-access`, {});
     expect(access.status).toBe(201);
     return {
@@ -152,6 +160,16 @@ describe('the portal', () => {
       .waitFor();
     expect(page.url()).toBe(`${stack.url}/dashboard/portal/${portal.organizationId}/messages`);
     await checkPage(page, 'portal-messages');
+
+    // The catalog, read only: the types and their examples, not the organization's policy.
+    await page.getByRole('link', { name: 'Event types' }).click();
+    await page.getByRole('button', { name: 'invoice.paid' }).click();
+    const detail = page.getByRole('article', { name: 'Event type invoice.paid' });
+    expect(JSON.parse((await detail.getByLabel('Example payload').textContent())!)).toEqual({
+      n: 1,
+    });
+    expect(await page.getByLabel('Policy').count()).toBe(0);
+    await checkPage(page, 'portal-event-types');
 
     // The token never reached the server: not in any request line it logged.
     expect(stack.process.logs(2000)).not.toContain(portal.token);

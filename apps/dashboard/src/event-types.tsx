@@ -45,9 +45,12 @@ export function schemaRows(schema: unknown, prefix = '', depth = 0): SchemaRow[]
   });
 }
 
-/** The event type catalog: each type's schema rendered and its example, and the policy. */
-export function EventTypesPage(props: { client: Client }) {
-  const { client } = props;
+/**
+ * The event type catalog: each type's schema rendered and its example, and the policy. A portal
+ * (`readOnlyCatalog`) reads the catalog only: the policy is the organization's to set.
+ */
+export function EventTypesPage(props: { client: Client; readOnlyCatalog?: boolean }) {
+  const { client, readOnlyCatalog = false } = props;
   const [types, setTypes] = useState<EventType[] | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   const [policy, setPolicy] = useState<string>('');
@@ -58,15 +61,15 @@ export function EventTypesPage(props: { client: Client }) {
     try {
       const [all, organization] = await Promise.all([
         client.get<EventType[]>('/event-types?limit=250'),
-        client.get<{ eventTypePolicy: string }>(''),
+        readOnlyCatalog ? null : client.get<{ eventTypePolicy: string }>(''),
       ]);
       setTypes(all);
-      setPolicy(organization.eventTypePolicy);
+      if (organization) setPolicy(organization.eventTypePolicy);
       setError(null);
     } catch (caught) {
       setError(caught);
     }
-  }, [client]);
+  }, [client, readOnlyCatalog]);
   useEffect(() => {
     void load();
   }, [load]);
@@ -89,16 +92,18 @@ export function EventTypesPage(props: { client: Client }) {
     <section>
       <div className="page-head">
         <h1>Event types</h1>
-        <label className="inline">
-          Policy{' '}
-          <select value={policy} onChange={(e) => void changePolicy(e.target.value)}>
-            {POLICIES.map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </label>
+        {readOnlyCatalog ? null : (
+          <label className="inline">
+            Policy{' '}
+            <select value={policy} onChange={(e) => void changePolicy(e.target.value)}>
+              {POLICIES.map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
         <button type="button" onClick={() => void load()}>
           Refresh
         </button>

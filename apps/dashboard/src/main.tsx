@@ -12,7 +12,12 @@ import { loadPortalSession, PortalSession, takePortalToken } from './portal';
 import './styles.css';
 
 /** The pages of a signed-in client, with the header around them (the organization's or a portal's). */
-function Pages(props: { session: Session; header: (link: LinkTo) => ReactNode }) {
+function Pages(props: {
+  session: Session;
+  header: (link: LinkTo) => ReactNode;
+  /** A portal: one application's pages, the catalog read only. */
+  portal?: boolean;
+}) {
   const { session } = props;
   const route = useRoute();
   const client = useMemo(() => clientFor(session), [session]);
@@ -31,7 +36,7 @@ function Pages(props: { session: Session; header: (link: LinkTo) => ReactNode })
     page = <MessagesPage client={client} params={params} />;
   } else if (parts[0] === 'event-types') {
     current = 'event-types';
-    page = <EventTypesPage client={client} />;
+    page = <EventTypesPage client={client} readOnlyCatalog={props.portal} />;
   } else if (parts[0] === 'dlq') {
     current = 'dlq';
     page = <DlqPage client={client} />;
@@ -65,12 +70,11 @@ function Pages(props: { session: Session; header: (link: LinkTo) => ReactNode })
 
 type LinkTo = (to: string, name: string, label: string) => ReactNode;
 
-/** The main navigation; the event type catalog is the organization's, so a portal has none. */
-const nav = (link: LinkTo, catalog = false) => (
+const nav = (link: LinkTo) => (
   <nav aria-label="Main">
     {link('/', 'endpoints', 'Endpoints')}
     {link('/messages', 'messages', 'Message log')}
-    {catalog ? link('/event-types', 'event-types', 'Event types') : null}
+    {link('/event-types', 'event-types', 'Event types')}
     {link('/dlq', 'dlq', 'DLQ')}
   </nav>
 );
@@ -107,7 +111,7 @@ function App() {
       header={(link) => (
         <header className="top">
           <span className="brand">Hookbase</span>
-          {nav(link, true)}
+          {nav(link)}
           <span className="org" title={session.organizationId}>
             {session.organizationName} <span className="plan">({session.plan} plan)</span>
           </span>
@@ -163,6 +167,7 @@ function PortalApp(props: { organizationId: string }) {
   return (
     <Pages
       session={portal.session}
+      portal
       header={(link) => (
         <header className="top">
           {portal.branding.logoUrl ? (

@@ -30,6 +30,7 @@ import {
   DescribeRoute,
   OrganizationId,
   pageOf,
+  PortalRoute,
 } from '@hookbase/web';
 import {
   EventTypeCatalog,
@@ -81,6 +82,8 @@ export class EventTypesController {
     errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED'],
     usesStore: true,
   })
+  // The catalog is the organization's, read by its applications' portals too (read only).
+  @PortalRoute()
   @Get('event-types')
   async list(@OrganizationId() organizationId: string, @Query() query: unknown) {
     const { limit, cursor } = parseInput(listQuerySchema, query);
@@ -187,6 +190,7 @@ export class EventTypesController {
     errors: ['ORGANIZATION_NOT_FOUND', 'EVENT_TYPE_NOT_FOUND'],
     usesStore: true,
   })
+  @PortalRoute()
   @Get('event-types/:name')
   async get(@OrganizationId() organizationId: string, @Param('name') name: string) {
     return { data: eventTypeView(await this.require(organizationId, name)) };
