@@ -72,34 +72,48 @@ describe('the quickstart and receiving guide, as written', () => {
 
   it('creates an organization, a key and an endpoint, and delivers an event to the receiver', async () => {
     const port = await freePort();
-    const [session, ...rest] = codeBlocks('quickstart.md')
+    const [receiverCommand, session, ...rest] = codeBlocks('quickstart.md')
       .filter((b) => b.lang === 'sh' && !b.code.startsWith('npm install'))
       .map((b) => b.code);
-    expect(session).toContain('npm run receiver -- --port 4000 &');
-    const script = [
-      'set -e',
-      session
-        .replace(/^HOOKBASE=.*$/m, `HOOKBASE=${stack.url}`)
-        .replace(/^ADMIN=.*$/m, `ADMIN=${stack.adminToken}`)
-        .replace(/4000/g, String(port)),
-      // The commands further down the page (the message log, the secret), in the same session.
-      ...rest,
-      'echo "quickstart: done"',
-      'wait',
-    ].join('\n');
-    const shell = run('bash', ['-c', script]);
-    started.push(shell.child);
+    // The receiver first, in a terminal of its own, listening before anything is published.
+    expect(receiverCommand).toBe('npm run receiver -- --port 4000\n');
+    const receiver = run('bash', ['-c', receiverCommand.replace(/4000/g, String(port))]);
+    started.push(receiver.child);
     await pollUntil(
       () =>
-        /order\.created id=msg_\S+ attempt=1/.test(shell.output.text) ||
-        shell.child.exitCode !== null,
-      { timeoutMs: 60_000, description: 'the quickstart receiver printing the delivery' },
+        receiver.output.text.includes(`listening on http://127.0.0.1:${port}`) ||
+        receiver.child.exitCode !== null,
+      { timeoutMs: 60_000, description: 'the quickstart receiver listening' },
     );
-    expect(shell.output.text).toContain('quickstart: done');
-    expect(shell.output.text).toMatch(/order\.created id=msg_\S+ attempt=1/);
-    expect(shell.output.text).toContain('{"id":1}');
-    expect(shell.output.text).toMatch(/"key":"whsec_/);
-    stop(shell.child);
+    expect(receiver.output.text).toContain(`listening on http://127.0.0.1:${port}`);
+    // The session up to the publish; its variables kept for the commands further down the page.
+    const variables = join(WORK, `quickstart-${port}.env`);
+    mkdirSync(WORK, { recursive: true });
+    const publish = run('bash', [
+      '-c',
+      [
+        'set -e',
+        session
+          .replace(/^HOOKBASE=.*$/m, `HOOKBASE=${stack.url}`)
+          .replace(/^ADMIN=.*$/m, `ADMIN=${stack.adminToken}`)
+          .replace(/4000/g, String(port)),
+        `declare -p HOOKBASE ORG KEY ENDPOINT > ${variables}`,
+      ].join('\n'),
+    ]);
+    started.push(publish.child);
+    expect(await publish.exited).toBe(0);
+    expect(publish.output.text).toMatch(/"eventType":"order\.created"/);
+    await pollUntil(() => /order\.created id=msg_\S+ attempt=1/.test(receiver.output.text), {
+      timeoutMs: 60_000,
+      description: 'the quickstart receiver printing the delivery',
+    });
+    // Then, as the page goes on: the message log (with the attempt) and the signing secret.
+    const after = run('bash', ['-c', ['set -e', `source ${variables}`, ...rest].join('\n')]);
+    started.push(after.child);
+    expect(await after.exited).toBe(0);
+    expect(after.output.text).toMatch(/"eventType":"order\.created"/);
+    expect(after.output.text).toMatch(/"key":"whsec_/);
+    stop(receiver.child);
   });
 
   /** A receiver sample started with a secret and a port; a real delivery must be verified by it. */
