@@ -1,6 +1,6 @@
 import { askedBehaviour } from '../core/behaviour';
 import { createOrganization, Tenant } from '../core/hookbase-api';
-import { Ledger } from '../core/ledger';
+import { blockRouter, Ledger, SEQ_BLOCK } from '../core/ledger';
 import { planEvents } from '../core/pacing';
 import { fmtInt, fmtMs, fmtRate } from '../core/report';
 import { RunReport, ScenarioResult } from '../core/result';
@@ -11,6 +11,14 @@ import { runOpenLoop } from '../drivers/publisher';
 
 /** Retries shortened through the API so a failed first attempt is retried within the run. */
 export const SHORT_RETRY = { delaysMs: [0, 200, 1000], maxAgeMs: 60_000 };
+
+/**
+ * Before the measured run, the same load for this long into a ledger of its own (its sequence
+ * numbers in block 1), not measured: a freshly started process otherwise pays for its first
+ * connections (the receiver's, PostgreSQL's pool) and the JIT inside the run, which was the whole
+ * of the first second's p99 here.
+ */
+export const WARM_UP_SECONDS = 2;
 
 /** --routing: every endpoint's channels and filter, all of which every bench event passes, so the
  * deliveries stay the same and the difference is the cost of the rule. */
@@ -25,40 +33,62 @@ const ROUTED_ENDPOINT = {
 /** The channels of every bench event under --routing. */
 const ROUTED_CHANNELS = ['bench'];
 
-/**
- * One e2e run: load (--rate events/s for --duration s to `tenant`, each fanned out to all its
- * endpoints: no endpointIds) → drain → reconcile → the run's report.
- */
-function fanOutRun(
+/** The open-loop load: --rate events/s for `seconds` to `tenant`, sequence numbers from `firstSeq`. */
+function fanOutLoad(
   session: BenchSession,
-  spec: { label: string; tenant: Tenant; ledger: Ledger; endpoints: number[]; drainByMs: number },
+  spec: { tenant: Tenant; ledger: Ledger; targets: ReadonlySet<number> },
+  seconds: number,
+  firstSeq = 0,
 ) {
   const { options, deadlineMs } = session.ctx;
-  const targets = new Set(spec.endpoints);
-  const planned = planEvents(options.rate, options.durationSeconds);
   const { payloadBytes, maxInFlight } = options;
+  const client = new IngestClient(session.stack.ingestUrl, spec.tenant.apiKey, maxInFlight);
+  return runOpenLoop({
+    ratePerSecond: options.rate,
+    count: planEvents(options.rate, seconds),
+    maxInFlight,
+    deadlineMs: Math.min(deadlineMs, now() + seconds * 1000 + 30_000),
+    send: (seq, at) =>
+      publishSeq(spec.ledger, client, firstSeq + seq, at, {
+        targets: spec.targets,
+        payloadBytes,
+        ...(options.routing ? { channels: ROUTED_CHANNELS } : {}),
+      }),
+  }).finally(() => client.close());
+}
+
+/**
+ * One e2e run: warm-up (the same load for WARM_UP_SECONDS, drained, not measured) → load
+ * (--rate events/s for --duration s to `tenant`, each fanned out to all its endpoints: no
+ * endpointIds) → drain → reconcile → the run's report.
+ */
+async function fanOutRun(
+  session: BenchSession,
+  spec: {
+    label: string;
+    tenant: Tenant;
+    ledger: Ledger;
+    warmUp: Ledger;
+    endpoints: number[];
+    drainByMs: number;
+  },
+) {
+  const { options } = session.ctx;
+  const targets = new Set(spec.endpoints);
+  session.watch(`${spec.label}: warm-up`, [spec.warmUp], null);
+  await fanOutLoad(session, { ...spec, ledger: spec.warmUp, targets }, WARM_UP_SECONDS, SEQ_BLOCK);
+  await session.drain(
+    [spec.warmUp],
+    Math.min(spec.drainByMs, now() + options.drainTimeoutSeconds * 1000),
+  );
   return session.deliveryRun({
     label: spec.label,
     ledger: spec.ledger,
-    planned,
+    planned: planEvents(options.rate, options.durationSeconds),
     offeredPerSecond: options.rate * spec.endpoints.length,
     drainSeconds: options.drainTimeoutSeconds,
     drainByMs: spec.drainByMs,
-    load: () => {
-      const client = new IngestClient(session.stack.ingestUrl, spec.tenant.apiKey, maxInFlight);
-      return runOpenLoop({
-        ratePerSecond: options.rate,
-        count: planned,
-        maxInFlight,
-        deadlineMs: Math.min(deadlineMs, now() + options.durationSeconds * 1000 + 30_000),
-        send: (seq, at) =>
-          publishSeq(spec.ledger, client, seq, at, {
-            targets,
-            payloadBytes,
-            ...(options.routing ? { channels: ROUTED_CHANNELS } : {}),
-          }),
-      }).finally(() => client.close());
-    },
+    load: () => fanOutLoad(session, { ...spec, targets }, options.durationSeconds),
   });
 }
 
@@ -67,10 +97,12 @@ async function httpRun(session: BenchSession, label: string, first: number) {
   const { options, deadlineMs } = session.ctx;
   const tenant = await createOrganization(session.stack, 'free');
   const ledger = new Ledger(label);
+  const warmUp = new Ledger(`${label} warm-up`);
   const endpoints = Array.from({ length: options.endpoints }, (_, i) => first + i);
   const request = { retry: SHORT_RETRY, ...(options.routing ? ROUTED_ENDPOINT : {}) };
-  await session.addEndpoints(tenant, endpoints, ledger, askedBehaviour(options), request);
-  return fanOutRun(session, { label, tenant, ledger, endpoints, drainByMs: deadlineMs });
+  const router = blockRouter([ledger, warmUp]);
+  await session.addEndpoints(tenant, endpoints, router, askedBehaviour(options), request);
+  return fanOutRun(session, { label, tenant, ledger, warmUp, endpoints, drainByMs: deadlineMs });
 }
 
 /** What the Runs table does not show already: offered load, peak bucket, the publisher's side. */
