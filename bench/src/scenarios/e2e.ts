@@ -1,13 +1,20 @@
 import { askedBehaviour } from '../core/behaviour';
-import { createOrganization, Tenant } from '../core/hookbase-api';
+import { createApplications, createOrganization, Tenant } from '../core/hookbase-api';
 import { Ledger } from '../core/ledger';
 import { planEvents } from '../core/pacing';
 import { fmtInt, fmtMs, fmtRate } from '../core/report';
 import { RunReport, ScenarioResult } from '../core/result';
 import { BenchSession, Scenario, ScenarioContext } from '../core/session';
-import { now } from '../core/util';
+import { eachLimited, now } from '../core/util';
 import { IngestClient, publishSeq } from '../drivers/ingest-clients';
 import { runOpenLoop } from '../drivers/publisher';
+import {
+  comparableCommand,
+  groupOf,
+  offeredDeliveries,
+  refineGroups,
+  splitEvenly,
+} from './e2e-groups';
 
 /** Retries shortened through the API so a failed first attempt is retried within the run. */
 export const SHORT_RETRY = { delaysMs: [0, 200, 1000], maxAgeMs: 60_000 };
@@ -25,52 +32,124 @@ const ROUTED_ENDPOINT = {
 /** The channels of every bench event under --routing. */
 const ROUTED_CHANNELS = ['bench'];
 
+/** What one event reaches: an organization's endpoints, or one application's (see e2e-groups). */
+interface RecipientGroup {
+  tenant: Tenant;
+  client: IngestClient;
+  applicationId?: string;
+  endpoints: readonly number[];
+  targets: ReadonlySet<number>;
+}
+
 /**
- * One e2e run: load (--rate events/s for --duration s to `tenant`, each fanned out to all its
- * endpoints: no endpointIds) → drain → reconcile → the run's report.
+ * One e2e run: load (--rate events/s for --duration s, round-robin over the groups, each event
+ * fanned out to all its group's endpoints: no endpointIds) → drain → reconcile → the run's report.
  */
 function fanOutRun(
   session: BenchSession,
-  spec: { label: string; tenant: Tenant; ledger: Ledger; endpoints: number[]; drainByMs: number },
+  spec: { label: string; groups: readonly RecipientGroup[]; ledger: Ledger; drainByMs: number },
 ) {
   const { options, deadlineMs } = session.ctx;
-  const targets = new Set(spec.endpoints);
+  const { groups } = spec;
   const planned = planEvents(options.rate, options.durationSeconds);
   const { payloadBytes, maxInFlight } = options;
   return session.deliveryRun({
     label: spec.label,
     ledger: spec.ledger,
     planned,
-    offeredPerSecond: options.rate * spec.endpoints.length,
+    offeredPerSecond: offeredDeliveries(
+      options.rate,
+      groups.map((g) => g.endpoints.length),
+    ),
     drainSeconds: options.drainTimeoutSeconds,
     drainByMs: spec.drainByMs,
-    load: () => {
-      const client = new IngestClient(session.stack.ingestUrl, spec.tenant.apiKey, maxInFlight);
-      return runOpenLoop({
+    load: () =>
+      runOpenLoop({
         ratePerSecond: options.rate,
         count: planned,
         maxInFlight,
         deadlineMs: Math.min(deadlineMs, now() + options.durationSeconds * 1000 + 30_000),
-        send: (seq, at) =>
-          publishSeq(spec.ledger, client, seq, at, {
-            targets,
+        send: (seq, at) => {
+          const group = groups[groupOf(seq, groups.length)];
+          return publishSeq(spec.ledger, group.client, seq, at, {
+            targets: group.targets,
             payloadBytes,
             ...(options.routing ? { channels: ROUTED_CHANNELS } : {}),
-          }),
-      }).finally(() => client.close());
-    },
+            ...(group.applicationId ? { applicationId: group.applicationId } : {}),
+          });
+        },
+      }),
   });
 }
 
-/** --endpoints http endpoints of a new organization (receiver paths from `first`), and their run. */
-async function httpRun(session: BenchSession, label: string, first: number) {
-  const { options, deadlineMs } = session.ctx;
-  const tenant = await createOrganization(session.stack, 'free');
-  const ledger = new Ledger(label);
-  const endpoints = Array.from({ length: options.endpoints }, (_, i) => first + i);
+/** --organizations organizations (plan free, a key each), `concurrency` created at a time. */
+async function createOrganizations(session: BenchSession, count: number): Promise<Tenant[]> {
+  const tenants = new Array<Tenant>(count);
+  let created = 0;
+  session.setPhase(
+    'setup',
+    () => `organizations ${fmtInt(created)}/${fmtInt(count)}`,
+    () => created / count,
+  );
+  const indexes = Array.from({ length: count }, (_, i) => i);
+  await eachLimited(indexes, 8, async (i) => {
+    tenants[i] = await createOrganization(session.stack, 'free');
+    created++;
+  });
+  return tenants;
+}
+
+/**
+ * The recipient groups: --endpoints http endpoints (receiver paths from `first`) split evenly
+ * over --organizations organizations, or over --applications applications of one organization,
+ * or all in one organization; each group publishes with its organization's key.
+ */
+async function createGroups(session: BenchSession, ledger: Ledger, first: number) {
+  const { options } = session.ctx;
+  const { organizations, applications, maxInFlight } = options;
+  const blocks = splitEvenly(options.endpoints, Math.max(organizations, applications, 1), first);
+  const tenants =
+    organizations > 1
+      ? await createOrganizations(session, organizations)
+      : [await createOrganization(session.stack, 'free')];
+  const applicationIds =
+    applications > 0 ? await createApplications(tenants[0], applications, 8) : [];
+  // Round-robin gives each organization about maxInFlight / organizations publishes in flight.
+  const connections = Math.min(
+    maxInFlight,
+    Math.max(4, Math.ceil((2 * maxInFlight) / tenants.length)),
+  );
+  const clients = tenants.map(
+    (t) => new IngestClient(session.stack.ingestUrl, t.apiKey, connections),
+  );
   const request = { retry: SHORT_RETRY, ...(options.routing ? ROUTED_ENDPOINT : {}) };
-  await session.addEndpoints(tenant, endpoints, ledger, askedBehaviour(options), request);
-  return fanOutRun(session, { label, tenant, ledger, endpoints, drainByMs: deadlineMs });
+  const groups: RecipientGroup[] = [];
+  const endpointIds = new Map<string, number>();
+  for (const [k, endpoints] of blocks.entries()) {
+    const t = organizations > 1 ? k : 0;
+    const applicationId = applicationIds[k];
+    const ids = await session.addEndpoints(tenants[t], endpoints, ledger, askedBehaviour(options), {
+      ...request,
+      ...(applicationId ? { applicationId } : {}),
+    });
+    ids.forEach((id, i) => endpointIds.set(id, endpoints[i]));
+    const targets = new Set(endpoints);
+    groups.push({ tenant: tenants[t], client: clients[t], applicationId, endpoints, targets });
+  }
+  return { groups, endpointIds, close: () => Promise.all(clients.map((c) => c.close())) };
+}
+
+/** The groups and their run. */
+async function httpRun(session: BenchSession, label: string, first: number) {
+  const ledger = new Ledger(label);
+  const { groups, endpointIds, close } = await createGroups(session, ledger, first);
+  try {
+    const drainByMs = session.ctx.deadlineMs;
+    const result = await fanOutRun(session, { label, groups, ledger, drainByMs });
+    return { ...result, ledger, endpointIds };
+  } finally {
+    await close();
+  }
 }
 
 /** What the Runs table does not show already: offered load, peak bucket, the publisher's side. */
@@ -89,6 +168,20 @@ function headlineOf(run: RunReport): [string, string][] {
   ];
 }
 
+/** How the endpoints and events are spread, for the title. */
+function spreadOf(options: ScenarioContext['options']): string {
+  const { endpoints, organizations, applications } = options;
+  const per = (groups: number) => {
+    const each = endpoints / groups;
+    return Number.isInteger(each) ? fmtInt(each) : `about ${each.toFixed(1)}`;
+  };
+  if (organizations > 1)
+    return `${fmtInt(endpoints)} endpoints over ${fmtInt(organizations)} organizations (a key each), each event to one organization's ${per(organizations)} (round-robin)`;
+  if (applications > 0)
+    return `${fmtInt(endpoints)} endpoints over ${fmtInt(applications)} applications of one organization, each event to one application's ${per(applications)} (round-robin)`;
+  return `${fmtInt(endpoints)} endpoints, fan-out to all`;
+}
+
 const brief = (run: RunReport) =>
   `${fmtRate(run.throughputPerSecond)} deliveries/s, p50 ${fmtMs(run.latency?.p50)}, p99 ${fmtMs(run.latency?.p99)}`;
 
@@ -96,6 +189,8 @@ const brief = (run: RunReport) =>
  * e2e: --endpoints endpoints (1,000) of one organization, each subscribed to every type,
  * unordered; every event fans out to all of them, so the figure is fan-out + dispatch (ingest
  * alone is ingest-rest's). With --fail-rate the receiver fails that share of first attempts.
+ * --organizations or --applications split the endpoints into groups and each event goes to one
+ * group (round-robin).
  */
 async function runE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
   const { options } = ctx;
@@ -107,17 +202,24 @@ async function runE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
       options.failRate > 0
         ? `, receiver fails ${options.failRate * 100}% of first attempts with ${options.failWith}`
         : '';
+    const groups = Math.max(options.organizations, options.applications, 1);
+    const comparable = comparableCommand({ ...options, groups });
     return await session.result({
       summary: `${brief(run)}, missing ${fmtInt(m.missing)}, duplicates ${fmtInt(m.duplicates)}`,
-      title: `${fmtInt(options.endpoints)} endpoints, fan-out to all, ${options.rate} events/s for ${options.durationSeconds} s${failing}`,
+      title: `${spreadOf(options)}, ${options.rate} events/s for ${options.durationSeconds} s${failing}`,
       headline: [
         ...headlineOf(run),
         ['dead letters by reason', JSON.stringify(session.reasonsFor())],
+        ...(comparable
+          ? [['the same deliveries/s without groups', comparable] as [string, string]]
+          : []),
       ],
       runs: [run],
       problems,
       notes: [
-        'each event is fanned out to every endpoint (no endpointIds): deliveries/s measures fan-out + dispatch, not ingest',
+        groups > 1
+          ? `each event is fanned out to every endpoint of one ${options.organizations > 1 ? 'organization' : 'application'} (no endpointIds), round-robin over them: deliveries/s measures fan-out + dispatch, not ingest`
+          : 'each event is fanned out to every endpoint (no endpointIds): deliveries/s measures fan-out + dispatch, not ingest',
       ],
     });
   } finally {
@@ -127,7 +229,8 @@ async function runE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
 
 export const E2E: Scenario = {
   name: 'e2e',
-  summary: 'fan-out to --endpoints endpoints, --rate events/s for --duration s',
+  summary:
+    'fan-out to --endpoints endpoints, --rate events/s for --duration s;\n--organizations or --applications split them, each event to one',
   flags: [
     'endpoints',
     'rate',
@@ -137,7 +240,17 @@ export const E2E: Scenario = {
     'fail-rate',
     'fail-status',
     'routing',
+    'organizations',
+    'applications',
   ],
-  defaults: { endpoints: 1000, rate: 1, durationSeconds: 20, drainTimeoutSeconds: 90 },
+  defaults: {
+    endpoints: 1000,
+    rate: 1,
+    durationSeconds: 20,
+    drainTimeoutSeconds: 90,
+    organizations: 1,
+    applications: 0,
+  },
+  refine: (given) => ({ defaults: refineGroups(given) }),
   run: runE2e,
 };
