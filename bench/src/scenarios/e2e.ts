@@ -1,4 +1,5 @@
 import { askedBehaviour } from '../core/behaviour';
+import { Breakdown, breakdownTable, latencyBreakdown, wallMinusBench } from '../core/breakdown';
 import { createApplications, createOrganization, Tenant } from '../core/hookbase-api';
 import { Ledger } from '../core/ledger';
 import { planEvents } from '../core/pacing';
@@ -145,8 +146,17 @@ async function httpRun(session: BenchSession, label: string, first: number) {
   const { groups, endpointIds, close } = await createGroups(session, ledger, first);
   try {
     const drainByMs = session.ctx.deadlineMs;
+    const clockAtStart = wallMinusBench();
     const result = await fanOutRun(session, { label, groups, ledger, drainByMs });
-    return { ...result, ledger, endpointIds };
+    // After the drain (nothing measured runs any more): where each delivered message's time went.
+    session.setPhase('breakdown', () => 'reading stage times from PostgreSQL');
+    const breakdown = await latencyBreakdown(
+      session.stack.databaseUrl,
+      ledger,
+      endpointIds,
+      clockAtStart,
+    ).catch((error: Error) => error);
+    return { ...result, breakdown };
   } finally {
     await close();
   }
@@ -182,6 +192,17 @@ function spreadOf(options: ScenarioContext['options']): string {
   return `${fmtInt(endpoints)} endpoints, fan-out to all`;
 }
 
+/** The breakdown's clocks, or why there is none. */
+function breakdownRow(breakdown: Breakdown | Error): [string, string] {
+  if (breakdown instanceof Error) return ['latency breakdown', `not read: ${breakdown.message}`];
+  const unmatched =
+    breakdown.unmatched > 0 ? `; ${fmtInt(breakdown.unmatched)} rows unmatched` : '';
+  return [
+    'latency breakdown clocks',
+    `Hookbase's wall clock (ingest, fan-out, dispatcher, PostgreSQL now()) moved onto the bench's; they drifted ${breakdown.clockDriftMs.toFixed(2)} ms apart over the run${unmatched}`,
+  ];
+}
+
 const brief = (run: RunReport) =>
   `${fmtRate(run.throughputPerSecond)} deliveries/s, p50 ${fmtMs(run.latency?.p50)}, p99 ${fmtMs(run.latency?.p99)}`;
 
@@ -196,7 +217,7 @@ async function runE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
   const { options } = ctx;
   const session = await BenchSession.open(ctx);
   try {
-    const { run, problems } = await httpRun(session, 'e2e', 0);
+    const { run, problems, breakdown } = await httpRun(session, 'e2e', 0);
     const m = run.ledger.messages;
     const failing =
       options.failRate > 0
@@ -213,9 +234,12 @@ async function runE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
         ...(comparable
           ? [['the same deliveries/s without groups', comparable] as [string, string]]
           : []),
+        breakdownRow(breakdown),
       ],
+      tables: breakdown instanceof Error ? [] : [breakdownTable(breakdown)],
       runs: [run],
       problems,
+      extra: { breakdown: breakdown instanceof Error ? { error: breakdown.message } : breakdown },
       notes: [
         groups > 1
           ? `each event is fanned out to every endpoint of one ${options.organizations > 1 ? 'organization' : 'application'} (no endpointIds), round-robin over them: deliveries/s measures fan-out + dispatch, not ingest`
