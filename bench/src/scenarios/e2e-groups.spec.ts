@@ -2,6 +2,7 @@ import { UsageError } from '../core/options';
 import {
   comparableCommand,
   groupOf,
+  groupSpread,
   offeredDeliveries,
   refineGroups,
   splitEvenly,
@@ -78,5 +79,36 @@ describe('comparableCommand', () => {
     expect(comparableCommand({ endpoints: 1000, rate: 1, durationSeconds: 20, groups: 1 })).toBe(
       null,
     );
+  });
+});
+
+describe('groupSpread', () => {
+  const groupOfEndpoint = new Map([
+    [0, 0],
+    [1, 0],
+    [2, 1],
+    [3, 2],
+  ]);
+
+  it("gives the median and the worst of the groups' p99s, and which group was worst", () => {
+    const deliveries = [
+      ...[10, 20, 30].map((latencyMs) => ({ endpoint: 0, latencyMs })),
+      { endpoint: 1, latencyMs: 40 },
+      ...[5, 500].map((latencyMs) => ({ endpoint: 2, latencyMs })),
+      { endpoint: 3, latencyMs: 60 },
+      // An endpoint of no group is left out.
+      { endpoint: 9, latencyMs: 9_999 },
+    ];
+    expect(groupSpread(deliveries, groupOfEndpoint)).toEqual({
+      groups: 3,
+      medianP99: 60,
+      worstP99: 500,
+      worstGroup: 1,
+    });
+  });
+
+  it('has nothing to compare with fewer than two groups', () => {
+    expect(groupSpread([{ endpoint: 0, latencyMs: 1 }], groupOfEndpoint)).toBeNull();
+    expect(groupSpread([], groupOfEndpoint)).toBeNull();
   });
 });

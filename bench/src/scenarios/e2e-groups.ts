@@ -1,4 +1,5 @@
 import { UsageError } from '../core/options';
+import { percentile } from '../core/stats';
 
 /**
  * How e2e spreads its endpoints and its events. A recipient group is what one event reaches: the
@@ -74,4 +75,38 @@ export function comparableCommand(ask: {
 }): string | null {
   if (ask.groups <= 1) return null;
   return `npm run bench -- e2e --endpoints ${ask.endpoints} --rate ${rateArg(ask.rate / ask.groups)} --duration ${ask.durationSeconds}`;
+}
+
+/**
+ * How evenly the groups were served: each group's p99 of its deliveries' latencies (nearest rank),
+ * then the median and the worst of those p99s. Null when fewer than two groups delivered.
+ */
+export function groupSpread(
+  deliveries: readonly { endpoint: number; latencyMs: number }[],
+  groupOfEndpoint: ReadonlyMap<number, number>,
+): { groups: number; medianP99: number; worstP99: number; worstGroup: number } | null {
+  const byGroup = new Map<number, number[]>();
+  for (const { endpoint, latencyMs } of deliveries) {
+    const group = groupOfEndpoint.get(endpoint);
+    if (group === undefined) continue;
+    const latencies = byGroup.get(group) ?? [];
+    byGroup.set(group, latencies);
+    latencies.push(latencyMs);
+  }
+  if (byGroup.size < 2) return null;
+  const p99s = [...byGroup].map(([group, latencies]) => ({
+    group,
+    p99: percentile(Float64Array.from(latencies).sort(), 99),
+  }));
+  p99s.sort((a, b) => a.p99 - b.p99);
+  const worst = p99s[p99s.length - 1];
+  return {
+    groups: p99s.length,
+    medianP99: percentile(
+      p99s.map((p) => p.p99),
+      50,
+    ),
+    worstP99: worst.p99,
+    worstGroup: worst.group,
+  };
 }

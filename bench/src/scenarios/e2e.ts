@@ -12,6 +12,7 @@ import { runOpenLoop } from '../drivers/publisher';
 import {
   comparableCommand,
   groupOf,
+  groupSpread,
   offeredDeliveries,
   refineGroups,
   splitEvenly,
@@ -156,7 +157,11 @@ async function httpRun(session: BenchSession, label: string, first: number) {
       endpointIds,
       clockAtStart,
     ).catch((error: Error) => error);
-    return { ...result, breakdown };
+    const groupOfEndpoint = new Map(groups.flatMap((g, k) => g.endpoints.map((e) => [e, k])));
+    const latencies = ledger
+      .deliveries()
+      .map((d) => ({ endpoint: d.endpoint, latencyMs: d.deliveredAt - d.scheduledAt }));
+    return { ...result, breakdown, spread: groupSpread(latencies, groupOfEndpoint) };
   } finally {
     await close();
   }
@@ -192,6 +197,15 @@ function spreadOf(options: ScenarioContext['options']): string {
   return `${fmtInt(endpoints)} endpoints, fan-out to all`;
 }
 
+/** How evenly the organizations or applications were served. */
+function spreadRow(spread: NonNullable<ReturnType<typeof groupSpread>>, organizations: boolean) {
+  const kind = organizations ? 'organization' : 'application';
+  return [
+    `p99 per ${kind}`,
+    `received − scheduled: median over the ${fmtInt(spread.groups)} ${kind}s ${fmtMs(spread.medianP99)}, worst ${fmtMs(spread.worstP99)} (${kind} ${spread.worstGroup + 1})`,
+  ] as [string, string];
+}
+
 /** The breakdown's clocks, or why there is none. */
 function breakdownRow(breakdown: Breakdown | Error): [string, string] {
   if (breakdown instanceof Error) return ['latency breakdown', `not read: ${breakdown.message}`];
@@ -217,7 +231,7 @@ async function runE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
   const { options } = ctx;
   const session = await BenchSession.open(ctx);
   try {
-    const { run, problems, breakdown } = await httpRun(session, 'e2e', 0);
+    const { run, problems, breakdown, spread } = await httpRun(session, 'e2e', 0);
     const m = run.ledger.messages;
     const failing =
       options.failRate > 0
@@ -234,6 +248,7 @@ async function runE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
         ...(comparable
           ? [['the same deliveries/s without groups', comparable] as [string, string]]
           : []),
+        ...(spread ? [spreadRow(spread, options.organizations > 1)] : []),
         breakdownRow(breakdown),
       ],
       tables: breakdown instanceof Error ? [] : [breakdownTable(breakdown)],
