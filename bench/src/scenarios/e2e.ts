@@ -36,7 +36,7 @@ const ROUTED_CHANNELS = ['bench'];
 
 /** What one event reaches: an organization's endpoints, or one application's (see e2e-groups). */
 interface RecipientGroup {
-  tenant: Tenant;
+  /** The publish client with its organization's API key. */
   client: IngestClient;
   applicationId?: string;
   endpoints: readonly number[];
@@ -116,6 +116,17 @@ async function createGroups(session: BenchSession, ledger: Ledger, first: number
       : [await createOrganization(session.stack, 'free')];
   const applicationIds =
     applications > 0 ? await createApplications(tenants[0], applications, 8) : [];
+  const request = { retry: SHORT_RETRY, ...(options.routing ? ROUTED_ENDPOINT : {}) };
+  const endpointIds = new Map<string, number>();
+  for (const [k, endpoints] of blocks.entries()) {
+    const applicationId = applicationIds[k];
+    const tenant = tenants[organizations > 1 ? k : 0];
+    const ids = await session.addEndpoints(tenant, endpoints, ledger, askedBehaviour(options), {
+      ...request,
+      ...(applicationId ? { applicationId } : {}),
+    });
+    ids.forEach((id, i) => endpointIds.set(id, endpoints[i]));
+  }
   // Round-robin gives each organization about maxInFlight / organizations publishes in flight.
   const connections = Math.min(
     maxInFlight,
@@ -124,20 +135,12 @@ async function createGroups(session: BenchSession, ledger: Ledger, first: number
   const clients = tenants.map(
     (t) => new IngestClient(session.stack.ingestUrl, t.apiKey, connections),
   );
-  const request = { retry: SHORT_RETRY, ...(options.routing ? ROUTED_ENDPOINT : {}) };
-  const groups: RecipientGroup[] = [];
-  const endpointIds = new Map<string, number>();
-  for (const [k, endpoints] of blocks.entries()) {
-    const t = organizations > 1 ? k : 0;
-    const applicationId = applicationIds[k];
-    const ids = await session.addEndpoints(tenants[t], endpoints, ledger, askedBehaviour(options), {
-      ...request,
-      ...(applicationId ? { applicationId } : {}),
-    });
-    ids.forEach((id, i) => endpointIds.set(id, endpoints[i]));
-    const targets = new Set(endpoints);
-    groups.push({ tenant: tenants[t], client: clients[t], applicationId, endpoints, targets });
-  }
+  const groups = blocks.map((endpoints, k): RecipientGroup => ({
+    client: clients[organizations > 1 ? k : 0],
+    applicationId: applicationIds[k],
+    endpoints,
+    targets: new Set(endpoints),
+  }));
   return { groups, endpointIds, close: () => Promise.all(clients.map((c) => c.close())) };
 }
 
