@@ -14,6 +14,8 @@ export interface EndpointRequest {
   fifoEnabled?: boolean;
   channels?: string[];
   filter?: Record<string, unknown>;
+  /** The application it belongs to (for good). */
+  applicationId?: string;
 }
 
 export function createOrganization(stack: BenchStack, plan: 'free' | 'pro'): Promise<Tenant> {
@@ -37,6 +39,26 @@ export async function createEndpoints(
     if (status !== 201) throw new Error(`creating an endpoint: ${status} ${JSON.stringify(body)}`);
     ids[index] = body.data.id as string;
     onCreated(++done);
+  });
+  return ids;
+}
+
+/** Creates `count` applications of the tenant, `concurrency` at a time; ids in order. */
+export async function createApplications(
+  tenant: Tenant,
+  count: number,
+  concurrency: number,
+): Promise<string[]> {
+  const ids = new Array<string>(count);
+  const indexes = Array.from({ length: count }, (_, i) => i);
+  await eachLimited(indexes, concurrency, async (index) => {
+    const { status, body } = await tenant.client.post(
+      `/api/organizations/${tenant.organizationId}/applications`,
+      { name: `bench application ${index}` },
+    );
+    if (status !== 201)
+      throw new Error(`creating an application: ${status} ${JSON.stringify(body)}`);
+    ids[index] = body.data.id as string;
   });
   return ids;
 }

@@ -196,7 +196,10 @@ describe('parseCommandLine', () => {
 describe('per-scenario options', () => {
   it('takes only the flags a scenario declares, naming the scenarios a flag goes with', () => {
     expect(() => parseCommandLine(['ingest-grpc', '--organizations', '3'], env)).toThrow(
-      /--organizations goes with the ingest-kafka scenario$/,
+      /--organizations goes with the ingest-kafka, e2e scenarios$/,
+    );
+    expect(() => parseCommandLine(['fifo-many', '--applications', '3'], env)).toThrow(
+      /--applications goes with the e2e scenario$/,
     );
     expect(() => parseCommandLine(['fifo-rtt', '--steps', '1'], env)).toThrow(
       /--steps goes with the ingest-rest, ingest-grpc scenarios/,
@@ -209,6 +212,28 @@ describe('per-scenario options', () => {
           name,
         ),
       ).toMatchObject({ maxSeconds: 30, payloadBytes: 64 });
+  });
+
+  it('spreads e2e over organizations (one endpoint each by default) or applications', () => {
+    const of = (...args: string[]) => parseCommandLine(['e2e', ...args], env).optionsFor('e2e');
+    expect(of()).toMatchObject({ endpoints: 1000, organizations: 1, applications: 0 });
+    expect(of('--organizations', '100', '--rate', '500')).toMatchObject({
+      organizations: 100,
+      endpoints: 100,
+      rate: 500,
+    });
+    expect(of('--organizations', '10', '--endpoints', '50')).toMatchObject({ endpoints: 50 });
+    expect(of('--applications', '100', '--rate', '100')).toMatchObject({
+      applications: 100,
+      endpoints: 1000,
+      organizations: 1,
+    });
+    expect(() => of('--applications', '10', '--organizations', '10')).toThrow(UsageError);
+    expect(() => of('--organizations', '10', '--endpoints', '9')).toThrow(UsageError);
+    // ingest-kafka keeps its own default.
+    expect(parseCommandLine(['ingest-kafka'], env).optionsFor('ingest-kafka').organizations).toBe(
+      6,
+    );
   });
 
   it('gives each scenario of all only the flags it declares', () => {

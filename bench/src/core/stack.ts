@@ -185,6 +185,8 @@ export async function startBenchStack(
       apiUrl: api.url,
       adminToken,
       topicPrefix,
+      /** The run's own database (the stage times the latency breakdown reads). */
+      databaseUrl: baseEnv.DATABASE_URL,
       topology: options.topology,
       services: started.map((s): ServiceHandle => ({ name: s.name, pid: s.child.pid })),
       logs,

@@ -145,6 +145,7 @@ export async function publishSeq(
     payloadBytes: number;
     endpointIds?: string[];
     channels?: string[];
+    applicationId?: string;
   },
 ): Promise<void> {
   ledger.schedule(seq, scheduledAt, load.targets);
@@ -154,6 +155,7 @@ export async function publishSeq(
     payload,
     endpointIds: load.endpointIds,
     ...(load.channels ? { channels: load.channels } : {}),
+    ...(load.applicationId ? { applicationId: load.applicationId } : {}),
   };
   await publishGroupInto(ledger, publisher, [seq], [event]);
 }

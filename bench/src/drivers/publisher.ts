@@ -8,6 +8,7 @@ export interface BenchEvent {
   payload: { s: number; pad?: string };
   endpointIds?: string[];
   channels?: string[];
+  applicationId?: string;
 }
 
 /** A payload of about `bytes` bytes of JSON carrying the event's sequence number. */

@@ -10,6 +10,7 @@ import { freeLoopbackPort, now } from '../../core/util';
 import { GrpcIngestClient } from '../../drivers/grpc-ingest-client';
 import { EventPublisher, IngestClient, publishGroupInto } from '../../drivers/ingest-clients';
 import { benchPayload, EVENT_TYPE, runClosedLoop } from '../../drivers/publisher';
+import { BoundRun, measureBound, startBareServer } from './bare-http';
 import { rawBaseline, rawHeadline } from './bounds';
 import { IngestTarget, targetVerdict, TARGETS } from './figures';
 
@@ -77,7 +78,58 @@ interface IngestSurface {
   target: IngestTarget;
   targetName: string;
   steps(tenant: Tenant, session: BenchSession): IngestStep[];
+  /**
+   * A client of the step's kind aimed at the bare HTTP server, for each step's bare HTTP bound;
+   * a surface without one (gRPC) has no such bound.
+   */
+  boundPublisher?(url: string, step: IngestStep): EventPublisher;
+  /** The steps the target judges (all when absent). */
+  judged?(step: IngestStep): boolean;
   notes?: string[];
+}
+
+/** Each step's bare HTTP bound runs this long at most (--step-seconds when shorter). */
+const BOUND_SECONDS = 3;
+
+/**
+ * The bare HTTP bound of each step (bare-http.ts), measured before the steps while Hookbase is
+ * idle: one bare server, and for each step a fresh client of the step's kind, at its concurrency
+ * and events per request.
+ */
+async function measureBareBounds(
+  session: BenchSession,
+  steps: readonly IngestStep[],
+  boundPublisher: NonNullable<IngestSurface['boundPublisher']>,
+): Promise<Map<IngestStep, BoundRun>> {
+  const { options, progress, deadlineMs } = session.ctx;
+  const bounds = new Map<IngestStep, BoundRun>();
+  const server = await startBareServer();
+  try {
+    for (const [index, step] of steps.entries()) {
+      const seconds = Math.min(BOUND_SECONDS, options.stepSeconds, (deadlineMs - now()) / 1000);
+      if (seconds <= 0) break;
+      session.setPhase(`bare HTTP bound ${index + 1}/${steps.length}: ${step.label}`, () => '');
+      const publisher = boundPublisher(server.url, step);
+      try {
+        const { concurrency, eventsPerRequest } = step;
+        const { payloadBytes } = options;
+        const bound = await measureBound({
+          publisher,
+          concurrency,
+          eventsPerRequest,
+          payloadBytes,
+          seconds,
+        });
+        bounds.set(step, bound);
+        progress.note(`  bare HTTP bound, ${step.label}: ${fmtRate(bound.perSecond)} events/s`);
+      } finally {
+        await publisher.close().catch(() => undefined);
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  return bounds;
 }
 
 interface StepRun extends MeasuredRun {
@@ -85,6 +137,8 @@ interface StepRun extends MeasuredRun {
   requests: number;
   /** Answered − sent of every call: for a batch, the latency each of its events saw. */
   requestLatency: Distribution | null;
+  /** The step's bare HTTP bound, when its surface has one. */
+  bare: BoundRun | null;
 }
 
 /** Calls before step 1, not counted: connections, the API key cache, the JIT. */
@@ -108,6 +162,7 @@ async function runStep(
   index: number,
   ledger: Ledger,
   targets: ReadonlySet<number>,
+  bare: BoundRun | null,
 ): Promise<StepRun> {
   const { options, progress, deadlineMs } = session.ctx;
   let seq = index * SEQ_BLOCK;
@@ -138,7 +193,7 @@ async function runStep(
   progress.note(
     `  ${step.label}: ${fmtRate(run.acceptedPerSecond)} accepted events/s, request p50 ${fmtMs(requestLatency?.p50)}, p99 ${fmtMs(requestLatency?.p99)}`,
   );
-  return { step, run, ledger, window, requests: latencies.length, requestLatency };
+  return { step, run, ledger, window, requests: latencies.length, requestLatency, bare };
 }
 
 /**
@@ -163,33 +218,60 @@ async function runIngestSteps(
     const { endpoints } = options;
     const targets = await addIngestEndpoints(session, tenant, endpoints, blockRouter(ledgers));
     const raw = await rawBaseline(session, [tenant.organizationId]);
+    const bare = surface.boundPublisher
+      ? await measureBareBounds(session, steps, surface.boundPublisher)
+      : new Map<IngestStep, BoundRun>();
     await warmUp(session, steps);
     const done: StepRun[] = [];
     for (const [index, step] of steps.entries())
-      done.push(await runStep(session, step, index, ledgers[index], targets));
+      done.push(
+        await runStep(session, step, index, ledgers[index], targets, bare.get(step) ?? null),
+      );
     const problems = await settleRuns(session, done);
+    for (const { step, bare: bound } of done)
+      if (bound && bound.unanswered > 0)
+        problems.push(
+          `bare HTTP bound, ${step.label}: ${fmtInt(bound.unanswered)} events unanswered`,
+        );
 
     const runs = done.map((d) => d.run);
     const rate = (d: StepRun) => d.run.acceptedPerSecond;
     const best = done.reduce((a, b) => (rate(b) > rate(a) ? b : a));
+    const { target } = surface;
     const verdict = targetVerdict(
-      done.map((d) => ({
-        label: d.step.label,
-        acceptedPerSecond: rate(d),
-        p99Ms: d.requestLatency?.p99 ?? null,
-      })),
-      surface.target,
+      done
+        .filter((d) => surface.judged?.(d.step) ?? true)
+        .map((d) => ({
+          label: d.step.label,
+          acceptedPerSecond: rate(d),
+          p99Ms: d.requestLatency?.p99 ?? null,
+          boundPerSecond:
+            target.bound === 'bare HTTP' ? (d.bare?.perSecond ?? null) : raw.perSecond,
+        })),
+      target,
     );
+    const bareAtBest = best.bare
+      ? ` · ÷ bare HTTP ${fmtRatio(rate(best), best.bare.perSecond)}`
+      : '';
     const count = (pick: (e: RunReport['ledger']['events']) => number) =>
       fmtInt(runs.reduce((t, r) => t + pick(r.ledger.events), 0));
     const refusals = Object.assign({}, ...runs.map((r) => r.ledger.refusals)) as object;
     const bestAt = `${best.step.label} (request p99 ${fmtMs(best.requestLatency?.p99)})`;
     return await session.result({
-      summary: `best ${fmtRate(rate(best))} events/s at ${bestAt} · raw ${fmtRate(raw.perSecond)}/s · ratio ${fmtRatio(rate(best), raw.perSecond)} · target ${verdict.met ? 'met' : 'missed'}`,
+      summary: `best ${fmtRate(rate(best))} events/s at ${bestAt} · raw ${fmtRate(raw.perSecond)}/s · ratio ${fmtRatio(rate(best), raw.perSecond)}${bareAtBest} · target ${verdict.met ? 'met' : 'missed'}`,
       title: `${surface.name}, ${steps.length} steps of ${options.stepSeconds} s`,
       headline: [
         ['best', `${fmtRate(rate(best))} accepted events/s at ${bestAt}`],
         ...rawHeadline(raw, rate(best)),
+        ...(best.bare
+          ? ([
+              [
+                'bare HTTP bound',
+                `${fmtRate(best.bare.perSecond)} events/s at the same step (p99 ${fmtMs(best.bare.p99Ms)}): node:http in its own process parsing each body and answering, nothing else, while Hookbase was idle`,
+              ],
+              ['accepted ÷ bare HTTP', fmtRatio(rate(best), best.bare.perSecond)],
+            ] as [string, string][])
+          : []),
         [`ingest target (${surface.targetName})`, verdict.text],
         [
           'accepted, refused or failed',
@@ -208,6 +290,8 @@ async function runIngestSteps(
           ['requests', (d) => fmtInt(d.requests)],
           ['accepted/s', (d) => fmtRate(d.run.acceptedPerSecond)],
           ['÷ raw', (d) => fmtRatio(d.run.acceptedPerSecond, raw.perSecond)],
+          bare.size > 0 && ['bare HTTP/s', (d) => fmtRate(d.bare?.perSecond)],
+          bare.size > 0 && ['÷ bare', (d) => fmtRatio(d.run.acceptedPerSecond, d.bare?.perSecond)],
           ['refused', (d) => fmtInt(d.run.ledger.events.refused + d.run.ledger.events.failed)],
           ['p50', (d) => fmtMs(d.requestLatency?.p50)],
           ['p95', (d) => fmtMs(d.requestLatency?.p95)],
@@ -221,12 +305,18 @@ async function runIngestSteps(
       notes: [
         'closed loop: each caller sends its next request when the previous one is answered',
         'accepted/s counts events (a batch of 500 accepted is 500); CPU: Hookbase over the step',
+        ...(bare.size > 0
+          ? [
+              "bare HTTP/s: a node:http server in its own process that only parses each body and answers, driven by the step's kind of client at its concurrency before the steps, while Hookbase was idle (a ceiling, like raw produce)",
+            ]
+          : []),
         ...(surface.notes ?? []),
       ],
       extra: {
         raw,
         target: { ...surface.target, ...verdict },
         requestLatency: done.map((d) => d.requestLatency),
+        bareHttpBound: done.map((d) => ({ label: d.step.label, ...d.bare })),
       },
     });
   } finally {
@@ -270,6 +360,7 @@ export const INGEST_REST: Scenario = {
         const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, Math.max(...steps));
         return stepsOf('POST /v1/events', client, [1], steps, (_, n) => `${n} in flight`);
       },
+      boundPublisher: (url, step) => new IngestClient(url, 'bare', step.concurrency),
     }),
 };
 
@@ -294,6 +385,7 @@ export const INGEST_BATCH: Scenario = {
         const label = (size: number, n: number) => `${size}/req ×${n}`;
         return stepsOf('POST /v1/events/batch', client, batchSizes, batchSteps, label);
       },
+      boundPublisher: (url, step) => new IngestClient(url, 'bare', step.concurrency, true),
       notes: [
         '"500/req ×4" is 500 events per request, 4 requests in flight',
         'a batch request answers 207 with one result per event; each counts on its own',
@@ -322,7 +414,8 @@ export const INGEST_GRPC: Scenario = {
     return runIngestSteps(ctx, {
       name: `gRPC hookbase.v1.Ingest at ${address}: Publish, PublishBatch of ${batchSizes.join(' and ')}`,
       target: TARGETS.batch,
-      targetName: 'gRPC, as batch',
+      targetName: 'gRPC PublishBatch, as batch REST',
+      judged: (step) => step.call === 'PublishBatch',
       steps: (tenant) => {
         const client = new GrpcIngestClient(address, tenant.apiKey);
         const batchLabel = (size: number, n: number) => `Batch ${size} ×${n}`;
@@ -334,7 +427,7 @@ export const INGEST_GRPC: Scenario = {
       notes: [
         '"Publish ×8" is 8 calls in flight; "Batch 500 ×4" is PublishBatch of 500 events, 4 calls in flight',
         'one gRPC channel (one HTTP/2 connection) carries every call in flight',
-        'the target line is the batch/gRPC one (50,000 events/s); Publish steps are in the table',
+        'the target line judges the PublishBatch steps against raw produce, as batch REST; Publish steps are in the table',
       ],
     });
   },
