@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { DELIVERY_ORIGINS, EventEnvelope, PlannedMessage } from '@hookbase/domain';
 import { EventEntity, MessageEntity } from '../entities';
 import { takePollPlaces } from './poll-log.repository';
@@ -8,6 +8,74 @@ import { stateLiterals, transitionCase } from './delivery-transitions';
 const RECORDED = stateLiterals(DELIVERY_ORIGINS.recorded);
 const CANCELLED = transitionCase(['cancelled'], 'm');
 const RECORDED_FOR_POLLING = stateLiterals(DELIVERY_ORIGINS.recorded_for_polling);
+
+/** Inserts the events ($1…$10, see eventColumns); one seen before is left as it is. */
+const INSERT_EVENTS = `INSERT INTO events (id, organization_id, event_type, payload, idempotency_key, accepted_at,
+                            created_at, trace_parent, channels, application_id)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::timestamptz[],
+                            $7::timestamptz[], $8::text[], $9::jsonb[], $10::text[])
+       ON CONFLICT (id) DO NOTHING
+       RETURNING id`;
+
+/** The events' columns, in INSERT_EVENTS's parameter order. */
+function eventColumns(
+  events: readonly EventEnvelope[],
+  traceParents: ReadonlyMap<string, string | null>,
+): unknown[][] {
+  const now = new Date();
+  return [
+    events.map((e) => e.id),
+    events.map((e) => e.organizationId),
+    events.map((e) => e.eventType),
+    events.map((e) => JSON.stringify(e.payload)),
+    events.map((e) => e.idempotencyKey ?? null),
+    events.map((e) => e.acceptedAt),
+    events.map(() => now),
+    events.map((e) => traceParents.get(e.id) ?? null),
+    // A list per event: jsonb, since unnest cannot take a text[] per row.
+    events.map((e) => JSON.stringify(e.channels ?? [])),
+    events.map((e) => e.applicationId ?? null),
+  ];
+}
+
+/**
+ * Inserts messages from seven arrays starting at parameter number `first` (see messageColumns), each
+ * recorded (or, with a place in a polling endpoint's log, recorded for polling); ends in a WHERE
+ * clause that callers may extend with AND.
+ */
+function insertMessagesSql(first: number): string {
+  const p = (k: number) => `$${first + k}`;
+  return `INSERT INTO messages (id, organization_id, event_id, endpoint_id, event_type, status, route,
+                             attempts, max_attempts, created_at, updated_at, poll_seq)
+       SELECT m.id, m.organization_id, m.event_id, m.endpoint_id, m.event_type,
+              CASE WHEN m.poll_seq IS NULL THEN ${RECORDED.status} ELSE ${RECORDED_FOR_POLLING.status} END,
+              CASE WHEN m.poll_seq IS NULL THEN ${RECORDED.route} ELSE ${RECORDED_FOR_POLLING.route} END,
+              0, m.max_attempts, now(), now(), m.poll_seq
+         FROM unnest(${p(0)}::text[], ${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::text[],
+                     ${p(5)}::int[], ${p(6)}::bigint[])
+              AS m(id, organization_id, event_id, endpoint_id, event_type, max_attempts, poll_seq)
+        WHERE true`;
+}
+
+/** A message an event already has for its endpoint is kept (recording is idempotent). */
+const ON_MESSAGE_CONFLICT =
+  'ON CONFLICT (event_id, endpoint_id) WHERE replay_of IS NULL DO NOTHING';
+
+/** The messages' columns, in insertMessagesSql's parameter order (poll places where taken). */
+function messageColumns(
+  messages: readonly PlannedMessage[],
+  placeOf: ReadonlyMap<string, string>,
+): unknown[][] {
+  return [
+    messages.map((m) => m.messageId),
+    messages.map((m) => m.organizationId),
+    messages.map((m) => m.eventId),
+    messages.map((m) => m.endpointId),
+    messages.map((m) => m.eventType),
+    messages.map((m) => m.maxAttempts),
+    messages.map((m) => placeOf.get(m.messageId) ?? null),
+  ];
+}
 
 export interface RecordedMessage {
   messageId: string;
@@ -37,115 +105,94 @@ export class EventRepository {
     traceParents: ReadonlyMap<string, string | null> = new Map(),
   ): Promise<Map<string, RecordedMessage[]>> {
     if (envelopes.length === 0) return new Map();
+    const unique = [...new Map(envelopes.map((envelope) => [envelope.id, envelope])).values()];
+    const events = eventColumns(unique, traceParents);
+    // Without a polling endpoint among the recipients, the events and their messages go in one
+    // statement (one round trip, atomic like any statement): the fan-out's cost per batch, and so
+    // per event when batches are small (many organizations publishing a little each).
+    const fresh = planned.some((message) => message.polled)
+      ? await this.recordWithPollPlaces(events, planned)
+      : await this.recordInOneStatement(events, planned);
+    return this.messagesByEvent(unique, planned, fresh);
+  }
+
+  /** Events and messages in one statement; answers the ids of the events recorded now. */
+  private async recordInOneStatement(
+    events: unknown[][],
+    planned: readonly PlannedMessage[],
+  ): Promise<Set<string>> {
+    const rows: { id: string }[] = await this.dataSource.query(
+      `WITH fresh AS (${INSERT_EVENTS}),
+            stored AS (${insertMessagesSql(11)} AND m.event_id IN (SELECT id FROM fresh) ${ON_MESSAGE_CONFLICT})
+       SELECT id FROM fresh`,
+      [...events, ...messageColumns(planned, new Map())],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
+  /**
+   * Events and messages in one transaction that first takes the polled messages' places in their
+   * endpoints' logs (in event order); answers the ids of the events recorded now.
+   */
+  private async recordWithPollPlaces(
+    events: unknown[][],
+    planned: readonly PlannedMessage[],
+  ): Promise<Set<string>> {
     return this.dataSource.transaction(async (tx) => {
-      const fresh = await this.insertNewEvents(tx, envelopes, traceParents);
-      const eventIds = [...new Set(envelopes.map((envelope) => envelope.id))];
-      const byEvent = new Map<string, RecordedMessage[]>(eventIds.map((id) => [id, []]));
+      const inserted: { id: string }[] = await tx.query(INSERT_EVENTS, events);
+      const fresh = new Set(inserted.map((row) => row.id));
       // A fresh event's messages are the ones just made for it: no message can have existed.
-      const freshIds = new Set(fresh.map((envelope) => envelope.id));
-      const created = await this.insertMessages(
+      const messages = planned.filter((message) => fresh.has(message.eventId));
+      if (messages.length === 0) return fresh;
+      const polled = messages.filter((m) => m.polled);
+      const places = await takePollPlaces(
         tx,
-        planned.filter((message) => freshIds.has(message.eventId)),
+        polled.map((m) => m.endpointId),
       );
-      for (const message of created) byEvent.get(message.eventId)!.push(message);
-      // An event recorded before (a repeated publish or a re-read record) has its messages read back.
-      const earlier = eventIds.filter((id) => !freshIds.has(id));
-      if (earlier.length > 0) {
-        const rows: { id: string; event_id: string; endpoint_id: string; polled: boolean }[] =
-          await tx.query(
-            `SELECT id, event_id, endpoint_id, poll_seq IS NOT NULL AS polled FROM messages
-            WHERE event_id = ANY($1) AND replay_of IS NULL`,
-            [earlier],
-          );
-        for (const row of rows) {
-          byEvent.get(row.event_id)!.push({
-            messageId: row.id,
-            eventId: row.event_id,
-            endpointId: row.endpoint_id,
-            polled: row.polled,
-          });
-        }
-      }
-      for (const messages of byEvent.values())
-        messages.sort((a, b) =>
-          a.messageId < b.messageId ? -1 : a.messageId > b.messageId ? 1 : 0,
-        );
-      return byEvent;
+      const placeOf = new Map(polled.map((m, i) => [m.messageId, places[i].toString()]));
+      await tx.query(
+        `${insertMessagesSql(1)} ${ON_MESSAGE_CONFLICT}`,
+        messageColumns(messages, placeOf),
+      );
+      return fresh;
     });
   }
 
-  private async insertNewEvents(
-    tx: EntityManager,
-    envelopes: readonly EventEnvelope[],
-    traceParents: ReadonlyMap<string, string | null>,
-  ): Promise<EventEnvelope[]> {
-    const unique = [...new Map(envelopes.map((envelope) => [envelope.id, envelope])).values()];
-    const now = new Date();
-    const inserted: { id: string }[] = await tx.query(
-      `INSERT INTO events (id, organization_id, event_type, payload, idempotency_key, accepted_at, created_at,
-                           trace_parent, channels, application_id)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::timestamptz[],
-                            $7::timestamptz[], $8::text[], $9::jsonb[], $10::text[])
-       ON CONFLICT (id) DO NOTHING
-       RETURNING id`,
-      [
-        unique.map((e) => e.id),
-        unique.map((e) => e.organizationId),
-        unique.map((e) => e.eventType),
-        unique.map((e) => JSON.stringify(e.payload)),
-        unique.map((e) => e.idempotencyKey ?? null),
-        unique.map((e) => e.acceptedAt),
-        unique.map(() => now),
-        unique.map((e) => traceParents.get(e.id) ?? null),
-        // A list per event: jsonb, since unnest cannot take a text[] per row.
-        unique.map((e) => JSON.stringify(e.channels ?? [])),
-        unique.map((e) => e.applicationId ?? null),
-      ],
-    );
-    const insertedIds = new Set(inserted.map((row) => row.id));
-    return unique.filter((envelope) => insertedIds.has(envelope.id));
-  }
-
-  /** Stores the messages of events recorded in this transaction; returns them. */
-  private async insertMessages(
-    tx: EntityManager,
-    messages: readonly PlannedMessage[],
-  ): Promise<RecordedMessage[]> {
-    if (messages.length === 0) return [];
-    // Places in polling endpoints' logs, in event (acceptance) order, taken in this transaction.
-    const polled = messages.filter((m) => m.polled);
-    const places = await takePollPlaces(
-      tx,
-      polled.map((m) => m.endpointId),
-    );
-    const placeOf = new Map(polled.map((m, i) => [m.messageId, places[i].toString()]));
-    await tx.query(
-      `INSERT INTO messages (id, organization_id, event_id, endpoint_id, event_type, status, route,
-                             attempts, max_attempts, created_at, updated_at, poll_seq)
-       SELECT m.id, m.organization_id, m.event_id, m.endpoint_id, m.event_type,
-              CASE WHEN m.poll_seq IS NULL THEN ${RECORDED.status} ELSE ${RECORDED_FOR_POLLING.status} END,
-              CASE WHEN m.poll_seq IS NULL THEN ${RECORDED.route} ELSE ${RECORDED_FOR_POLLING.route} END,
-              0, m.max_attempts, now(), now(), m.poll_seq
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[],
-                     $7::bigint[])
-              AS m(id, organization_id, event_id, endpoint_id, event_type, max_attempts, poll_seq)
-       ON CONFLICT (event_id, endpoint_id) WHERE replay_of IS NULL DO NOTHING`,
-      [
-        messages.map((m) => m.messageId),
-        messages.map((m) => m.organizationId),
-        messages.map((m) => m.eventId),
-        messages.map((m) => m.endpointId),
-        messages.map((m) => m.eventType),
-        messages.map((m) => m.maxAttempts),
-        messages.map((m) => placeOf.get(m.messageId) ?? null),
-      ],
-    );
-    return messages.map((m) => ({
-      messageId: m.messageId,
-      eventId: m.eventId,
-      endpointId: m.endpointId,
-      polled: m.polled,
-    }));
+  /**
+   * Each event's messages: for an event recorded now, the ones planned for it; an event recorded
+   * before (a repeated publish or a re-read record) has its messages read back. Sorted by id.
+   */
+  private async messagesByEvent(
+    events: readonly EventEnvelope[],
+    planned: readonly PlannedMessage[],
+    fresh: ReadonlySet<string>,
+  ): Promise<Map<string, RecordedMessage[]>> {
+    const byEvent = new Map<string, RecordedMessage[]>(events.map((e) => [e.id, []]));
+    for (const m of planned) {
+      if (!fresh.has(m.eventId)) continue;
+      const { messageId, eventId, endpointId, polled } = m;
+      byEvent.get(eventId)?.push({ messageId, eventId, endpointId, polled });
+    }
+    const earlier = events.map((e) => e.id).filter((id) => !fresh.has(id));
+    if (earlier.length > 0) {
+      const rows: { id: string; event_id: string; endpoint_id: string; polled: boolean }[] =
+        await this.dataSource.query(
+          `SELECT id, event_id, endpoint_id, poll_seq IS NOT NULL AS polled FROM messages
+            WHERE event_id = ANY($1) AND replay_of IS NULL`,
+          [earlier],
+        );
+      for (const row of rows) {
+        byEvent.get(row.event_id)!.push({
+          messageId: row.id,
+          eventId: row.event_id,
+          endpointId: row.endpoint_id,
+          polled: row.polled,
+        });
+      }
+    }
+    for (const messages of byEvent.values())
+      messages.sort((a, b) => (a.messageId < b.messageId ? -1 : a.messageId > b.messageId ? 1 : 0));
+    return byEvent;
   }
 
   /**
