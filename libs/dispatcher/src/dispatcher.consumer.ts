@@ -18,7 +18,7 @@ import {
   TopicWorker,
   traceParentOfHeaders,
 } from '@hookbase/kafka';
-import { FifoLaneRepository, MessageRepository } from '@hookbase/persistence';
+import { FifoLaneRepository } from '@hookbase/persistence';
 import { DeliveryService, PendingDelivery } from './delivery.service';
 import { FifoLaneRunner } from './fifo-lane-runner';
 
@@ -70,7 +70,6 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
     @Inject(KAFKA) kafka: Kafka,
     @Inject(TOPICS) topics: TopicNames,
     @Inject(HOOKBASE_CONFIG) config: HookbaseConfig,
-    private readonly messages: MessageRepository,
     private readonly delivery: DeliveryService,
     private readonly lanes: FifoLaneRepository,
     private readonly laneRunner: FifoLaneRunner,
@@ -114,9 +113,12 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
    * and the sends of the rest (null for a record that starts nothing here).
    */
   private async admit(records: readonly Arrival[]): Promise<(StartedSend | null)[]> {
-    const states = await this.messages.deliveryStates(
-      records.map(({ record }) => record.messageId),
+    // In one statement: every record's state, and new messages of FIFO endpoints parked in their
+    // lanes, in offset order, before anything else.
+    const { states, parking } = await this.lanes.intake(
+      records.map(({ record, offset }) => ({ messageId: record.messageId, seq: offset })),
     );
+    const { queued } = parking;
     const seen = new Set<string>();
     const candidates: { arrival: Arrival; attemptsMade: number }[] = [];
     for (const arrival of records) {
@@ -128,13 +130,6 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
       seen.add(messageId);
       candidates.push({ arrival, attemptsMade: state.attempts });
     }
-    // New messages of FIFO endpoints join their lanes, in offset order, before anything else.
-    const { queued } = await this.lanes.parkInLane(
-      candidates.map(({ arrival }) => ({
-        messageId: arrival.record.messageId,
-        seq: arrival.offset,
-      })),
-    );
     const inLanes = new Set(queued.map((q) => q.messageId));
     this.laneRunner.wake(new Set(queued.map((q) => q.endpointId)));
     const pending: PendingDelivery[] = [];

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { METRICS, NO_METRICS, TransitionMetrics } from '@hookbase/runtime';
 import { DataSource } from 'typeorm';
-import { LaneLease, MessageStatus, Plan, TransitionReport } from '@hookbase/domain';
+import { DeliveryRoute, LaneLease, MessageStatus, Plan, TransitionReport } from '@hookbase/domain';
 import { settleTransitions, transitionCase } from './delivery-transitions';
-import { SendableRow, sendableOf } from './message.repository';
+import { DeliveryState, SendableRow, sendableOf } from './message.repository';
 
 const PARKED_IN_LANE = transitionCase(['parked_in_lane'], 'm');
 const ATTEMPT_STARTED = transitionCase(['attempt_started'], 'm');
@@ -67,39 +67,71 @@ export class FifoLaneRepository {
   ) {}
 
   /**
-   * `parked_in_lane`: queues new messages of FIFO endpoints in their lanes, each at `seq` (its
-   * offset on the deliveries partition). Only originals still `pending` on the stream whose
-   * endpoint has FIFO on are queued; the others are left for normal delivery (and are not
-   * reported: they were never asked to join a lane). Returns the queued ones, and the originals of
-   * FIFO endpoints whose state no longer let them join (`skipped`).
+   * The dispatcher's intake of records read from the deliveries topic, in one statement: each
+   * message's state as read (`states`; a message not found is absent), and `parked_in_lane` for
+   * the new ones of FIFO endpoints, each queued in its lane at `seq` (its offset on the deliveries
+   * partition). Only originals still `pending` on the stream whose endpoint has FIFO on are queued;
+   * the others are left for normal delivery (and are not reported: they were never asked to join a
+   * lane). `parking` has the queued ones, and the originals of FIFO endpoints that were on the
+   * stream when read but whose state no longer let them join (`skipped`). A message given twice
+   * keeps its first `seq`.
    */
-  async parkInLane(messages: readonly { messageId: string; seq: string }[]): Promise<LaneParking> {
-    if (messages.length === 0) return { transitioned: [], skipped: [], queued: [] };
-    const rows: { id: string; endpoint_id: string; parked: boolean }[] =
-      await this.dataSource.query(
-        `WITH asked AS MATERIALIZED (
-           SELECT m.id, m.endpoint_id, u.seq
-             FROM unnest($1::text[], $2::bigint[]) AS u(id, seq)
-             JOIN messages m ON m.id = u.id AND m.replay_of IS NULL
-             JOIN endpoints e ON e.id = m.endpoint_id AND e.fifo_enabled AND e.deleted_at IS NULL),
-         parked AS (
-           UPDATE messages m SET ${PARKED_IN_LANE.set}, fifo_seq = a.seq, updated_at = now()
-             FROM asked a
-            WHERE m.id = a.id AND ${PARKED_IN_LANE.allowed}
-           RETURNING m.id)
-         SELECT a.id, a.endpoint_id, p.id IS NOT NULL AS parked
-           FROM asked a LEFT JOIN parked p ON p.id = a.id`,
-        [messages.map((m) => m.messageId), messages.map((m) => m.seq)],
-      );
+  async intake(
+    messages: readonly { messageId: string; seq: string }[],
+  ): Promise<{ states: Map<string, DeliveryState>; parking: LaneParking }> {
+    const states = new Map<string, DeliveryState>();
+    if (messages.length === 0) {
+      return { states, parking: { transitioned: [], skipped: [], queued: [] } };
+    }
+    const first = [...new Map([...messages].reverse().map((m) => [m.messageId, m])).values()];
+    const rows: {
+      id: string;
+      endpoint_id: string;
+      status: MessageStatus;
+      route: DeliveryRoute;
+      attempts: number;
+      max_attempts: number;
+      lane: boolean;
+      parked: boolean;
+    }[] = await this.dataSource.query(
+      `WITH asked AS MATERIALIZED (
+         SELECT m.id, m.endpoint_id, m.status, m.route, m.attempts, m.max_attempts, u.seq,
+                (m.replay_of IS NULL AND coalesce(e.fifo_enabled AND e.deleted_at IS NULL, false))
+                  AS lane
+           FROM unnest($1::text[], $2::bigint[]) AS u(id, seq)
+           JOIN messages m ON m.id = u.id
+           LEFT JOIN endpoints e ON e.id = m.endpoint_id),
+       parked AS (
+         UPDATE messages m SET ${PARKED_IN_LANE.set}, fifo_seq = a.seq, updated_at = now()
+           FROM asked a
+          WHERE m.id = a.id AND a.lane AND a.route = 'stream' AND ${PARKED_IN_LANE.allowed}
+         RETURNING m.id)
+       SELECT a.id, a.endpoint_id, a.status, a.route, a.attempts, a.max_attempts, a.lane,
+              p.id IS NOT NULL AS parked
+         FROM asked a LEFT JOIN parked p ON p.id = a.id`,
+      [first.map((m) => m.messageId), first.map((m) => m.seq)],
+    );
+    for (const row of rows) {
+      states.set(row.id, {
+        status: row.status,
+        route: row.route,
+        attempts: row.attempts,
+        maxAttempts: row.max_attempts,
+      });
+    }
     const queued = rows
       .filter((row) => row.parked)
       .map((row) => ({ messageId: row.id, endpointId: row.endpoint_id }));
-    const report = await this.settle(
-      rows.map((row) => row.id),
-      'parked_in_lane',
-      queued.map((q) => q.messageId),
-    );
-    return { ...report, queued };
+    const asked = rows.filter((row) => row.lane && row.route === 'stream');
+    const report =
+      asked.length === 0
+        ? { transitioned: [], skipped: [] }
+        : await this.settle(
+            asked.map((row) => row.id),
+            'parked_in_lane',
+            queued.map((q) => q.messageId),
+          );
+    return { states, parking: { ...report, queued } };
   }
 
   /** Takes the lane's lease for `owner` unless another owner holds a lease still running. */

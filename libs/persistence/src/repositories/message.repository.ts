@@ -139,30 +139,6 @@ export class MessageRepository {
     @Optional() @Inject(METRICS) private readonly metrics: TransitionMetrics = NO_METRICS,
   ) {}
 
-  async deliveryStates(messageIds: readonly string[]): Promise<Map<string, DeliveryState>> {
-    const states = new Map<string, DeliveryState>();
-    if (messageIds.length === 0) return states;
-    const rows: {
-      id: string;
-      status: MessageStatus;
-      route: DeliveryRoute;
-      attempts: number;
-      max_attempts: number;
-    }[] = await this.dataSource.query(
-      `SELECT id, status, route, attempts, max_attempts FROM messages WHERE id = ANY($1)`,
-      [messageIds],
-    );
-    for (const row of rows) {
-      states.set(row.id, {
-        status: row.status,
-        route: row.route,
-        attempts: row.attempts,
-        maxAttempts: row.max_attempts,
-      });
-    }
-    return states;
-  }
-
   /**
    * `attempt_started`: the messages' attempts are under way (`in_flight` on their route). A
    * retry keeps its claim's lease until the attempt is recorded (ADR 19); a message off the
