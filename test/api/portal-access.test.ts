@@ -11,7 +11,7 @@ import {
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are read loosely */
 
-/** The routes a portal token may use: its application's endpoints, messages, DLQ and replays. */
+/** The routes a portal token may use: its application's endpoints, messages, events, DLQ and replays. */
 const APPLICATION_SCOPED = new Set([
   'listEndpoints',
   'createEndpoint',
@@ -31,6 +31,12 @@ const APPLICATION_SCOPED = new Set([
   'listDlq',
   'retryDlqEntry',
   'getPortalSession',
+  // Its application's events, replay-failed across its endpoints, statistics, polling.
+  'listEvents',
+  'getEvent',
+  'replayApplicationFailedMessages',
+  'getApplicationStats',
+  'pollEndpoint',
   // The organization's event type catalog, read only.
   'listEventTypes',
   'getEventType',
@@ -123,9 +129,20 @@ describe('portal access', () => {
         name: 'order.created',
       };
     };
+    // An event of the organization's own: a portal never sees it.
+    const orgEvent = await tenant.client.post('/v1/events', {
+      eventType: 'portal.test',
+      payload: {},
+    });
+    const orgEventId = orgEvent.body.data.id as string;
+    await pollUntil(
+      async () => (await tenant.client.get(`${org}/events/${orgEventId}`)).status === 200,
+      { description: "the organization's own event recorded" },
+    );
     return {
       ...tenant,
       org,
+      orgEventId,
       appA,
       appB,
       endpointA,
@@ -178,7 +195,7 @@ describe('portal access', () => {
       );
       const scopedList =
         APPLICATION_SCOPED.has(route.operationId) &&
-        !/\{(endpointId|messageId|dlqId)\}/.test(route.path);
+        !/\{(endpointId|messageId|dlqId|eventId|appId)\}/.test(route.path);
       if (scopedList) continue; // lists and create take no id of B: checked below
       expect({ route: route.operationId, status: response.status }).toEqual({
         route: route.operationId,
@@ -197,6 +214,11 @@ describe('portal access', () => {
     expect((await portal.get(`${w.org}/messages?applicationId=${w.appB.id}`)).status).toBe(404);
     const dlq = await portal.get(`${w.org}/dlq`);
     expect(dlq.body.data.map((d: any) => d.id)).toEqual([w.idsOfA.dlqId]);
+    const events = await portal.get(`${w.org}/events`);
+    expect(events.body.data.map((e: any) => e.id)).toEqual([w.idsOfA.eventId]);
+    expect((await portal.get(`${w.org}/events?applicationId=cust-b`)).status).toBe(404);
+    expect((await portal.get(`${w.org}/events/${w.orgEventId}`)).status).toBe(404);
+    expect((await w.client.get(`${w.org}/events/${w.orgEventId}`)).status).toBe(200);
     // Another organization: not found.
     const other = await createTenant(stack.url, stack.adminToken);
     expect(
@@ -238,6 +260,73 @@ describe('portal access', () => {
     ).toBe(404);
   });
 
+  it("polls its own application's polling endpoints only, and a read-only token may not", async () => {
+    const tenant = await createTenant(stack.url, stack.adminToken, 'pro');
+    const org = `/api/organizations/${tenant.organizationId}`;
+    const appA = (await tenant.client.post(`${org}/applications`, { name: 'A' })).body.data;
+    const appB = (await tenant.client.post(`${org}/applications`, { name: 'B' })).body.data;
+    const polling = async (applicationId?: string) =>
+      (
+        await tenant.client.post(`${org}/webhook-endpoints`, {
+          kind: 'polling',
+          ...(applicationId ? { applicationId } : {}),
+        })
+      ).body.data.id as string;
+    const ofA = await polling(appA.id);
+    const ofB = await polling(appB.id);
+    const ofOrg = await polling();
+    for (const applicationId of [appA.id, appB.id, undefined]) {
+      const published = await tenant.client.post('/v1/events', {
+        eventType: 'poll.me',
+        payload: { for: applicationId ?? 'org' },
+        ...(applicationId ? { applicationId } : {}),
+      });
+      expect(published.status).toBe(202);
+    }
+    const pending = async (endpointId: string) =>
+      (await tenant.client.get(`${org}/messages?endpointId=${endpointId}`)).body.data.map(
+        (m: any) => m.status,
+      );
+    for (const endpointId of [ofA, ofB, ofOrg]) {
+      await pollUntil(async () => (await pending(endpointId)).length === 1, {
+        description: `a message in ${endpointId}'s log`,
+      });
+    }
+
+    // Read-only: polling acknowledges, so it is a change: refused, and nothing is acknowledged.
+    const readOnly = new ApiClient(
+      stack.url,
+      (await portalToken(tenant.client, org, appA.id, { readOnly: true })).token,
+    );
+    const refused = await readOnly.get(`${org}/webhook-endpoints/${ofA}/poll`);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('FORBIDDEN');
+    expect(await pending(ofA)).toEqual(['pending']);
+
+    const portal = new ApiClient(stack.url, (await portalToken(tenant.client, org, appA.id)).token);
+    const page = await portal.get(`${org}/webhook-endpoints/${ofA}/poll`);
+    expect(page.status).toBe(200);
+    expect(page.body.data).toEqual([
+      expect.objectContaining({ eventType: 'poll.me', payload: { for: appA.id } }),
+    ]);
+    // Polling past it acknowledges it.
+    const next = await portal.get(
+      `${org}/webhook-endpoints/${ofA}/poll?cursor=${page.body.nextCursor}`,
+    );
+    expect(next.status).toBe(200);
+    expect(next.body.data).toEqual([]);
+    expect(await pending(ofA)).toEqual(['succeeded']);
+
+    // Another application's polling endpoint, or the organization's own: not found, untouched.
+    for (const endpointId of [ofB, ofOrg]) {
+      const other = await portal.get(`${org}/webhook-endpoints/${endpointId}/poll`);
+      expect(other.status).toBe(404);
+      expect(other.body.error.code).toBe('ENDPOINT_NOT_FOUND');
+      expect(await pending(endpointId)).toEqual(['pending']);
+    }
+    expect((await tenant.client.get(`${org}/webhook-endpoints/${ofB}/poll`)).status).toBe(200);
+  });
+
   it('keeps the plan rules: the FIFO switch needs the plan', async () => {
     const tenant = await createTenant(stack.url, stack.adminToken, 'free');
     const org = `/api/organizations/${tenant.organizationId}`;
@@ -264,9 +353,15 @@ describe('portal access', () => {
       await portal.post(`${w.org}/webhook-endpoints/${w.endpointA.id}/secret/rotate`, {}),
       await portal.post(`${w.org}/messages/${w.idsOfA.messageId}/replay`, {}),
       await portal.post(`${w.org}/dlq/${w.idsOfA.dlqId}/retry`, {}),
+      await portal.post(`${w.org}/applications/${w.appA.id}/replay-failed`, {}),
       await portal.delete(`${w.org}/webhook-endpoints/${w.endpointA.id}`),
     ];
-    expect(attempts.map((r) => r.status)).toEqual([403, 403, 403, 403, 403, 403]);
+    expect(attempts.map((r) => r.status)).toEqual([403, 403, 403, 403, 403, 403, 403]);
+    // It reads its application's events and statistics.
+    expect((await portal.get(`${w.org}/events/${w.idsOfA.eventId}`)).status).toBe(200);
+    expect((await portal.get(`${w.org}/applications/cust-a/stats`)).body.data).toMatchObject({
+      endpoints: 1,
+    });
     expect((await w.client.get(`${w.org}/webhook-endpoints/${w.endpointA.id}`)).body.data).toEqual(
       before,
     );

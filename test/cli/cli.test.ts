@@ -393,6 +393,30 @@ describe('hookbase CLI against the real stack', () => {
     await pollUntil(() => receiver.requests.some((r) => r.path === '/globex'), {
       description: 'the event delivered to the application endpoint',
     });
+    // The application's events, messages, DLQ, statistics and replay-failed.
+    const events = await json(['events', '--app', 'globex', '--event-type', 'cli.app']);
+    expect(events.data.map((e: { id: string }) => e.id)).toEqual([sent.id]);
+    expect(events.data[0].payload).toBeUndefined();
+    expect((await json(['events', sent.id])).payload).toEqual({ n: 1 });
+    expect((await cli(['events', '--app', 'globex'])).stdout).toMatch(
+      /^ID\s+EVENTTYPE\s+APPLICATIONID\s+ACCEPTEDAT/,
+    );
+    expect((await json(['messages', '--app', 'globex'])).data).toEqual([
+      expect.objectContaining({ endpointId: endpoint.id, eventId: sent.id }),
+    ]);
+    expect((await json(['dlq', 'list', '--app', 'globex'])).data).toEqual([]);
+    await pollUntil(async () => (await json(['apps', 'stats', 'globex'])).succeeded === 1, {
+      description: "the application's statistics count the delivery",
+    });
+    expect(await json(['apps', 'stats', 'globex'])).toMatchObject({ endpoints: 1, failed: 0 });
+    expect(await json(['replay', '--failed', '--app', 'globex'])).toEqual({
+      replayed: 0,
+      nextAfter: null,
+    });
+    expect(
+      (await cli(['replay', '--failed', '--app', 'globex', '--endpoint', endpoint.id])).code,
+    ).toBe(2);
+
     const unknown = await cli(['send', '-', '--type', 'cli.app', '--app', 'nobody'], '{}');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('APPLICATION_NOT_FOUND');

@@ -160,6 +160,42 @@ describe('@hookbase/sdk client against the real stack', () => {
     await expect(hookbase.getEndpoint(created.id)).rejects.toMatchObject({ status: 404 });
   });
 
+  it('reads and recovers an application: its events, its statistics, replay-failed across it', async () => {
+    const app = (await hookbase.createApplication({ name: 'SDK', uid: 'sdk-cust' })) as {
+      id: string;
+    };
+    const published = await hookbase.publish({
+      eventType: 'sdk.app',
+      payload: { n: 1 },
+      applicationId: 'sdk-cust',
+    });
+    const events = await pollUntil(
+      async () => {
+        const page = await hookbase.listEvents({ applicationId: 'sdk-cust' });
+        return page.data.length > 0 ? page : undefined;
+      },
+      { description: "the application's event listed" },
+    );
+    expect(events.data).toEqual([
+      expect.objectContaining({ id: published.id, applicationId: app.id, eventType: 'sdk.app' }),
+    ]);
+    expect(events.nextCursor).toBeNull();
+    expect(await hookbase.getApplicationStats('sdk-cust')).toMatchObject({
+      endpoints: 0,
+      successRate: null,
+    });
+    expect(
+      await hookbase.replayApplicationFailed(app.id, { after: `msg_${'0'.repeat(26)}` }),
+    ).toEqual({
+      replayed: 0,
+      nextAfter: null,
+    });
+    await expect(hookbase.getApplicationStats('nobody')).rejects.toMatchObject({
+      status: 404,
+      code: 'APPLICATION_NOT_FOUND',
+    });
+  });
+
   it('retries 503 with the same idempotency key, waiting what Retry-After says', async () => {
     flaky.script = (index) => (index < 2 ? { status: 503, retryAfter: '1' } : 'pass');
     const client = new Hookbase({ baseUrl: flakyUrl, apiKey: tenant.apiKey });

@@ -24,6 +24,7 @@ Usage: hookbase <command> [options]        (every command takes --json)
   apps create --name NAME [--uid UID] [--retention-days D]
   apps update APP [--name NAME] [--uid UID] [--retention-days D]
   apps delete APP                    the application and its endpoints (APP: id or uid)
+  apps stats APP                     the last hour of the application's endpoints together
   portal APP [--read-only] [--expires-in SECONDS]
                                      a portal link for the application's customer
   portal revoke APP                  revoke every portal link of the application
@@ -37,17 +38,22 @@ Usage: hookbase <command> [options]        (every command takes --json)
   send [FILE|-] [--type EVENT_TYPE] [--idempotency-key K] [--endpoint ENDPOINT]... [--app APP]
                                      FILE (or stdin) holds the payload when --type is given,
                                      else the whole event: { "eventType", "payload", ... }
-  messages [MESSAGE] [--endpoint E] [--status S] [--event-type T] [--limit N] [--cursor C]
+  messages [MESSAGE] [--endpoint E] [--app APP] [--status S] [--event-type T] [--limit N]
+           [--cursor C]
+  events [EVENT] [--app APP] [--event-type T] [--since ISO_TIME] [--until ISO_TIME] [--limit N]
+         [--cursor C]                events newest first (no payloads; EVENT shows one in full)
   fifo-state ENDPOINT [--watch] [--interval MS]
   replay MESSAGE                     send a copy of one message now
-  replay --failed --endpoint ENDPOINT [--since ISO_TIME] [--until ISO_TIME] [--event-type T]...
+  replay --failed --endpoint ENDPOINT|--app APP [--since ISO_TIME] [--until ISO_TIME]
+                 [--event-type T]... [--after MESSAGE]
+                                     copy the failures of one endpoint, or of an application's
   event-types list                   the organization's event type catalog
   event-types get NAME               one type, with its schema and example
   event-types import FILE            create or update one type per entry of the webhooks of an
                                      OpenAPI 3.1 document (JSON; FILE or - for stdin)
   event-types policy open|declared|validated
                                      what a publish must satisfy against the catalog
-  dlq list [--endpoint E] [--reason R] [--limit N] [--cursor C]
+  dlq list [--endpoint E] [--app APP] [--reason R] [--limit N] [--cursor C]
   dlq retry DLQ_ENTRY
   listen --forward-to URL [--event-type T]... [--interval MS]
                                      forward a polling endpoint's messages to a local URL
@@ -197,8 +203,23 @@ async function apps(args: string[], output: Output): Promise<number> {
       print(output, await hookbase.deleteApplication(id), ['id', 'deleted', 'endpointsDeleted']);
       return EXIT.ok;
     }
+    case 'stats': {
+      const stats = await hookbase.getApplicationStats(one(positionals, 'one APP id or uid'));
+      if (output.json) output.out(JSON.stringify(stats, null, 2));
+      else
+        print(output, stats, [
+          'endpoints',
+          'from',
+          'to',
+          'succeeded',
+          'failed',
+          'successRate',
+          'lastAttemptAt',
+        ]);
+      return EXIT.ok;
+    }
     default:
-      throw usage('apps list|create|update|delete');
+      throw usage('apps list|create|update|delete|stats');
   }
 }
 
@@ -332,6 +353,7 @@ async function send(args: string[], output: Output): Promise<number> {
 async function messages(args: string[], output: Output): Promise<number> {
   const { values, positionals } = parse(args, {
     endpoint: { type: 'string' },
+    app: { type: 'string' },
     status: { type: 'string' },
     'event-type': { type: 'string' },
     limit: { type: 'string' },
@@ -364,6 +386,7 @@ async function messages(args: string[], output: Output): Promise<number> {
   }
   const query: Record<string, unknown> = {};
   if (values.endpoint) query.endpointId = values.endpoint;
+  if (values.app) query.applicationId = values.app;
   if (values.status) query.status = values.status;
   if (values['event-type']) query.eventType = values['event-type'];
   if (values.cursor) query.cursor = values.cursor;
@@ -373,6 +396,40 @@ async function messages(args: string[], output: Output): Promise<number> {
   if (output.json) output.out(JSON.stringify(page, null, 2));
   else {
     print(output, page.data, MESSAGE_COLUMNS);
+    if (page.nextCursor) output.err(`more: --cursor ${page.nextCursor}`);
+  }
+  return EXIT.ok;
+}
+
+const EVENT_COLUMNS = ['id', 'eventType', 'applicationId', 'acceptedAt', 'payloadPurgedAt'];
+
+async function events(args: string[], output: Output): Promise<number> {
+  const { values, positionals } = parse(args, {
+    app: { type: 'string' },
+    'event-type': { type: 'string' },
+    since: { type: 'string' },
+    until: { type: 'string' },
+    limit: { type: 'string' },
+    cursor: { type: 'string' },
+  });
+  const hookbase = client();
+  if (positionals.length) {
+    const event = await hookbase.getEvent(one(positionals, 'one EVENT id'));
+    output.out(JSON.stringify(event, null, 2));
+    return EXIT.ok;
+  }
+  const query: Record<string, unknown> = {};
+  if (values.app) query.applicationId = values.app;
+  if (values['event-type']) query.eventType = values['event-type'];
+  if (values.since) query.createdAfter = values.since;
+  if (values.until) query.createdBefore = values.until;
+  if (values.cursor) query.cursor = values.cursor;
+  const limit = integer(values, 'limit');
+  if (limit !== undefined) query.limit = limit;
+  const page = await hookbase.listEvents(query);
+  if (output.json) output.out(JSON.stringify(page, null, 2));
+  else {
+    print(output, page.data, EVENT_COLUMNS);
     if (page.nextCursor) output.err(`more: --cursor ${page.nextCursor}`);
   }
   return EXIT.ok;
@@ -438,25 +495,33 @@ async function replay(args: string[], output: Output): Promise<number> {
   const { values, positionals } = parse(args, {
     failed: { type: 'boolean' },
     endpoint: { type: 'string' },
+    app: { type: 'string' },
     since: { type: 'string' },
     until: { type: 'string' },
+    after: { type: 'string' },
     'event-type': { type: 'string', multiple: true },
   });
   const hookbase = client();
   if (values.failed) {
     const endpoint = str(values, 'endpoint');
-    if (!endpoint || positionals.length)
+    const app = str(values, 'app');
+    if (!endpoint === !app || positionals.length)
       throw usage(
-        'replay --failed --endpoint ENDPOINT [--since ISO_TIME] [--until ISO_TIME] [--event-type T]...',
+        'replay --failed --endpoint ENDPOINT|--app APP [--since ISO_TIME] [--until ISO_TIME] [--event-type T]... [--after MESSAGE]',
       );
     const since = str(values, 'since');
     const until = str(values, 'until');
+    const after = str(values, 'after');
     const eventTypes = list(values, 'event-type');
-    const result = await hookbase.replayFailed(endpoint, {
+    const range = {
       ...(since ? { since } : {}),
       ...(until ? { until } : {}),
       ...(eventTypes.length ? { eventTypes } : {}),
-    });
+      ...(after ? { after } : {}),
+    };
+    const result = app
+      ? await hookbase.replayApplicationFailed(app, range)
+      : await hookbase.replayFailed(endpoint!, range);
     if (output.json) output.out(JSON.stringify(result, null, 2));
     else output.out(JSON.stringify(result));
     return EXIT.ok;
@@ -521,6 +586,7 @@ async function dlq(args: string[], output: Output): Promise<number> {
   const [action, ...rest] = args;
   const { values, positionals } = parse(rest, {
     endpoint: { type: 'string' },
+    app: { type: 'string' },
     reason: { type: 'string' },
     limit: { type: 'string' },
     cursor: { type: 'string' },
@@ -529,6 +595,7 @@ async function dlq(args: string[], output: Output): Promise<number> {
   if (action === 'list') {
     const query: Record<string, unknown> = {};
     if (values.endpoint) query.endpointId = values.endpoint;
+    if (values.app) query.applicationId = values.app;
     if (values.reason) query.reason = values.reason;
     if (values.cursor) query.cursor = values.cursor;
     const limit = integer(values, 'limit');
@@ -643,6 +710,7 @@ const COMMANDS: Record<string, (args: string[], output: Output) => Promise<numbe
   endpoints,
   send,
   messages,
+  events,
   'fifo-state': fifoState,
   replay,
   dlq,

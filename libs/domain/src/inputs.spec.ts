@@ -1,6 +1,12 @@
 import { DomainError } from './errors';
 import { newId } from './ids';
-import { createEndpointSchema, messageQuerySchema, parseInput, publishEventSchema } from './inputs';
+import {
+  createEndpointSchema,
+  eventQuerySchema,
+  messageQuerySchema,
+  parseInput,
+  publishEventSchema,
+} from './inputs';
 
 function validationIssues(run: () => unknown) {
   try {
@@ -61,6 +67,44 @@ describe('createEndpointSchema', () => {
   it('rejects unknown kinds and statuses', () => {
     validationIssues(() => parseInput(createEndpointSchema, { kind: 'ftp' }));
     validationIssues(() => parseInput(createEndpointSchema, { status: 'deleted' }));
+  });
+});
+
+describe('eventQuerySchema', () => {
+  it('takes an application (id or uid), a type and an acceptance window, paged', () => {
+    expect(
+      parseInput(eventQuerySchema, {
+        applicationId: 'cust-1',
+        eventType: 'order.created',
+        createdAfter: '2026-01-01T00:00:00Z',
+        createdBefore: '2026-01-02T00:00:00Z',
+        limit: '10',
+        cursor: 'evt_1',
+      }),
+    ).toEqual({
+      applicationId: 'cust-1',
+      eventType: 'order.created',
+      createdAfter: '2026-01-01T00:00:00Z',
+      createdBefore: '2026-01-02T00:00:00Z',
+      limit: 10,
+      cursor: 'evt_1',
+    });
+    expect(parseInput(eventQuerySchema, {})).toEqual({ limit: 50 });
+  });
+
+  it.each([
+    [{ applicationId: 'has space' }, 'applicationId'],
+    [{ createdAfter: 'yesterday' }, 'createdAfter'],
+    [
+      { createdAfter: '2026-01-02T00:00:00Z', createdBefore: '2026-01-01T00:00:00Z' },
+      'createdBefore',
+    ],
+    [{ limit: '0' }, 'limit'],
+    [{ limit: '251' }, 'limit'],
+  ])('refuses %p (%s)', (query, path) => {
+    expect(validationIssues(() => parseInput(eventQuerySchema, query)).issues).toEqual([
+      expect.objectContaining({ path }),
+    ]);
   });
 });
 

@@ -253,6 +253,28 @@ export const messageQuerySchema = listQuerySchema
     { path: ['createdBefore'], message: 'createdBefore must not be earlier than createdAfter' },
   );
 
+/**
+ * The events list: newest first, paged with `cursor`. The times are the event's acceptance
+ * (`acceptedAt`); items carry no payload (GET one event for it).
+ */
+export const eventQuerySchema = listQuerySchema
+  .extend({
+    /** Only events published for this application (id or uid). */
+    applicationId: applicationRefSchema.optional(),
+    eventType: z.string().max(256).optional(),
+    /** Only events accepted at or after this time (ISO 8601 with an offset). */
+    createdAfter: instantWithOffset().optional(),
+    /** Only events accepted before this time (ISO 8601 with an offset). */
+    createdBefore: instantWithOffset().optional(),
+  })
+  .refine(
+    (query) =>
+      !query.createdAfter ||
+      !query.createdBefore ||
+      Date.parse(query.createdAfter) <= Date.parse(query.createdBefore),
+    { path: ['createdBefore'], message: 'createdBefore must not be earlier than createdAfter' },
+  );
+
 export const dlqQuerySchema = listQuerySchema.extend({
   endpointId: z.string().max(100).optional(),
   /** Only entries of endpoints of this application (id or uid). */

@@ -59,6 +59,24 @@ describe('portalDecision', () => {
       expect(portalDecision({ applicationScoped }, method, readOnly)).toBe(expected);
     },
   );
+
+  it.each([
+    [false, 'GET', false, 'not_found'],
+    [false, 'GET', true, 'not_found'],
+    [true, 'GET', false, 'allow'],
+    [true, 'HEAD', false, 'allow'],
+    [true, 'GET', true, 'read_only'],
+    [true, 'HEAD', true, 'read_only'],
+    [true, 'POST', true, 'read_only'],
+    [true, 'POST', false, 'allow'],
+  ] as const)(
+    'a read that changes something (polling): scoped %p, %s, read-only %p: %s',
+    (applicationScoped, method, readOnly, expected) => {
+      expect(portalDecision({ applicationScoped, readChanges: true }, method, readOnly)).toBe(
+        expected,
+      );
+    },
+  );
 });
 
 describe('portalUrl', () => {

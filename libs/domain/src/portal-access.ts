@@ -42,15 +42,18 @@ const READING_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * The scope rule of a portal token: only routes marked application-scoped answer (everything
- * else is 404, so the token learns nothing of what lies outside), and a read-only token only reads.
+ * else is 404, so the token learns nothing of what lies outside), and a read-only token only reads:
+ * it is refused every change, including a read that changes something (`readChanges`: polling,
+ * which acknowledges what it moves past).
  */
 export function portalDecision(
-  route: { applicationScoped: boolean },
+  route: { applicationScoped: boolean; readChanges?: boolean },
   method: string,
   readOnly: boolean,
 ): PortalDecision {
   if (!route.applicationScoped) return 'not_found';
-  if (readOnly && !READING_METHODS.has(method.toUpperCase())) return 'read_only';
+  const changes = route.readChanges === true || !READING_METHODS.has(method.toUpperCase());
+  if (readOnly && changes) return 'read_only';
   return 'allow';
 }
 

@@ -18,9 +18,7 @@ import {
   endpointReceives,
   eventTypeMatches,
   filterTestSchema,
-  ENDPOINT_STATS_MINUTES,
   endpointQuerySchema,
-  minuteSeries,
   parseInput,
   rotateSecretSchema,
   testSendSchema,
@@ -39,18 +37,14 @@ import {
   updateEndpointBody,
 } from '@hookbase/web';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import {
-  EndpointRepository,
-  FifoLaneRepository,
-  MessageRepository,
-  PollLogRepository,
-} from '@hookbase/persistence';
+import { EndpointRepository, FifoLaneRepository, PollLogRepository } from '@hookbase/persistence';
 import { ApiKeyGuard, ApplicationScope, OrganizationId, PortalRoute } from '@hookbase/web';
 import { ApplicationsService } from './applications.service';
+import { DeliveryStatsService } from './delivery-stats.service';
 import { EndpointSettingsService } from './endpoint-settings.service';
 import { EndpointTestSendService } from './endpoint-test-send.service';
 import { PortalScopeGuard } from './portal-scope.guard';
-import { attemptView, endpointView, fifoStateView } from './views';
+import { endpointView, fifoStateView } from './views';
 
 /** Every route here is application-scoped: a portal token manages its application's endpoints. */
 @Controller('api/organizations/:orgId/webhook-endpoints')
@@ -63,7 +57,7 @@ export class EndpointsController {
     private readonly testSends: EndpointTestSendService,
     private readonly lanes: FifoLaneRepository,
     private readonly pollLog: PollLogRepository,
-    private readonly messages: MessageRepository,
+    private readonly deliveryStats: DeliveryStatsService,
     private readonly applications: ApplicationsService,
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
@@ -281,25 +275,7 @@ export class EndpointsController {
   @Get(':endpointId/stats')
   async stats(@OrganizationId() organizationId: string, @Param('endpointId') endpointId: string) {
     const endpoint = await this.require(organizationId, endpointId);
-    const now = new Date();
-    const from = new Date(
-      Math.floor(now.getTime() / 60_000) * 60_000 - (ENDPOINT_STATS_MINUTES - 1) * 60_000,
-    );
-    const [rows, recent] = await Promise.all([
-      this.messages.attemptMinutes(endpoint.id, from),
-      this.messages.recentAttempts(endpoint.id, 20),
-    ]);
-    const series = minuteSeries(rows, now);
-    return {
-      data: {
-        ...series,
-        lastAttemptAt: recent[0]?.startedAt.toISOString() ?? null,
-        recentAttempts: recent.map((attempt) => ({
-          messageId: attempt.messageId,
-          ...attemptView(attempt),
-        })),
-      },
-    };
+    return { data: await this.deliveryStats.lastHour([endpoint.id]) };
   }
 
   /**

@@ -1,11 +1,17 @@
 import { Controller, Delete, Get, Param, Query, UseGuards } from '@nestjs/common';
-import { dlqQuerySchema, DomainError, messageQuerySchema, parseInput } from '@hookbase/domain';
+import {
+  dlqQuerySchema,
+  DomainError,
+  eventQuerySchema,
+  messageQuerySchema,
+  parseInput,
+} from '@hookbase/domain';
 import { dataOf, DescribeRoute, pageOf } from '@hookbase/web';
 import { DlqRepository, EventRepository, MessageRepository } from '@hookbase/persistence';
 import { ApiKeyGuard, ApplicationScope, OrganizationId, PortalRoute } from '@hookbase/web';
 import { ApplicationsService } from './applications.service';
 import { PortalScopeGuard } from './portal-scope.guard';
-import { attemptView, dlqEntryView, eventView, messageView } from './views';
+import { attemptView, dlqEntryView, eventListItemView, eventView, messageView } from './views';
 
 /** The message log, events with their messages, and the DLQ: what operators read. */
 @Controller('api/organizations/:orgId')
@@ -68,17 +74,52 @@ export class LogController {
     return { data: { ...messageView(message), attemptHistory: attempts.map(attemptView) } };
   }
 
+  /**
+   * Events appear once the fan-out has recorded them. List items leave the payload out: a page of
+   * up to 250 events stays small whatever they carry; GET one event for its payload.
+   */
+  @DescribeRoute({
+    operationId: 'listEvents',
+    tag: 'Message log',
+    summary:
+      'Events, newest first, without their payloads (GET one event for it), with filters: `applicationId` (id or uid), `eventType`, and an acceptance window (`createdAfter`, `createdBefore`).',
+    security: 'apiKey',
+    query: { name: 'EventQuery', schema: eventQuerySchema },
+    success: { status: 200, description: 'A page of events', schema: pageOf() },
+    errors: ['ORGANIZATION_NOT_FOUND', 'VALIDATION_FAILED', 'APPLICATION_NOT_FOUND'],
+    usesStore: true,
+  })
+  @Get('events')
+  @PortalRoute()
+  async listEvents(
+    @OrganizationId() organizationId: string,
+    @ApplicationScope() scope: string | null,
+    @Query() query: unknown,
+  ) {
+    const { limit, cursor, applicationId, ...filter } = parseInput(eventQuerySchema, query);
+    const page = await this.events.list(
+      organizationId,
+      {
+        ...filter,
+        applicationId: await this.applications.narrow(organizationId, scope, applicationId),
+      },
+      { limit, cursor },
+    );
+    return { data: page.items.map(eventListItemView), nextCursor: page.nextCursor };
+  }
+
   /** An event appears here once the fan-out has recorded it, a moment after it was accepted. */
   @DescribeRoute({
     operationId: 'getEvent',
     tag: 'Message log',
-    summary: 'One event with its messages (once the fan-out has recorded it).',
+    summary: 'One event with its payload and messages (once the fan-out has recorded it).',
     security: 'apiKey',
     success: { status: 200, description: 'The event', schema: dataOf() },
     errors: ['ORGANIZATION_NOT_FOUND', 'EVENT_NOT_FOUND'],
     usesStore: true,
   })
   @Get('events/:eventId')
+  @PortalRoute()
   async getEvent(@OrganizationId() organizationId: string, @Param('eventId') eventId: string) {
     const event = await this.events.findEvent(organizationId, eventId);
     if (!event) throw new DomainError('EVENT_NOT_FOUND', 'Event not found');

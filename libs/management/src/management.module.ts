@@ -1,7 +1,9 @@
 import { OperationalEventPublisher } from '@hookbase/kafka';
 import { Module } from '@nestjs/common';
+import { ApplicationStatsController } from './application-stats.controller';
 import { ApplicationsController } from './applications.controller';
 import { ApplicationsService } from './applications.service';
+import { DeliveryStatsService } from './delivery-stats.service';
 import { EndpointSettingsService } from './endpoint-settings.service';
 import { EndpointTestSendService } from './endpoint-test-send.service';
 import { EndpointsController } from './endpoints.controller';
@@ -22,6 +24,7 @@ import { ReplayService } from './replay.service';
   controllers: [
     OrganizationsController,
     ApplicationsController,
+    ApplicationStatsController,
     PortalAccessController,
     PortalSessionController,
     EndpointsController,
@@ -37,6 +40,7 @@ import { ReplayService } from './replay.service';
     EndpointTestSendService,
     OperationalEventPublisher,
     ReplayService,
+    DeliveryStatsService,
     ApplicationsService,
     PortalScopeGuard,
   ],

@@ -12,15 +12,17 @@ import {
   type PollCursorKeys,
 } from '@hookbase/domain';
 import { EndpointRepository, PolledMessage, PollLogRepository } from '@hookbase/persistence';
-import { ApiKeyGuard, OrganizationId } from '@hookbase/web';
+import { ApiKeyGuard, OrganizationId, PortalRoute } from '@hookbase/web';
+import { PortalScopeGuard } from './portal-scope.guard';
 
 /**
  * `GET …/webhook-endpoints/:endpointId/poll` (ADR 0011): a polling endpoint's consumer reads its
  * log from a cursor, in acceptance order, and passes `nextCursor` back to move on. Moving past a
- * message acknowledges it (`pending` → `succeeded` in the message log).
+ * message acknowledges it (`pending` → `succeeded` in the message log). A portal token polls its
+ * application's polling endpoints, unless it is read-only: acknowledging is a change.
  */
 @Controller('api/organizations/:orgId/webhook-endpoints')
-@UseGuards(ApiKeyGuard)
+@UseGuards(ApiKeyGuard, PortalScopeGuard)
 export class PollController {
   private readonly cursorKeys: PollCursorKeys;
 
@@ -54,6 +56,7 @@ export class PollController {
     usesStore: true,
   })
   @Get(':endpointId/poll')
+  @PortalRoute({ readChanges: true })
   async poll(
     @OrganizationId() organizationId: string,
     @Param('endpointId') endpointId: string,

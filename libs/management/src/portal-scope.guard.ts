@@ -7,7 +7,7 @@ import { ApplicationRepository } from '@hookbase/persistence';
 /** The route parameters that name something an application owns, and how each is not found. */
 const OWNED_PARAMS: readonly {
   param: string;
-  kind: 'endpoint' | 'message' | 'dlq';
+  kind: 'endpoint' | 'message' | 'dlq' | 'event' | 'application';
   code: ErrorCode;
   message: string;
 }[] = [
@@ -19,12 +19,20 @@ const OWNED_PARAMS: readonly {
   },
   { param: 'messageId', kind: 'message', code: 'MESSAGE_NOT_FOUND', message: 'Message not found' },
   { param: 'dlqId', kind: 'dlq', code: 'DLQ_ENTRY_NOT_FOUND', message: 'DLQ entry not found' },
+  { param: 'eventId', kind: 'event', code: 'EVENT_NOT_FOUND', message: 'Event not found' },
+  {
+    param: 'appId',
+    kind: 'application',
+    code: 'APPLICATION_NOT_FOUND',
+    message: 'Application not found',
+  },
 ];
 
 /**
- * After ApiKeyGuard: a portal token reaches an endpoint, a message or a DLQ entry named in the
- * route only when its own application owns it; anything else is answered as not found, the same
- * answer as for an id that does not exist. API keys pass untouched.
+ * After ApiKeyGuard: a portal token reaches an endpoint, a message, a DLQ entry, an event or an
+ * application named in the route only when it is, or belongs to, its own application; anything
+ * else is answered as not found, the same answer as for an id that does not exist. API keys pass
+ * untouched.
  */
 @Injectable()
 export class PortalScopeGuard implements CanActivate {

@@ -3,12 +3,36 @@ import { dataOf, DescribeRoute } from '@hookbase/web';
 import { parseInput, replayFailedSchema } from '@hookbase/domain';
 import { ApiKeyGuard, OrganizationId, PortalRoute } from '@hookbase/web';
 import { PortalScopeGuard } from './portal-scope.guard';
-import { ReplayService } from './replay.service';
+import { ReplayFailedOptions, ReplayService } from './replay.service';
 import { messageView } from './views';
+
+const replayFailedBody = dataOf({
+  type: 'object',
+  required: ['replayed', 'nextAfter'],
+  properties: {
+    replayed: { type: 'integer' },
+    nextAfter: {
+      type: ['string', 'null'],
+      description: 'Set when more failed messages may follow: send it as `after` in the next call.',
+    },
+  },
+});
+
+/** A replay-failed body (absent: everything that failed), as the service takes it. */
+function replayFailedOptions(body: unknown): ReplayFailedOptions {
+  const { since, until, eventTypes, after } = parseInput(replayFailedSchema, body ?? {});
+  return {
+    since: since ? new Date(since) : undefined,
+    until: until ? new Date(until) : undefined,
+    eventTypes,
+    after,
+  };
+}
 
 /**
  * Sending again what failed: each answer is the copy (or the count of copies) now queued. Every
- * route here is application-scoped: a portal token replays its application's messages.
+ * route here is application-scoped: a portal token replays its application's messages (and
+ * replay-failed across its application, named by id or uid).
  */
 @Controller('api/organizations/:orgId')
 @UseGuards(ApiKeyGuard, PortalScopeGuard)
@@ -41,18 +65,7 @@ export class ReplayController {
     success: {
       status: 202,
       description: 'How many copies were queued, and where to go on',
-      schema: dataOf({
-        type: 'object',
-        required: ['replayed', 'nextAfter'],
-        properties: {
-          replayed: { type: 'integer' },
-          nextAfter: {
-            type: ['string', 'null'],
-            description:
-              'Set when more failed messages may follow: send it as `after` in the next call.',
-          },
-        },
-      }),
+      schema: replayFailedBody,
     },
     errors: ['ORGANIZATION_NOT_FOUND', 'ENDPOINT_NOT_FOUND'],
     usesStore: true,
@@ -64,14 +77,39 @@ export class ReplayController {
     @Param('endpointId') endpointId: string,
     @Body() body: unknown,
   ) {
-    const { since, until, eventTypes, after } = parseInput(replayFailedSchema, body ?? {});
     return {
-      data: await this.replays.replayFailed(organizationId, endpointId, {
-        since: since ? new Date(since) : undefined,
-        until: until ? new Date(until) : undefined,
-        eventTypes,
-        after,
-      }),
+      data: await this.replays.replayFailed(organizationId, endpointId, replayFailedOptions(body)),
+    };
+  }
+
+  @DescribeRoute({
+    operationId: 'replayApplicationFailedMessages',
+    tag: 'Replays',
+    summary:
+      "Replay-failed across an application's endpoints (id or uid): their failed messages in one id order, with the same filters, limits and `nextAfter` as for one endpoint.",
+    security: 'apiKey',
+    body: { name: 'ReplayFailed', schema: replayFailedSchema, required: false },
+    success: {
+      status: 202,
+      description: 'How many copies were queued, and where to go on',
+      schema: replayFailedBody,
+    },
+    errors: ['ORGANIZATION_NOT_FOUND', 'APPLICATION_NOT_FOUND'],
+    usesStore: true,
+  })
+  @Post('applications/:appId/replay-failed')
+  @HttpCode(202)
+  async replayApplicationFailed(
+    @OrganizationId() organizationId: string,
+    @Param('appId') appId: string,
+    @Body() body: unknown,
+  ) {
+    return {
+      data: await this.replays.replayFailedOfApplication(
+        organizationId,
+        appId,
+        replayFailedOptions(body),
+      ),
     };
   }
 

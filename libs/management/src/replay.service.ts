@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { DomainError } from '@hookbase/domain';
 import {
+  ApplicationRepository,
   DlqRepository,
   EndpointRepository,
   EventRepository,
@@ -9,6 +10,14 @@ import {
   MessageRepository,
 } from '@hookbase/persistence';
 import { RequestLimits } from '@hookbase/auth';
+
+/** Which failed messages a replay-failed call copies. */
+export interface ReplayFailedOptions {
+  since?: Date;
+  until?: Date;
+  eventTypes?: readonly string[];
+  after?: string;
+}
 
 /** What one replay-failed call did, and where the next one goes on when there is more. */
 export interface ReplayFailedResult {
@@ -28,6 +37,7 @@ export class ReplayService {
     private readonly endpoints: EndpointRepository,
     private readonly dlq: DlqRepository,
     private readonly events: EventRepository,
+    private readonly applications: ApplicationRepository,
     private readonly limits: RequestLimits,
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
   ) {}
@@ -46,10 +56,38 @@ export class ReplayService {
   async replayFailed(
     organizationId: string,
     endpointId: string,
-    options: { since?: Date; until?: Date; eventTypes?: readonly string[]; after?: string } = {},
+    options: ReplayFailedOptions = {},
   ): Promise<ReplayFailedResult> {
     const endpoint = await this.endpoints.findLive(organizationId, endpointId);
     if (!endpoint) throw new DomainError('ENDPOINT_NOT_FOUND', 'Endpoint not found');
+    return this.copyFailed(organizationId, [endpoint.id], options);
+  }
+
+  /**
+   * As replayFailed, across the live endpoints of an application (id or uid), in one id order:
+   * `nextAfter` goes on across all of them, and the same limits apply.
+   */
+  async replayFailedOfApplication(
+    organizationId: string,
+    applicationRef: string,
+    options: ReplayFailedOptions = {},
+  ): Promise<ReplayFailedResult> {
+    const application = await this.applications.find(organizationId, applicationRef);
+    if (!application) throw new DomainError('APPLICATION_NOT_FOUND', 'Application not found');
+    const endpoints = await this.endpoints.liveOfApplication(organizationId, application.id);
+    if (endpoints.length === 0) return { replayed: 0, nextAfter: null };
+    return this.copyFailed(
+      organizationId,
+      endpoints.map((endpoint) => endpoint.id),
+      options,
+    );
+  }
+
+  private async copyFailed(
+    organizationId: string,
+    endpointIds: readonly string[],
+    options: ReplayFailedOptions,
+  ): Promise<ReplayFailedResult> {
     const granted = await this.limits.takeReplayFailed(
       organizationId,
       this.config.limits.replayFailed.maxPerCall,
@@ -57,8 +95,8 @@ export class ReplayService {
     let copied = 0;
     try {
       // One more than granted tells whether anything is left after this call.
-      const failed = await this.messages.failedOfEndpoint(
-        endpoint.id,
+      const failed = await this.messages.failedOfEndpoints(
+        endpointIds,
         options.since,
         granted + 1,
         options.after,

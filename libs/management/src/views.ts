@@ -166,6 +166,19 @@ export function attemptView(attempt: AttemptEntity) {
   };
 }
 
+/** An event in a list: what it was, for whom and when; no payload (GET one event for it). */
+export function eventListItemView(event: Omit<EventEntity, 'payload'>) {
+  return {
+    id: event.id,
+    eventType: event.eventType,
+    applicationId: event.applicationId,
+    channels: event.channels,
+    idempotencyKey: event.idempotencyKey,
+    acceptedAt: iso(event.acceptedAt),
+    payloadPurgedAt: iso(event.payloadPurgedAt),
+  };
+}
+
 export function eventView(event: EventEntity, messages: MessageEntity[]) {
   return {
     id: event.id,

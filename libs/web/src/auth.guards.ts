@@ -18,11 +18,18 @@ type AuthenticatedRequest = FastifyRequest & {
 const COUNTS_EVENTS = 'hookbase:counts-events';
 const PORTAL_ROUTE = 'hookbase:portal-route';
 
+/** How a portal token may use a route marked application-scoped. */
+interface PortalRouteOptions {
+  /** A read (GET) that changes something, such as polling: refused to a read-only token. */
+  readChanges?: boolean;
+}
+
 /**
  * Marks a route (or every route of a controller) as application-scoped: a portal token may use
  * it, for its own application's resources only. Every other route answers a portal token 404.
  */
-export const PortalRoute = () => SetMetadata(PORTAL_ROUTE, true);
+export const PortalRoute = (options: PortalRouteOptions = {}) =>
+  SetMetadata(PORTAL_ROUTE, { readChanges: options.readChanges ?? false });
 
 /** How every route answers a portal token it does not serve: as if it did not exist. */
 const notForPortal = () => new DomainError('NOT_FOUND', 'Not found');
@@ -51,13 +58,12 @@ export class ApiKeyGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const principal = await this.auth.authenticateCaller(request.headers.authorization, request.ip);
     if (principal.portal) {
-      const applicationScoped =
-        this.reflector.getAllAndOverride<boolean | undefined>(PORTAL_ROUTE, [
-          context.getHandler(),
-          context.getClass(),
-        ]) ?? false;
+      const route = this.reflector.getAllAndOverride<Required<PortalRouteOptions> | undefined>(
+        PORTAL_ROUTE,
+        [context.getHandler(), context.getClass()],
+      );
       const decision = portalDecision(
-        { applicationScoped },
+        { applicationScoped: route !== undefined, readChanges: route?.readChanges },
         request.method,
         principal.portal.readOnly,
       );

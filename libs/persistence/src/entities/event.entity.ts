@@ -3,6 +3,9 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 /** An accepted event, written by the fan-out together with its recipients (its messages). */
 @Entity('events')
 @Index('idx_events_organization', ['organizationId', 'id'])
+@Index('idx_events_application', ['organizationId', 'applicationId', 'id'], {
+  where: 'application_id IS NOT NULL',
+})
 export class EventEntity {
   @PrimaryColumn('text') id!: string;
   @Column({ name: 'organization_id', type: 'text' }) organizationId!: string;

@@ -18,6 +18,7 @@ import { PortalTokens1765584000001 } from './1765584000001-portal-tokens';
 import { PortalBranding1765584000002 } from './1765584000002-portal-branding';
 import { ApplicationRetention1765584000003 } from './1765584000003-application-retention';
 import { PayloadPurge1765584000004 } from './1765584000004-payload-purge';
+import { EventsByApplication1765670400000 } from './1765670400000-events-by-application';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -40,4 +41,5 @@ export const MIGRATIONS = [
   PortalBranding1765584000002,
   ApplicationRetention1765584000003,
   PayloadPurge1765584000004,
+  EventsByApplication1765670400000,
 ];

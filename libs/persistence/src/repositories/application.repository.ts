@@ -100,18 +100,21 @@ export class ApplicationRepository {
   }
 
   /**
-   * The application that owns an endpoint, a message or a DLQ entry of the organization (through
-   * the endpoint: an endpoint never changes application): its id, null for the organization's
-   * own, undefined when there is no such thing.
+   * The application that owns an endpoint, a message, a DLQ entry or an event of the organization
+   * (messages and DLQ entries through their endpoint: an endpoint never changes application; an
+   * event by the application it was published for), or that an application reference (id or uid)
+   * names: its id, null for the organization's own, undefined when there is no such thing.
    */
   async ownerOf(
     organizationId: string,
-    kind: 'endpoint' | 'message' | 'dlq',
+    kind: 'endpoint' | 'message' | 'dlq' | 'event' | 'application',
     id: string,
   ): Promise<string | null | undefined> {
+    if (kind === 'application') return (await this.find(organizationId, id))?.id;
     const rows: { application_id: string | null }[] = await this.dataSource.query(
-      kind === 'endpoint'
-        ? `SELECT application_id FROM endpoints WHERE id = $1 AND organization_id = $2`
+      kind === 'endpoint' || kind === 'event'
+        ? `SELECT application_id FROM ${kind === 'endpoint' ? 'endpoints' : 'events'}
+            WHERE id = $1 AND organization_id = $2`
         : `SELECT e.application_id FROM ${kind === 'message' ? 'messages' : 'dlq_entries'} t
              JOIN endpoints e ON e.id = t.endpoint_id
             WHERE t.id = $1 AND t.organization_id = $2`,

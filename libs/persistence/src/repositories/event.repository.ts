@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { DELIVERY_ORIGINS, EventEnvelope, PlannedMessage } from '@hookbase/domain';
 import { EventEntity, MessageEntity } from '../entities';
+import { Page, toPage } from './page';
 import { takePollPlaces } from './poll-log.repository';
 import { stateLiterals, transitionCase } from './delivery-transitions';
 
@@ -75,6 +76,17 @@ function messageColumns(
     messages.map((m) => m.maxAttempts),
     messages.map((m) => placeOf.get(m.messageId) ?? null),
   ];
+}
+
+/** Which events a list keeps. */
+export interface EventFilter {
+  /** Published for this application (its id). */
+  applicationId?: string;
+  eventType?: string;
+  /** Accepted at or after this time (ISO 8601). */
+  createdAfter?: string;
+  /** Accepted before this time (ISO 8601). */
+  createdBefore?: string;
 }
 
 export interface RecordedMessage {
@@ -247,6 +259,52 @@ export class EventRepository {
       [[...messageIds]],
     );
     return new Set(rows.map((row) => row.id));
+  }
+
+  /**
+   * The organization's events, newest first (by id, which follows acceptance), without their
+   * payloads: a page of them stays small whatever the events carry. By application it reads
+   * idx_events_application.
+   */
+  async list(
+    organizationId: string,
+    filter: EventFilter,
+    options: { limit: number; cursor?: string },
+  ): Promise<Page<Omit<EventEntity, 'payload'>>> {
+    const query = this.dataSource
+      .getRepository(EventEntity)
+      .createQueryBuilder('e')
+      .select([
+        'e.id',
+        'e.organizationId',
+        'e.eventType',
+        'e.applicationId',
+        'e.channels',
+        'e.idempotencyKey',
+        'e.acceptedAt',
+        'e.createdAt',
+        'e.payloadPurgedAt',
+        'e.traceParent',
+      ])
+      .where('e.organization_id = :organizationId', { organizationId })
+      .orderBy('e.id', 'DESC')
+      .take(options.limit + 1);
+    if (filter.applicationId)
+      query.andWhere('e.application_id = :applicationId', { applicationId: filter.applicationId });
+    if (filter.eventType) query.andWhere('e.event_type = :eventType', filter);
+    // As UTC instants: PostgreSQL refuses offsets beyond ±15:59 that ISO 8601 allows.
+    if (filter.createdAfter) {
+      query.andWhere('e.accepted_at >= :createdAfter', {
+        createdAfter: new Date(filter.createdAfter).toISOString(),
+      });
+    }
+    if (filter.createdBefore) {
+      query.andWhere('e.accepted_at < :createdBefore', {
+        createdBefore: new Date(filter.createdBefore).toISOString(),
+      });
+    }
+    if (options.cursor) query.andWhere('e.id < :cursor', { cursor: options.cursor });
+    return toPage(await query.getMany(), options.limit);
   }
 
   findEvent(organizationId: string, id: string): Promise<EventEntity | null> {

@@ -339,10 +339,12 @@ export class MessageRepository {
     });
   }
 
-  /** Failed messages of an endpoint (originals and copies), oldest first, for replay-failed. */
-  /** Failed messages of an endpoint in id order (created at or after `since`, after `after`). */
-  async failedOfEndpoint(
-    endpointId: string,
+  /**
+   * Failed messages (originals and copies) of endpoints (one, or an application's), in id order
+   * (created at or after `since`, after `after`), for replay-failed.
+   */
+  async failedOfEndpoints(
+    endpointIds: readonly string[],
     since: Date | undefined,
     limit: number,
     after?: string,
@@ -359,12 +361,21 @@ export class MessageRepository {
           .map((t) => `${t.slice(0, -1).replace(/[\\%_]/g, (c) => `\\${c}`)}_%`);
     const rows: { id: string }[] = await this.dataSource.query(
       `SELECT id FROM messages
-        WHERE endpoint_id = $1 AND status = 'failed' AND ($2::timestamptz IS NULL OR created_at >= $2)
+        WHERE ${ofEndpoints('endpoint_id', endpointIds)} AND status = 'failed'
+          AND ($2::timestamptz IS NULL OR created_at >= $2)
           AND ($4::text IS NULL OR id > $4)
           AND ($5::timestamptz IS NULL OR created_at < $5)
           AND ($6::text[] IS NULL OR event_type = ANY($6) OR event_type LIKE ANY($7::text[]))
         ORDER BY id LIMIT $3`,
-      [endpointId, since ?? null, limit, after ?? null, range.until ?? null, exact, prefixes],
+      [
+        endpointsParam(endpointIds),
+        since ?? null,
+        limit,
+        after ?? null,
+        range.until ?? null,
+        exact,
+        prefixes,
+      ],
     );
     return rows.map((row) => row.id);
   }
@@ -470,10 +481,11 @@ export class MessageRepository {
   }
 
   /**
-   * An endpoint's attempts per minute since `from`: how many succeeded, how many did not, and
-   * the median and longest attempt. The endpoint's messages are found by idx_messages_endpoint.
+   * The attempts per minute since `from` of endpoints (one, or an application's): how many
+   * succeeded, how many did not, and the median and longest attempt. Their messages are found by
+   * idx_messages_endpoint.
    */
-  async attemptMinutes(endpointId: string, from: Date): Promise<AttemptMinute[]> {
+  async attemptMinutes(endpointIds: readonly string[], from: Date): Promise<AttemptMinute[]> {
     const rows: {
       minute: Date;
       succeeded: string;
@@ -487,9 +499,9 @@ export class MessageRepository {
               percentile_disc(0.5) WITHIN GROUP (ORDER BY a.duration_ms) AS p50_ms,
               max(a.duration_ms) AS max_ms
          FROM attempts a JOIN messages m ON m.id = a.message_id
-        WHERE m.endpoint_id = $1 AND a.started_at >= $2
+        WHERE ${ofEndpoints('m.endpoint_id', endpointIds)} AND a.started_at >= $2
         GROUP BY 1`,
-      [endpointId, from],
+      [endpointsParam(endpointIds), from],
     );
     return rows.map((row) => ({
       minute: new Date(row.minute),
@@ -500,8 +512,8 @@ export class MessageRepository {
     }));
   }
 
-  /** An endpoint's latest attempts, newest first (each names its message). */
-  async recentAttempts(endpointId: string, limit: number): Promise<AttemptEntity[]> {
+  /** The latest attempts of endpoints (one, or an application's), newest first, each with its message. */
+  async recentAttempts(endpointIds: readonly string[], limit: number): Promise<AttemptEntity[]> {
     const rows: {
       id: string;
       message_id: string;
@@ -516,10 +528,10 @@ export class MessageRepository {
       `SELECT a.id, a.message_id, a.attempt_number, a.started_at, a.duration_ms, a.outcome,
               a.response_status, a.response_excerpt, a.error
          FROM attempts a JOIN messages m ON m.id = a.message_id
-        WHERE m.endpoint_id = $1
+        WHERE ${ofEndpoints('m.endpoint_id', endpointIds)}
         ORDER BY a.started_at DESC, a.id DESC
         LIMIT $2`,
-      [endpointId, limit],
+      [endpointsParam(endpointIds), limit],
     );
     return rows.map((row) =>
       Object.assign(new AttemptEntity(), {
@@ -535,6 +547,18 @@ export class MessageRepository {
       }),
     );
   }
+}
+
+/**
+ * `$1` naming one endpoint or several: one is compared with `=`, so PostgreSQL 15 keeps walking
+ * idx_messages_endpoint in id order and stops at the limit (with `= ANY` it would not).
+ */
+function ofEndpoints(column: string, endpointIds: readonly string[]): string {
+  return endpointIds.length === 1 ? `${column} = $1::text` : `${column} = ANY($1::text[])`;
+}
+
+function endpointsParam(endpointIds: readonly string[]): string | string[] {
+  return endpointIds.length === 1 ? endpointIds[0] : [...endpointIds];
 }
 
 /** An ISO 8601 time with any offset, as the same instant in UTC. */

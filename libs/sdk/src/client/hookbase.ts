@@ -233,6 +233,14 @@ export class Hookbase {
     }
   }
 
+  /** Events newest first, without payloads; filters `applicationId`, `eventType`, `createdAfter`, `createdBefore`. */
+  async listEvents(query: Query<'listEvents'> = {}, organizationId?: string) {
+    const path = { orgId: this.org(organizationId) };
+    return this.unwrap(
+      this.api.GET('/api/organizations/{orgId}/events', { params: { path, query } }),
+    );
+  }
+
   async getEvent(eventId: string, organizationId?: string): Promise<Data<'getEvent'>> {
     const path = { orgId: this.org(organizationId), eventId };
     return (
@@ -355,6 +363,42 @@ export class Hookbase {
       await this.unwrap(
         this.api.DELETE('/api/organizations/{orgId}/applications/{appId}/portal-access', {
           params: { path },
+        }),
+      )
+    ).data;
+  }
+
+  /** The last hour of the application's live endpoints together (attempts per minute, success rate). */
+  async getApplicationStats(
+    appId: string,
+    organizationId?: string,
+  ): Promise<Data<'getApplicationStats'>> {
+    const path = { orgId: this.org(organizationId), appId };
+    return (
+      await this.unwrap(
+        this.api.GET('/api/organizations/{orgId}/applications/{appId}/stats', {
+          params: { path },
+        }),
+      )
+    ).data;
+  }
+
+  /**
+   * Copies the failures of every endpoint of the application in one id order, as `replayFailed`
+   * does for one; pass the answer's `nextAfter` back as `after` to go on.
+   */
+  async replayApplicationFailed(
+    appId: string,
+    range?: string | (ReplayFailedRange & { after?: string }),
+    organizationId?: string,
+  ): Promise<Data<'replayApplicationFailedMessages'>> {
+    const path = { orgId: this.org(organizationId), appId };
+    const body = typeof range === 'string' ? { since: range } : (range ?? {});
+    return (
+      await this.unwrap(
+        this.api.POST('/api/organizations/{orgId}/applications/{appId}/replay-failed', {
+          params: { path },
+          body,
         }),
       )
     ).data;

@@ -212,6 +212,20 @@ export const endpointStatsBody: JsonSchema = {
   },
 };
 
+/** `GET .../applications/:appId/stats`: the same over an application's live endpoints together. */
+export const applicationStatsBody: JsonSchema = {
+  ...endpointStatsBody,
+  required: [...(endpointStatsBody.required as string[]), 'endpoints'],
+  properties: {
+    ...(endpointStatsBody.properties as Record<string, JsonSchema>),
+    endpoints: {
+      type: 'integer',
+      minimum: 0,
+      description: 'How many live endpoints of the application the figures cover.',
+    },
+  },
+};
+
 /** An application as the API shows it (views.ts). */
 export const applicationBody: JsonSchema = {
   type: 'object',
