@@ -1,5 +1,7 @@
 import { isIPv4 } from 'node:net';
-import { PubSub, v1, type ClientConfig, type Topic } from '@google-cloud/pubsub';
+import type { ClientConfig, PubSub, Topic } from '@google-cloud/pubsub';
+import type * as PubsubSdk from '@google-cloud/pubsub';
+import { lazily } from './lazy-sdk';
 import { JWT } from 'google-auth-library';
 import {
   checkBeforeSend,
@@ -20,6 +22,10 @@ import { parseDestinationConfig, PubsubConfig } from './destination-config';
 import { classifyGoogleError } from './google-errors';
 import { isTargetRefusal, resolveTargetName } from './guarded-lookup';
 import { networkText } from './transport-errors';
+
+/** The SDK, loaded on the first delivery of this kind (see lazily). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const sdk = lazily((): typeof PubsubSdk => require('@google-cloud/pubsub'));
 
 interface PubsubClient {
   pubsub: PubSub;
@@ -128,7 +134,7 @@ export class PubsubDestinationAdapter implements DestinationAdapter {
       config.credentials,
     ]);
     const client = this.clients.get(key, () => ({
-      pubsub: new PubSub(pubsubClientConfig(config, address)),
+      pubsub: new (sdk().PubSub)(pubsubClientConfig(config, address)),
       topics: new Map(),
     }));
     const topicKey = `${ordered ? 'ordered' : 'unordered'}:${config.topic}`;
@@ -153,7 +159,10 @@ export class PubsubDestinationAdapter implements DestinationAdapter {
 }
 
 /** The OAuth scopes the Pub/Sub client asks for (its publisher's, which the subscriber's match). */
-const PUBSUB_SCOPES = [...new Set([...v1.PublisherClient.scopes, ...v1.SubscriberClient.scopes])];
+const pubsubScopes = lazily(() => {
+  const { v1 } = sdk();
+  return [...new Set([...v1.PublisherClient.scopes, ...v1.SubscriberClient.scopes])];
+});
 
 /**
  * The client settings for a topic's project, endpoint and credentials. With `address` (the
@@ -186,7 +195,7 @@ export function pubsubClientConfig(config: PubsubConfig, address?: string): Clie
     settings.authClient = new JWT({
       email: config.credentials.clientEmail,
       key: config.credentials.privateKey,
-      scopes: PUBSUB_SCOPES,
+      scopes: pubsubScopes(),
     });
   }
   return settings;
