@@ -181,7 +181,12 @@ export const envSchema = z.object({
     })
     .transform((text) => parseDuration(text) as number)
     .describe(
-      'A FIFO head failing this long sends the `fifo.queue.blocked` operational event (and `fifo.queue.unblocked` once it moves): `15m`, `1h`, `90s`, `500ms`.',
+      'A FIFO queue held this long (its head failing, or held by a paused or disabled endpoint, an open circuit or a stopped worker) sends the `fifo.queue.blocked` operational event, and `fifo.queue.unblocked` once it moves: `15m`, `1h`, `90s`, `500ms`.',
+    ),
+  HOOKBASE_FIFO_BLOCKED_SWEEP_MS: int(100, 600_000)
+    .default(10_000)
+    .describe(
+      'How often each dispatcher looks for blocked FIFO queues (for `fifo.queue.blocked` and `fifo.queue.unblocked`); the episodes are kept in PostgreSQL, one event each whatever the number of dispatchers.',
     ),
   HOOKBASE_AUTO_DISABLE_AFTER: z
     .string()
@@ -436,8 +441,10 @@ export interface HookbaseConfig {
     autoDisableAfterMs: number | null;
     /** Failed attempts in a row that send message.attempt.failing (once per streak). */
     failingEventAfter: number;
-    /** How long a FIFO head fails before fifo.queue.blocked is sent. */
+    /** How long a FIFO queue is held before fifo.queue.blocked is sent. */
     fifoBlockedEventAfterMs: number;
+    /** How often the dispatcher looks for blocked FIFO queues. */
+    fifoBlockedSweepMs: number;
     endpointConcurrency: number;
     dispatchConcurrency: number;
     /**
@@ -581,6 +588,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       autoDisableAfterMs: e.HOOKBASE_AUTO_DISABLE_AFTER,
       failingEventAfter: e.HOOKBASE_OPERATIONAL_FAILING_AFTER,
       fifoBlockedEventAfterMs: e.HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER,
+      fifoBlockedSweepMs: e.HOOKBASE_FIFO_BLOCKED_SWEEP_MS,
       endpointConcurrency: e.HOOKBASE_ENDPOINT_CONCURRENCY,
       dispatchConcurrency: e.HOOKBASE_DISPATCH_CONCURRENCY,
       organizationShare: organizationShareSlots(

@@ -10,6 +10,7 @@ import { DispatcherConsumer } from './dispatcher.consumer';
 import { EndpointGuards } from './endpoint-guards';
 import { EndpointHealthService } from './endpoint-health.service';
 import { DISPATCH_SLOTS, DispatchPool } from './dispatch-pool';
+import { FifoBlockedSweeper } from './fifo-blocked-sweeper';
 import { FifoLaneRunner } from './fifo-lane-runner';
 import { RetentionService } from './retention.service';
 import { RetryScheduler } from './retry-scheduler';
@@ -33,6 +34,7 @@ import { RetryScheduler } from './retry-scheduler';
     DeliveryService,
     DispatcherConsumer,
     FifoLaneRunner,
+    FifoBlockedSweeper,
     RetryScheduler,
     RetentionService,
   ],

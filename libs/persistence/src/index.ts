@@ -12,6 +12,7 @@ export * from './repositories/dlq.repository';
 export * from './repositories/endpoint.repository';
 export * from './repositories/event.repository';
 export * from './repositories/event-type.repository';
+export * from './repositories/fifo-episode.repository';
 export * from './repositories/fifo-lane.repository';
 export * from './repositories/idempotency.repository';
 export * from './repositories/invalid-event.repository';

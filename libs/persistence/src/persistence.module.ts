@@ -21,6 +21,7 @@ import { EndpointRepository } from './repositories/endpoint.repository';
 import { EventRepository } from './repositories/event.repository';
 import { EventTypeRepository } from './repositories/event-type.repository';
 import { EventTypeCatalog } from './event-type-catalog';
+import { FifoEpisodeRepository } from './repositories/fifo-episode.repository';
 import { FifoLaneRepository } from './repositories/fifo-lane.repository';
 import { IdempotencyRepository } from './repositories/idempotency.repository';
 import { InvalidEventRepository } from './repositories/invalid-event.repository';
@@ -37,6 +38,7 @@ const REPOSITORIES = [
   EndpointRepository,
   EventRepository,
   EventTypeRepository,
+  FifoEpisodeRepository,
   FifoLaneRepository,
   IdempotencyRepository,
   InvalidEventRepository,

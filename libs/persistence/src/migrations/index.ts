@@ -18,6 +18,7 @@ import { PortalTokens1765584000001 } from './1765584000001-portal-tokens';
 import { PortalBranding1765584000002 } from './1765584000002-portal-branding';
 import { ApplicationRetention1765584000003 } from './1765584000003-application-retention';
 import { PayloadPurge1765584000004 } from './1765584000004-payload-purge';
+import { FifoBlockedEpisodes1765756800000 } from './1765756800000-fifo-blocked-episodes';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -40,4 +41,5 @@ export const MIGRATIONS = [
   PortalBranding1765584000002,
   ApplicationRetention1765584000003,
   PayloadPurge1765584000004,
+  FifoBlockedEpisodes1765756800000,
 ];

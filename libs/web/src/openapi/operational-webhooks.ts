@@ -1,4 +1,8 @@
-import { OPERATIONAL_EVENT_TYPES, type OperationalEventType } from '@hookbase/domain';
+import {
+  LANE_BLOCKED_REASONS,
+  OPERATIONAL_EVENT_TYPES,
+  type OperationalEventType,
+} from '@hookbase/domain';
 import type { JsonSchema } from './route-description';
 
 /**
@@ -55,12 +59,12 @@ const DATA: Record<
   },
   'fifo.queue.blocked': {
     summary:
-      'A FIFO head has kept failing for HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER (judged at its attempts), with the queue state.',
+      'A FIFO queue has been held for HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER (its head failing, or held by a paused or disabled endpoint, an open circuit or a stopped worker), with the queue state.',
     properties: {
       state: {
         type: 'object',
         properties: {
-          blockedReason: { const: 'retrying' },
+          blockedReason: { enum: [...LANE_BLOCKED_REASONS] },
           blockedSince: time,
           head: {
             type: 'object',
@@ -76,7 +80,8 @@ const DATA: Record<
     },
   },
   'fifo.queue.unblocked': {
-    summary: 'The head reported by fifo.queue.blocked moved on (delivered or dead-lettered).',
+    summary:
+      'The queue reported by fifo.queue.blocked moves again: its head was delivered or dead-lettered, or the endpoint deleted.',
     properties: { messageId: { type: 'string' }, blockedSince: time },
   },
 };

@@ -809,7 +809,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A FIFO head has kept failing for HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER (judged at its attempts), with the queue state. */
+        /** A FIFO queue has been held for HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER (its head failing, or held by a paused or disabled endpoint, an open circuit or a stopped worker), with the queue state. */
         post: operations["operational_fifo_queue_blocked"];
         delete?: never;
         options?: never;
@@ -826,7 +826,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** The head reported by fifo.queue.blocked moved on (delivered or dead-lettered). */
+        /** The queue reported by fifo.queue.blocked moves again: its head was delivered or dead-lettered, or the endpoint deleted. */
         post: operations["operational_fifo_queue_unblocked"];
         delete?: never;
         options?: never;
@@ -9095,8 +9095,8 @@ export interface operations {
                     data: {
                         endpointId: string;
                         state?: {
-                            /** @constant */
-                            blockedReason?: "retrying";
+                            /** @enum {unknown} */
+                            blockedReason?: "retrying" | "circuit_open" | "disabled" | "paused" | "lease";
                             /** Format: date-time */
                             blockedSince?: string;
                             head?: {
