@@ -51,6 +51,7 @@ describe('operational webhooks', () => {
       HOOKBASE_OPERATIONAL_FAILING_AFTER: '2',
       HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER: '3s',
       HOOKBASE_FIFO_BLOCKED_SWEEP_MS: '200',
+      HOOKBASE_HOLD_RECHECK_MS: '300',
     });
     const tenant = await createTenant(stack.url, stack.adminToken);
     client = tenant.client;
@@ -171,6 +172,26 @@ describe('operational webhooks', () => {
       lastResponseStatus: 410,
       eventType: 'order.created',
     });
+    // Dead-lettered without an attempt: held for a paused endpoint, which is then deleted.
+    const held = await createEndpoint('/held');
+    expect(
+      (await client.patch(`${org}/webhook-endpoints/${held}`, { status: 'paused' })).status,
+    ).toBe(200);
+    await publish(held);
+    await pollUntil(
+      async () => (await client.get(`${org}/messages?endpointId=${held}`)).body.data?.length === 1,
+      { description: 'the message held' },
+    );
+    expect((await client.delete(`${org}/webhook-endpoints/${held}`)).status).toBe(200);
+    const cancelled = await eventFor('message.attempt.exhausted', held);
+    expect(cancelled.data).toMatchObject({
+      reason: 'endpoint_deleted',
+      attempts: 0,
+      lastError: null,
+      lastResponseStatus: null,
+      eventType: 'order.created',
+    });
+    expect(customer.requests.some((r) => r.path === '/held')).toBe(false);
     const flaky = await createEndpoint('/flaky', { delaysMs: [0, 200], maxAgeMs: 600_000 });
     await publish(flaky);
     expect(

@@ -12,11 +12,20 @@ import { KafkaProducer } from './kafka-producer';
 import { TOPICS } from './kafka.tokens';
 import { TopicNames } from './topics';
 
-/** What an operational event is about: an endpoint, and whether that endpoint is operational. */
+/**
+ * What an operational event is about: an endpoint, and whether that endpoint is operational
+ * (undefined when the caller does not know: looked up with the recipients).
+ */
 export interface OperationalSubject {
   id: string;
   organizationId: string;
-  operational: boolean;
+  operational?: boolean;
+}
+
+/** One operational event of a kind: its subject and its data. */
+export interface OperationalEvent {
+  subject: OperationalSubject;
+  data?: Record<string, unknown>;
 }
 
 /**
@@ -36,36 +45,60 @@ export class OperationalEventPublisher {
     private readonly endpoints: EndpointRepository,
   ) {}
 
-  async emit(
+  emit(
     type: OperationalEventType,
     subject: OperationalSubject,
     data: Record<string, unknown> = {},
     at = new Date(),
   ): Promise<void> {
-    if (subject.operational) return;
-    try {
-      const recipients = operationalRecipients(
-        await this.endpoints.operationalEndpoints(subject.organizationId),
-        type,
-      );
-      if (recipients.length === 0) return;
-      const envelope: EventEnvelope = {
-        id: newId('evt', at.getTime()),
-        organizationId: subject.organizationId,
-        eventType: type,
-        payload: operationalPayload(type, subject.id, at, data),
-        acceptedAt: at.toISOString(),
-        endpointIds: recipients,
-      };
-      await this.producer.publish(this.topics.events, {
-        key: subject.organizationId,
-        value: JSON.stringify(envelope),
-        headers: operationalRecordHeaders(),
-      });
-    } catch (error) {
-      this.logger.warn(
-        `operational event ${type} for ${subject.id} not published: ${error instanceof Error ? error.message : String(error)}`,
-      );
+    return this.emitAll(type, [{ subject, data }], at);
+  }
+
+  /** Events of one type about several endpoints: one read of recipients per organization. */
+  async emitAll(
+    type: OperationalEventType,
+    events: readonly OperationalEvent[],
+    at = new Date(),
+  ): Promise<void> {
+    const byOrganization = new Map<string, OperationalEvent[]>();
+    for (const event of events) {
+      if (event.subject.operational === true) continue;
+      const list = byOrganization.get(event.subject.organizationId) ?? [];
+      list.push(event);
+      byOrganization.set(event.subject.organizationId, list);
+    }
+    for (const [organizationId, list] of byOrganization) {
+      try {
+        const operational = await this.endpoints.operationalEndpoints(organizationId);
+        const recipients = operationalRecipients(
+          operational.filter((endpoint) => !endpoint.deleted),
+          type,
+        );
+        if (recipients.length === 0) continue;
+        const operationalIds = new Set(operational.map((endpoint) => endpoint.id));
+        const records = list
+          .filter((event) => !operationalIds.has(event.subject.id))
+          .map((event) => {
+            const envelope: EventEnvelope = {
+              id: newId('evt', at.getTime()),
+              organizationId,
+              eventType: type,
+              payload: operationalPayload(type, event.subject.id, at, event.data),
+              acceptedAt: at.toISOString(),
+              endpointIds: recipients,
+            };
+            return {
+              key: organizationId,
+              value: JSON.stringify(envelope),
+              headers: operationalRecordHeaders(),
+            };
+          });
+        if (records.length > 0) await this.producer.send(this.topics.events, records);
+      } catch (error) {
+        this.logger.warn(
+          `${list.length} operational event(s) ${type} of ${organizationId} not published: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
     }
   }
 }

@@ -153,16 +153,29 @@ export class EndpointRepository {
   }
 
   /** The organization's live operational endpoints, for operational event routing. */
+  /**
+   * The organization's operational endpoints, deleted ones too (`deleted`): nothing is reported
+   * about an operational endpoint, even one deleted since; only live ones receive.
+   */
   async operationalEndpoints(
     organizationId: string,
-  ): Promise<{ id: string; status: EndpointStatus; eventTypes: string[] }[]> {
-    const rows: { id: string; status: EndpointStatus; event_types: string[] }[] =
-      await this.dataSource.query(
-        `SELECT id, status, event_types FROM endpoints
-          WHERE organization_id = $1 AND operational AND deleted_at IS NULL ORDER BY id`,
-        [organizationId],
-      );
-    return rows.map((row) => ({ id: row.id, status: row.status, eventTypes: row.event_types }));
+  ): Promise<{ id: string; status: EndpointStatus; eventTypes: string[]; deleted: boolean }[]> {
+    const rows: {
+      id: string;
+      status: EndpointStatus;
+      event_types: string[];
+      deleted: boolean;
+    }[] = await this.dataSource.query(
+      `SELECT id, status, event_types, deleted_at IS NOT NULL AS deleted FROM endpoints
+        WHERE organization_id = $1 AND operational ORDER BY id`,
+      [organizationId],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      status: row.status,
+      eventTypes: row.event_types,
+      deleted: row.deleted,
+    }));
   }
 
   /**

@@ -42,7 +42,8 @@ const DATA: Record<
     properties: streak,
   },
   'message.attempt.exhausted': {
-    summary: 'A message was dead-lettered after an attempt, with the reason.',
+    summary:
+      'A message was dead-lettered, with the reason: after its last attempt, or without one (a new message skipped by an open circuit, its endpoint deleted, past its max age); then lastError and lastResponseStatus are null.',
     properties: {
       messageId: { type: 'string' },
       eventId: { type: 'string' },

@@ -843,7 +843,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A message was dead-lettered after an attempt, with the reason. */
+        /** A message was dead-lettered, with the reason: after its last attempt, or without one (a new message skipped by an open circuit, its endpoint deleted, past its max age); then lastError and lastResponseStatus are null. */
         post: operations["operational_message_attempt_exhausted"];
         delete?: never;
         options?: never;
