@@ -168,6 +168,11 @@ export const envSchema = z.object({
     .describe(
       'Destinations that bypass the egress proxy: comma-separated host names (with their subdomains), addresses, optionally `:port`, or `*` for all.',
     ),
+  HOOKBASE_OPERATIONAL_RELAY_MS: int(50, 60_000)
+    .default(1_000)
+    .describe(
+      'How often each process moves operational events waiting in PostgreSQL (written with the change that caused them) onto the events topic; a Kafka outage delays them and loses none.',
+    ),
   HOOKBASE_OPERATIONAL_FAILING_AFTER: int(1, 10_000)
     .default(5)
     .describe(
@@ -445,6 +450,8 @@ export interface HookbaseConfig {
     fifoBlockedEventAfterMs: number;
     /** How often the dispatcher looks for blocked FIFO queues. */
     fifoBlockedSweepMs: number;
+    /** How often waiting operational events are moved onto the events topic. */
+    operationalRelayMs: number;
     endpointConcurrency: number;
     dispatchConcurrency: number;
     /**
@@ -589,6 +596,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       failingEventAfter: e.HOOKBASE_OPERATIONAL_FAILING_AFTER,
       fifoBlockedEventAfterMs: e.HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER,
       fifoBlockedSweepMs: e.HOOKBASE_FIFO_BLOCKED_SWEEP_MS,
+      operationalRelayMs: e.HOOKBASE_OPERATIONAL_RELAY_MS,
       endpointConcurrency: e.HOOKBASE_ENDPOINT_CONCURRENCY,
       dispatchConcurrency: e.HOOKBASE_DISPATCH_CONCURRENCY,
       organizationShare: organizationShareSlots(

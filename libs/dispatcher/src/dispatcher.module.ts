@@ -1,4 +1,4 @@
-import { OperationalEventPublisher } from '@hookbase/kafka';
+import { OperationalEventPublisher, OperationalOutboxRelay } from '@hookbase/kafka';
 import { Module } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { AttemptRecorder } from './attempt-recorder';
@@ -29,6 +29,7 @@ import { RetryScheduler } from './retry-scheduler';
     EndpointGuards,
     EndpointHealthService,
     OperationalEventPublisher,
+    OperationalOutboxRelay,
     AttemptService,
     DeadLetterService,
     DeliveryService,

@@ -10,6 +10,7 @@ import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { blockedEpisodeSteps, laneBlockage, LaneBlockedReason } from '@hookbase/domain';
 import { OperationalEventPublisher } from '@hookbase/kafka';
 import { FifoEpisodeRepository, SweptLaneRow } from '@hookbase/persistence';
+import { DataSource, EntityManager } from 'typeorm';
 
 /** Lanes read per page of a sweep. */
 const PAGE = 500;
@@ -31,6 +32,7 @@ export class FifoBlockedSweeper implements OnApplicationBootstrap, OnApplication
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly episodes: FifoEpisodeRepository,
+    private readonly dataSource: DataSource,
     @Optional() private readonly operational?: OperationalEventPublisher,
   ) {}
 
@@ -70,19 +72,27 @@ export class FifoBlockedSweeper implements OnApplicationBootstrap, OnApplication
     const steps = blockedEpisodeSteps({ stored: lane.episode, observed, now, thresholdMs });
     for (const step of steps) {
       switch (step.action) {
-        case 'end': {
-          const ended = await this.episodes.end(lane.endpointId, step.headId);
-          if (ended?.reportedAt) await this.unblocked(lane, step.headId, ended.since);
+        // An episode's end or report and its event commit together (the event in the outbox).
+        case 'end':
+          await this.dataSource.transaction(async (manager) => {
+            const ended = await this.episodes.end(lane.endpointId, step.headId, manager);
+            if (ended?.reportedAt) await this.unblocked(lane, step.headId, ended.since, manager);
+          });
           break;
-        }
         case 'start':
           await this.episodes.start(lane.endpointId, step.headId);
           break;
-        case 'report': {
-          const since = await this.episodes.report(lane.endpointId, step.headId, thresholdMs);
-          if (since) await this.blocked(lane, step.reason, since);
+        case 'report':
+          await this.dataSource.transaction(async (manager) => {
+            const since = await this.episodes.report(
+              lane.endpointId,
+              step.headId,
+              thresholdMs,
+              manager,
+            );
+            if (since) await this.blocked(lane, step.reason, since, manager);
+          });
           break;
-        }
         default: {
           const unreachable: never = step;
           throw new Error(`unknown episode step ${JSON.stringify(unreachable)}`);
@@ -91,9 +101,14 @@ export class FifoBlockedSweeper implements OnApplicationBootstrap, OnApplication
     }
   }
 
-  private async blocked(lane: SweptLaneRow, reason: LaneBlockedReason, since: Date) {
+  private async blocked(
+    lane: SweptLaneRow,
+    reason: LaneBlockedReason,
+    since: Date,
+    manager: EntityManager,
+  ) {
     const head = lane.head!;
-    await this.operational!.emit('fifo.queue.blocked', subjectOf(lane), {
+    const data = {
       state: {
         blockedReason: reason,
         blockedSince: since.toISOString(),
@@ -104,14 +119,23 @@ export class FifoBlockedSweeper implements OnApplicationBootstrap, OnApplication
           nextAttemptAt: head.nextAttemptAt?.toISOString() ?? null,
         },
       },
-    });
+    };
+    await this.operational!.emitAll(
+      'fifo.queue.blocked',
+      [{ subject: subjectOf(lane), data }],
+      new Date(),
+      manager,
+    );
   }
 
-  private async unblocked(lane: SweptLaneRow, headId: string, since: Date) {
-    await this.operational!.emit('fifo.queue.unblocked', subjectOf(lane), {
-      messageId: headId,
-      blockedSince: since.toISOString(),
-    });
+  private async unblocked(lane: SweptLaneRow, headId: string, since: Date, manager: EntityManager) {
+    const data = { messageId: headId, blockedSince: since.toISOString() };
+    await this.operational!.emitAll(
+      'fifo.queue.unblocked',
+      [{ subject: subjectOf(lane), data }],
+      new Date(),
+      manager,
+    );
   }
 }
 

@@ -1,4 +1,4 @@
-import { OperationalEventPublisher } from '@hookbase/kafka';
+import { OperationalEventPublisher, OperationalOutboxRelay } from '@hookbase/kafka';
 import { Module } from '@nestjs/common';
 import { ApplicationsController } from './applications.controller';
 import { ApplicationsService } from './applications.service';
@@ -36,6 +36,7 @@ import { ReplayService } from './replay.service';
     EndpointSettingsService,
     EndpointTestSendService,
     OperationalEventPublisher,
+    OperationalOutboxRelay,
     ReplayService,
     ApplicationsService,
     PortalScopeGuard,

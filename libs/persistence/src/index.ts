@@ -14,6 +14,7 @@ export * from './repositories/event.repository';
 export * from './repositories/event-type.repository';
 export * from './repositories/fifo-episode.repository';
 export * from './repositories/fifo-lane.repository';
+export * from './repositories/operational-outbox.repository';
 export * from './repositories/idempotency.repository';
 export * from './repositories/invalid-event.repository';
 export * from './repositories/message.repository';

@@ -26,6 +26,7 @@ import { FifoLaneRepository } from './repositories/fifo-lane.repository';
 import { IdempotencyRepository } from './repositories/idempotency.repository';
 import { InvalidEventRepository } from './repositories/invalid-event.repository';
 import { MessageRepository } from './repositories/message.repository';
+import { OperationalOutboxRepository } from './repositories/operational-outbox.repository';
 import { OrganizationRepository } from './repositories/organization.repository';
 import { PollLogRepository } from './repositories/poll-log.repository';
 import { PortalTokenRepository } from './repositories/portal-token.repository';
@@ -43,6 +44,7 @@ const REPOSITORIES = [
   IdempotencyRepository,
   InvalidEventRepository,
   MessageRepository,
+  OperationalOutboxRepository,
   OrganizationRepository,
   PollLogRepository,
   PortalTokenRepository,
