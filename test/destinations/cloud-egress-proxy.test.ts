@@ -2,22 +2,30 @@ import { randomBytes } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import { AddressInfo, connect, Socket } from 'node:net';
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { OutboundMessage, SqsDestinationAdapter } from '@hookbase/destinations';
+import { Message, PubSub } from '@google-cloud/pubsub';
+import {
+  OutboundMessage,
+  PubsubDestinationAdapter,
+  SqsDestinationAdapter,
+} from '@hookbase/destinations';
 import {
   emulatorAwsCredentials,
+  emulatorGoogleCredentials,
   EMULATOR_SETUP_TIMEOUT_MS,
   ensureMoto,
+  ensurePubsub,
+  pollUntil,
   receiveFromQueue,
   stubResolver,
 } from '@hookbase/testing';
 
 /**
- * The AWS kinds and HOOKBASE_EGRESS_PROXY: SQS deliveries to moto tunnel through a real CONNECT
- * proxy on loopback, no_proxy destinations go straight, a proxy's refusal is the attempt's error,
- * and a user's endpoint name that resolves to a private address is refused before the proxy is
- * asked.
+ * The cloud kinds and HOOKBASE_EGRESS_PROXY: SQS deliveries to moto and Pub/Sub publishes to its
+ * emulator tunnel through a real CONNECT proxy on loopback, no_proxy destinations go straight, a
+ * proxy's refusal is the attempt's error, and a user's endpoint name that resolves to a private
+ * address is refused before the proxy is asked.
  */
-describe('cloud kinds through the egress proxy (SQS, moto)', () => {
+describe('cloud kinds through the egress proxy (SQS on moto, Pub/Sub emulator)', () => {
   const region = 'us-east-1';
   const run = randomBytes(4).toString('hex');
   let moto: Awaited<ReturnType<typeof ensureMoto>> | undefined;
@@ -95,6 +103,70 @@ describe('cloud kinds through the egress proxy (SQS, moto)', () => {
     for (const socket of sockets) socket.destroy();
     await new Promise((resolve) => proxy?.close(resolve));
     await moto?.release();
+  });
+
+  it('tunnels a Pub/Sub publish (gRPC) through the proxy with CONNECT, and no_proxy goes straight', async () => {
+    const fake = await ensurePubsub();
+    const projectId = 'hookbase-test';
+    const pubsub = new PubSub({
+      projectId,
+      apiEndpoint: fake.host,
+      emulatorMode: true,
+      universeDomain: 'googleapis.com',
+    });
+    const proxied = new PubsubDestinationAdapter({
+      timeoutMs: 5_000,
+      connectTimeoutMs: 2_000,
+      allowPrivateTargets: true,
+      egressProxy: { url: proxyUrl, noProxy: [] },
+    });
+    const straight = new PubsubDestinationAdapter({
+      timeoutMs: 5_000,
+      connectTimeoutMs: 2_000,
+      allowPrivateTargets: true,
+      egressProxy: {
+        url: proxyUrl,
+        noProxy: [{ host: '127.0.0.1', port: Number(fake.host.split(':')[1]) }],
+      },
+    });
+    try {
+      const name = `hookbase-${run}-proxied`;
+      const [topic] = await pubsub.createTopic(name);
+      const [subscription] = await topic.createSubscription(`${name}-sub`);
+      const received: Message[] = [];
+      subscription.on('message', (m: Message) => {
+        received.push(m);
+        m.ack();
+      });
+      subscription.on('error', () => {});
+      const target = {
+        endpointId: `ep_${run}`,
+        kind: 'pubsub' as const,
+        url: null,
+        config: {
+          projectId,
+          topic: name,
+          endpoint: `http://${fake.host}`,
+          credentials: emulatorGoogleCredentials(),
+        },
+        secrets: [],
+      };
+      const before = connects.length;
+      const report = await proxied.deliver(message(10), target);
+      expect(report.outcome).toEqual({ kind: 'succeeded', status: 200 });
+      expect(connects.slice(before)).toContain(fake.host);
+      const tunnels = connects.length;
+      const direct = await straight.deliver(message(11), target);
+      expect(direct.outcome).toEqual({ kind: 'succeeded', status: 200 });
+      expect(connects.length).toBe(tunnels);
+      await pollUntil(() => received.length >= 2, { description: 'both publishes received' });
+      expect(received.map((m) => JSON.parse(m.data.toString('utf8')).n).sort()).toEqual([10, 11]);
+      await subscription.close();
+    } finally {
+      await Promise.all([proxied.close(), straight.close()]);
+      await pubsub.close();
+      await fake.release();
+    }
   });
 
   const queue = async (name: string) =>

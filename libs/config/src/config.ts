@@ -160,7 +160,7 @@ export const envSchema = z.object({
     })
     .optional()
     .describe(
-      'An HTTP proxy (`http://[user:password@]host:port`) that http deliveries, test sends, OAuth2 token requests and the AWS kinds (SQS, SNS, EventBridge, S3) go through with CONNECT: the usual way to give Hookbase one static source address.',
+      'An HTTP proxy (`http://[user:password@]host:port`) that http deliveries, test sends, OAuth2 token requests, the AWS kinds (SQS, SNS, EventBridge, S3) and the Pub/Sub gRPC channel go through with CONNECT: the usual way to give Hookbase one static source address.',
     ),
   HOOKBASE_EGRESS_NO_PROXY: z
     .string()

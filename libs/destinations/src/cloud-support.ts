@@ -34,8 +34,8 @@ export interface CloudAdapterOptions {
   /** How names of endpoint overrides are resolved (the system's DNS unless a test injects one). */
   resolver?: Resolver;
   /**
-   * The egress proxy the AWS kinds (SQS, SNS, EventBridge, S3) go through with CONNECT; null or
-   * absent: straight. Pub/Sub's gRPC client does not take it (see the receivers guide).
+   * The egress proxy the AWS kinds (SQS, SNS, EventBridge, S3) and Pub/Sub's gRPC channel go
+   * through with CONNECT; null or absent: straight.
    */
   egressProxy?: EgressProxy | null;
 }
