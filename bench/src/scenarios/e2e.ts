@@ -34,11 +34,19 @@ const ROUTED_ENDPOINT = {
 /** The channels of every bench event under --routing. */
 const ROUTED_CHANNELS = ['bench'];
 
+/** What every bench endpoint is created with: short retries, and --routing's rule. */
+const endpointRequest = (options: ScenarioContext['options']) => ({
+  retry: SHORT_RETRY,
+  ...(options.routing ? ROUTED_ENDPOINT : {}),
+});
+
 /** What one event reaches: an organization's endpoints, or one application's (see e2e-groups). */
 interface RecipientGroup {
   /** The publish client with its organization's API key. */
   client: IngestClient;
   applicationId?: string;
+  /** The group's endpoints named in the publish (`endpointIds`), when no application names them. */
+  endpointIds?: string[];
   endpoints: readonly number[];
   targets: ReadonlySet<number>;
 }
@@ -73,6 +81,7 @@ function groupLoad(
         payloadBytes,
         ...(options.routing ? { channels: ROUTED_CHANNELS } : {}),
         ...(group.applicationId ? { applicationId: group.applicationId } : {}),
+        ...(group.endpointIds ? { endpointIds: group.endpointIds } : {}),
       });
     },
   });
@@ -132,28 +141,27 @@ async function createOrganizations(session: BenchSession, count: number): Promis
 
 /**
  * The recipient groups: --endpoints http endpoints (receiver paths from `first`) split evenly
- * over --organizations organizations, or over --applications applications of one organization,
- * or all in one organization; each group publishes with its organization's key.
+ * over --organizations organizations, or all in one organization; each group publishes with its
+ * organization's key.
  */
 async function createGroups(session: BenchSession, ledger: LedgerSink, first: number) {
   const { options } = session.ctx;
-  const { organizations, applications, maxInFlight } = options;
-  const blocks = splitEvenly(options.endpoints, Math.max(organizations, applications, 1), first);
+  const { organizations, maxInFlight } = options;
+  const blocks = splitEvenly(options.endpoints, Math.max(organizations, 1), first);
   const tenants =
     organizations > 1
       ? await createOrganizations(session, organizations)
       : [await createOrganization(session.stack, 'free')];
-  const applicationIds =
-    applications > 0 ? await createApplications(tenants[0], applications, 8) : [];
-  const request = { retry: SHORT_RETRY, ...(options.routing ? ROUTED_ENDPOINT : {}) };
   const endpointIds = new Map<string, number>();
   for (const [k, endpoints] of blocks.entries()) {
-    const applicationId = applicationIds[k];
     const tenant = tenants[organizations > 1 ? k : 0];
-    const ids = await session.addEndpoints(tenant, endpoints, ledger, askedBehaviour(options), {
-      ...request,
-      ...(applicationId ? { applicationId } : {}),
-    });
+    const ids = await session.addEndpoints(
+      tenant,
+      endpoints,
+      ledger,
+      askedBehaviour(options),
+      endpointRequest(options),
+    );
     ids.forEach((id, i) => endpointIds.set(id, endpoints[i]));
   }
   // Round-robin gives each organization about maxInFlight / organizations publishes in flight.
@@ -166,7 +174,6 @@ async function createGroups(session: BenchSession, ledger: LedgerSink, first: nu
   );
   const groups = blocks.map((endpoints, k): RecipientGroup => ({
     client: clients[organizations > 1 ? k : 0],
-    applicationId: applicationIds[k],
     endpoints,
     targets: new Set(endpoints),
   }));
@@ -199,6 +206,77 @@ async function httpRun(session: BenchSession, label: string, first: number) {
   } finally {
     await close();
   }
+}
+
+/**
+ * --applications: the same load twice in one session, so the two runs share the machine's state
+ * and differ only in how an event names its recipients. --endpoints endpoints of one organization
+ * in --applications applications, each event published to one application (`applicationId`); and
+ * as many organization-level endpoints in groups of the same size, each event naming its group's
+ * endpoints (`endpointIds`). The same events/s, the same deliveries per event, the same receiver:
+ * the ratio is what routing by application costs. Run without applications first, then with.
+ */
+async function applicationRuns(session: BenchSession) {
+  const { options } = session.ctx;
+  const tenant = await createOrganization(session.stack, 'free');
+  const applicationIds = await createApplications(tenant, options.applications, 8);
+  const client = new IngestClient(session.stack.ingestUrl, tenant.apiKey, options.maxInFlight);
+  const prepare = async (label: string, first: number, inApplications: boolean) => {
+    const ledger = new Ledger(label);
+    const warmUp = new Ledger(`${label} warm-up`);
+    const router = blockRouter([ledger, warmUp]);
+    const groups: RecipientGroup[] = [];
+    const blocks = splitEvenly(options.endpoints, options.applications, first);
+    for (const [k, endpoints] of blocks.entries()) {
+      const applicationId = inApplications ? applicationIds[k] : undefined;
+      const ids = await session.addEndpoints(tenant, endpoints, router, askedBehaviour(options), {
+        ...endpointRequest(options),
+        ...(applicationId ? { applicationId } : {}),
+      });
+      groups.push({
+        client,
+        ...(applicationId ? { applicationId } : { endpointIds: ids }),
+        endpoints,
+        targets: new Set(endpoints),
+      });
+    }
+    return { label, ledger, warmUp, groups };
+  };
+  try {
+    const without = await prepare('without applications', 0, false);
+    const within = await prepare('with applications', options.endpoints, true);
+    const drainByMs = session.ctx.deadlineMs;
+    const first = await fanOutRun(session, { ...without, drainByMs });
+    const second = await fanOutRun(session, { ...within, drainByMs });
+    return { runs: [first.run, second.run], problems: [...first.problems, ...second.problems] };
+  } finally {
+    await client.close();
+  }
+}
+
+/** e2e --applications: both runs, and the with ÷ without ratios. */
+async function runApplications(session: BenchSession): Promise<ScenarioResult> {
+  const { options } = session.ctx;
+  const { runs, problems } = await applicationRuns(session);
+  const [without, within] = runs;
+  const ratio = (a?: number | null, b?: number | null) => (a && b ? (a / b).toFixed(2) : '–');
+  return session.result({
+    summary: `with applications ${brief(within)}; without ${brief(without)}`,
+    title: `${spreadOf(options)}, ${options.rate} events/s for ${options.durationSeconds} s, with and without applications`,
+    headline: [
+      ...runs.flatMap(headlineOf),
+      [
+        'with ÷ without applications',
+        `deliveries/s ${ratio(within.throughputPerSecond, without.throughputPerSecond)} · p50 ${ratio(within.latency?.p50, without.latency?.p50)} · p99 ${ratio(within.latency?.p99, without.latency?.p99)}`,
+      ],
+      ['dead letters by reason', JSON.stringify(session.reasonsFor())],
+    ],
+    runs,
+    problems,
+    notes: [
+      'the same events in both runs, each reaching the same number of endpoints: by application (applicationId) in one, by endpointIds of organization-level endpoints in the other',
+    ],
+  });
 }
 
 /** What the Runs table does not show already: offered load, peak bucket, the publisher's side. */
@@ -265,6 +343,7 @@ async function runE2e(ctx: ScenarioContext): Promise<ScenarioResult> {
   const { options } = ctx;
   const session = await BenchSession.open(ctx);
   try {
+    if (options.applications > 0) return await runApplications(session);
     const { run, problems, breakdown, spread } = await httpRun(session, 'e2e', 0);
     const m = run.ledger.messages;
     const failing =

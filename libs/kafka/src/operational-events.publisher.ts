@@ -74,7 +74,9 @@ export class OperationalEventPublisher {
     }
     for (const [organizationId, list] of byOrganization) {
       try {
-        const operational = await this.endpoints.operationalEndpoints(organizationId);
+        // In the caller's transaction, on its connection: a transaction that waited for a second
+        // connection of the pool could wait forever once every connection is held by one such.
+        const operational = await this.endpoints.operationalEndpoints(organizationId, manager);
         const recipients = operationalRecipients(
           operational.filter((endpoint) => !endpoint.deleted),
           type,

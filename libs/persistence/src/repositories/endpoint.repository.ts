@@ -167,13 +167,15 @@ export class EndpointRepository {
    */
   async operationalEndpoints(
     organizationId: string,
+    /** A transaction to read in (its connection), or the pool. */
+    runner: Pick<EntityManager, 'query'> = this.dataSource,
   ): Promise<{ id: string; status: EndpointStatus; eventTypes: string[]; deleted: boolean }[]> {
     const rows: {
       id: string;
       status: EndpointStatus;
       event_types: string[];
       deleted: boolean;
-    }[] = await this.dataSource.query(
+    }[] = await runner.query(
       `SELECT id, status, event_types, deleted_at IS NOT NULL AS deleted FROM endpoints
         WHERE organization_id = $1 AND operational ORDER BY id`,
       [organizationId],
