@@ -68,10 +68,15 @@ function lane(
   let released = false;
   const handedBack: string[][] = [];
   const store = {
-    acquire: async () => true,
+    acquireMany: async (ids: string[]) => new Set(ids),
     renew: async () => new Set(['ep_1']),
     queue: async (_id: string, limit: number) => queued.slice(0, limit),
-    releaseIfEmpty: async () => (released = queued.length === 0),
+    queues: async (ids: string[], limit: number) =>
+      new Map(queued.length === 0 ? [] : ids.map((id) => [id, queued.slice(0, limit)])),
+    releaseManyIfEmpty: async (ids: string[]) => {
+      released = queued.length === 0;
+      return released ? new Set(ids) : new Set<string>();
+    },
     releaseAll: async (_owner: string, ids: string[]) => void handedBack.push([...ids]),
     setBlocked: async (_id: string, _owner: string, reason: string | null) =>
       void blocked.push(reason),

@@ -28,6 +28,7 @@ import { Drainable, DrainsOnShutdown, settledBy } from '@hookbase/runtime';
 import { Attempts, AttemptService } from './attempt.service';
 import { DeadLetters, DeadLetterService } from './dead-letter.service';
 import { EndpointGuards, LaneGuards } from './endpoint-guards';
+import { EndpointRead, GroupedLaneStore, LaneStore } from './grouped-lane-store';
 import { PendingDelivery } from './pending-delivery';
 
 /** A lane whose step failed (the store, a lost read) tries again after this. */
@@ -43,13 +44,6 @@ const ENDPOINT_READ_REUSE_MS = 250;
 const IN_FLIGHT_SHOWN_AFTER_MS = 50;
 /** A read this old is renewed beside the next send. */
 const ENDPOINT_READ_RENEW_MS = 150;
-
-interface EndpointRead {
-  endpoint: EndpointEntity | undefined;
-  secrets: readonly string[];
-  /** When the read was started: the state it shows is at least this recent. */
-  at: number;
-}
 
 interface LaneProgress {
   /** The head and the messages read after it. */
@@ -72,6 +66,8 @@ class LaneHandle {
   /** Set once this process holds the lane's lease. */
   acquired = false;
   lost = false;
+  /** Messages were queued for the lane since it last read its queue. */
+  woken = false;
   private interrupt: (() => void) | undefined;
   done: Promise<void> = Promise.resolve();
 
@@ -113,16 +109,26 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
   private sweeping: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
   readonly drainName = 'FIFO lanes';
+  /** The lanes' store calls, grouped across this process's lanes. */
+  private readonly laneStore: LaneStore;
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly store: FifoLaneRepository,
-    private readonly endpoints: EndpointRepository,
+    endpoints: EndpointRepository,
     @Inject(EndpointGuards) private readonly guards: LaneGuards,
     @Inject(AttemptService) private readonly attempts: Attempts,
     @Inject(DeadLetterService) private readonly deadLetters: DeadLetters,
     @Optional() private readonly operational?: OperationalEventPublisher,
-  ) {}
+  ) {
+    this.laneStore = new GroupedLaneStore(
+      store,
+      endpoints,
+      this.owner,
+      config.fifo.leaseMs,
+      READ_AHEAD,
+    );
+  }
 
   /** Per endpoint: the head that keeps failing, since when, and whether that was reported. */
   private readonly stuckHeads = new Map<
@@ -230,7 +236,12 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
   /** Messages were queued in these lanes: run each one here unless it already runs somewhere. */
   wake(endpointIds: Iterable<string>): void {
     for (const endpointId of endpointIds) {
-      if (!this.stopping && !this.lanes.has(endpointId)) this.start(endpointId);
+      if (this.stopping) return;
+      const running = this.lanes.get(endpointId);
+      // A running lane may be giving its lease up on a queue read before these were queued: it
+      // starts again once it has (see `start`).
+      if (running) running.woken = true;
+      else this.start(endpointId);
     }
   }
 
@@ -241,26 +252,35 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       .catch((error: Error) => {
         // The lease stays until it runs out; the sweep of some worker takes the lane again.
         this.logger.error(`lane ${endpointId} stopped: ${error.message}`);
+        return false;
       })
-      .finally(() => this.lanes.delete(endpointId));
+      .then((released) => {
+        this.lanes.delete(endpointId);
+        // Woken while it was ending: the messages may have been queued after its last read.
+        if (released && lane.woken && !this.stopping) this.start(endpointId);
+      })
+      .finally(() => {
+        if (this.lanes.get(endpointId) === lane) this.lanes.delete(endpointId);
+      });
   }
 
-  private async run(endpointId: string, lane: LaneHandle): Promise<void> {
-    if (!(await this.store.acquire(endpointId, this.owner, this.config.fifo.leaseMs))) return;
+  /** Runs the lane while this process holds its lease; true when it ended by giving it up. */
+  private async run(endpointId: string, lane: LaneHandle): Promise<boolean> {
+    if (!(await this.laneStore.acquire(endpointId))) return false;
     lane.acquired = true;
     const state: LaneProgress = { window: [], saidBlocked: false };
     try {
-      await this.loop(endpointId, lane, state);
+      return await this.loop(endpointId, lane, state);
     } finally {
       // A stopping lane's last success is stored before its lease is handed over.
       await settle(state).catch((error: Error) => this.logger.warn(error.message));
     }
   }
 
-  private async loop(endpointId: string, lane: LaneHandle, state: LaneProgress): Promise<void> {
+  private async loop(endpointId: string, lane: LaneHandle, state: LaneProgress): Promise<boolean> {
     for (let failures = 0; !this.stopping && !lane.lost;) {
       try {
-        if (await this.step(endpointId, lane, state)) return;
+        if (await this.step(endpointId, lane, state)) return true;
         failures = 0;
       } catch (error) {
         // The store or Kafka is unreachable: the lane keeps its lease and its place, and tries
@@ -274,6 +294,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
         await lane.sleepUntil(new Date(Date.now() + delay));
       }
     }
+    return false;
   }
 
   /** One step of a lane; true when the lane is done (its queue is empty and released). */
@@ -281,8 +302,9 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     if (state.window.length === 0) {
       // The queue read must not see the last head as still queued: its success is stored first.
       await settle(state);
-      state.window = await this.store.queue(endpointId, READ_AHEAD);
-      if (state.window.length === 0) return this.store.releaseIfEmpty(endpointId, this.owner);
+      lane.woken = false;
+      state.window = await this.laneStore.queue(endpointId);
+      if (state.window.length === 0) return this.laneStore.releaseIfEmpty(endpointId);
     }
     const head = state.window[0];
     const now = new Date();
@@ -409,13 +431,8 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     return read;
   }
 
-  private async fetchEndpoint(endpointId: string): Promise<EndpointRead> {
-    const at = Date.now();
-    const [[endpoint], secrets] = await Promise.all([
-      this.endpoints.findByIds([endpointId]),
-      this.endpoints.signingSecrets([endpointId], new Date(at)),
-    ]);
-    return { endpoint, secrets: secrets.get(endpointId) ?? [], at };
+  private fetchEndpoint(endpointId: string): Promise<EndpointRead> {
+    return this.laneStore.endpoint(endpointId);
   }
 
   /**
