@@ -14,6 +14,8 @@ import {
   Backoff,
   backoffDelay,
   DEFAULT_RETRY_POLICY,
+  emptyWindowStep,
+  LANE_LINGER_MS,
   LaneEndpoint,
   laneRenewEveryMs,
   nextLaneStep,
@@ -48,6 +50,10 @@ const ENDPOINT_READ_RENEW_MS = 150;
 interface LaneProgress {
   /** The head and the messages read after it. */
   window: QueuedMessage[];
+  /** The window came from a read that held the whole queue, and nothing has been forgotten since. */
+  readWholeQueue: boolean;
+  /** The lane lingered (waited for a wake with an empty window) since its last read. */
+  lingered: boolean;
   /** Whether the lane last told the store it waits for the circuit breaker. */
   saidBlocked: boolean;
   /** The last read of the endpoint, reused while the lane runs back to back. */
@@ -68,6 +74,8 @@ class LaneHandle {
   lost = false;
   /** Messages were queued for the lane since it last read its queue. */
   woken = false;
+  /** The lane waits, with an empty window, to be woken (see `emptyWindowStep`). */
+  lingering = false;
   private interrupt: (() => void) | undefined;
   done: Promise<void> = Promise.resolve();
 
@@ -81,6 +89,16 @@ class LaneHandle {
         resolve();
       };
     });
+  }
+
+  /** Waits up to `ms` for a wake (messages queued, a stop, a lost lease). */
+  async linger(ms: number): Promise<void> {
+    this.lingering = true;
+    try {
+      await this.sleepUntil(new Date(Date.now() + ms));
+    } finally {
+      this.lingering = false;
+    }
   }
 
   wake(): void {
@@ -240,8 +258,12 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       const running = this.lanes.get(endpointId);
       // A running lane may be giving its lease up on a queue read before these were queued: it
       // starts again once it has (see `start`).
-      if (running) running.woken = true;
-      else this.start(endpointId);
+      if (running) {
+        running.woken = true;
+        // Only a lingering lane is interrupted: one that waits for a retry or the circuit keeps
+        // waiting (it reads its queue when it wakes in any case).
+        if (running.lingering) running.wake();
+      } else this.start(endpointId);
     }
   }
 
@@ -268,7 +290,12 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
   private async run(endpointId: string, lane: LaneHandle): Promise<boolean> {
     if (!(await this.laneStore.acquire(endpointId))) return false;
     lane.acquired = true;
-    const state: LaneProgress = { window: [], saidBlocked: false };
+    const state: LaneProgress = {
+      window: [],
+      readWholeQueue: false,
+      lingered: false,
+      saidBlocked: false,
+    };
     try {
       return await this.loop(endpointId, lane, state);
     } finally {
@@ -290,7 +317,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
         this.logger.error(
           `lane ${endpointId} step failed (retrying in ${delay} ms): ${(error as Error).message}`,
         );
-        state.window = [];
+        forget(state);
         await lane.sleepUntil(new Date(Date.now() + delay));
       }
     }
@@ -302,9 +329,24 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     if (state.window.length === 0) {
       // The queue read must not see the last head as still queued: its success is stored first.
       await settle(state);
+      const next = emptyWindowStep({
+        readWholeQueue: state.readWholeQueue,
+        woken: lane.woken,
+        lingered: state.lingered,
+      });
+      if (next === 'linger') {
+        state.lingered = true;
+        await lane.linger(LANE_LINGER_MS);
+        return false;
+      }
+      if (next === 'release-if-empty' && (await this.laneStore.releaseIfEmpty(endpointId))) {
+        return true;
+      }
       lane.woken = false;
+      state.lingered = false;
       state.window = await this.laneStore.queue(endpointId);
-      if (state.window.length === 0) return this.laneStore.releaseIfEmpty(endpointId);
+      state.readWholeQueue = state.window.length < READ_AHEAD;
+      if (state.window.length === 0) return false;
     }
     const head = state.window[0];
     const now = new Date();
@@ -323,14 +365,14 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     switch (step.action) {
       case 'dead-letter-all':
         await this.deadLetterQueue(endpointId);
-        state.window = [];
+        forget(state);
         break;
       case 'hand-back': {
         const { transitioned } = await this.store.handBack(endpointId);
         this.logger.log(
           `FIFO off for ${endpointId}: ${transitioned.length} queued messages handed back`,
         );
-        state.window = [];
+        forget(state);
         break;
       }
       case 'expire-head':
@@ -340,7 +382,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       case 'wait':
         if (step.reason === 'circuit_open') await this.sayBlocked(endpointId, state, step.until);
         // A waiting lane keeps nothing in memory; it reads its head and endpoint afresh on waking.
-        state.window = [];
+        forget(state);
         state.endpointRead = undefined;
         await lane.sleepUntil(step.until);
         break;
@@ -357,7 +399,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
             Math.min(admission.until.getTime(), now.getTime() + this.config.delivery.holdRecheckMs),
           );
           await this.sayBlocked(endpointId, state, until);
-          state.window = [];
+          forget(state);
           state.endpointRead = undefined;
           await lane.sleepUntil(until);
           break;
@@ -367,7 +409,9 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
           state.saidBlocked = false;
         }
         if (admission !== true) {
+          // The messages behind the head are read again once it has gone.
           state.window = [head];
+          state.readWholeQueue = false;
           state.endpointRead = undefined;
           await lane.sleepUntil(admission.until);
           break;
@@ -516,6 +560,12 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       this.logger.warn(`FIFO sweep failed: ${(error as Error).message}`);
     }
   }
+}
+
+/** The lane drops its window: its next step reads the queue again. */
+function forget(state: LaneProgress): void {
+  state.window = [];
+  state.readWholeQueue = false;
 }
 
 /** Waits for the lane's outstanding success write; a failed write throws (the lane re-reads). */
