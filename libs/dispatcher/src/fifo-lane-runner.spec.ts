@@ -91,7 +91,7 @@ function lane(
     releaseAll: async (_owner: string, ids: string[]) => void handedBack.push([...ids]),
     setBlocked: async (_id: string, _owner: string, reason: string | null) =>
       void blocked.push(reason),
-    startHeadAttempt: async () => undefined,
+    startHeadAttempts: async () => ({ transitioned: [], skipped: [] }),
     unowned: async () => [],
   } as unknown as FifoLaneRepository;
   const endpoints = {

@@ -491,22 +491,26 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     secrets: readonly string[],
     state: LaneProgress,
   ): Promise<boolean> {
-    // Shown in the log as being delivered once the attempt has taken IN_FLIGHT_SHOWN_AFTER_MS:
+    // Shown in the log as being delivered once the attempt has taken IN_FLIGHT_SHOWN_AFTER_MS
+    // (counted from when it holds its dispatch slot: a wait for one is not an attempt under way):
     // one that ends sooner is recorded straight away, and a lane running back to back saves a
-    // write per message. Not waited for (the lease, not this, guards the head); a mark that
-    // lands after the attempt's record changes nothing (it matches the attempts made before).
-    const mark =
-      head.status === 'in_flight'
-        ? undefined
-        : setTimeout(() => {
-            void this.store
+    // write per message. Not waited for (the lease, not this, guards the head); the marks of many
+    // lanes go together, and a mark that lands after the attempt's record changes nothing (it
+    // matches the attempts made before).
+    let mark: NodeJS.Timeout | undefined;
+    const { outcome, decision, recorded } = await this.guards
+      .withDispatchSlot(endpoint.organizationId, () => {
+        if (head.status !== 'in_flight') {
+          mark = setTimeout(() => {
+            void this.laneStore
               .startHeadAttempt(head.messageId, head.attempts)
               .catch((error: Error) => this.logger.warn(error.message));
           }, IN_FLIGHT_SHOWN_AFTER_MS);
-    const { outcome, decision, recorded } = await this.guards
-      .withDispatchSlot(endpoint.organizationId, () =>
-        this.attempts.attempt(pending(head), endpoint, secrets, { deferSuccessRecord: true }),
-      )
+        }
+        return this.attempts.attempt(pending(head), endpoint, secrets, {
+          deferSuccessRecord: true,
+        });
+      })
       .finally(() => clearTimeout(mark));
     // The previous head's write (long done: it had a whole round trip) before this one's starts.
     await settle(state);

@@ -27,6 +27,8 @@ export interface LaneStore {
   releaseIfEmpty(endpointId: string): Promise<boolean>;
   /** The endpoint and its signing secrets, read now. */
   endpoint(endpointId: string): Promise<EndpointRead>;
+  /** Shows the head as being delivered (`attempt_started`) unless that attempt is recorded. */
+  startHeadAttempt(messageId: string, attemptsBefore: number): Promise<void>;
 }
 
 /**
@@ -40,6 +42,7 @@ export class GroupedLaneStore implements LaneStore {
   private readonly queues: GroupedWork<string, QueuedMessage[]>;
   private readonly releases: GroupedWork<string, boolean>;
   private readonly endpoints: GroupedWork<string, EndpointRead>;
+  private readonly heads: GroupedWork<{ messageId: string; attemptsBefore: number }, void>;
 
   constructor(
     store: FifoLaneRepository,
@@ -70,6 +73,17 @@ export class GroupedLaneStore implements LaneStore {
       const byId = new Map(found.map((endpoint) => [endpoint.id, endpoint]));
       return ids.map((id) => ({ endpoint: byId.get(id), secrets: secrets.get(id) ?? [], at }));
     }, MAX_LANES_PER_STATEMENT);
+    this.heads = new GroupedWork<{ messageId: string; attemptsBefore: number }, void>(
+      async (heads) => {
+        await store.startHeadAttempts(heads);
+        return heads.map(() => undefined);
+      },
+      MAX_LANES_PER_STATEMENT,
+    );
+  }
+
+  async startHeadAttempt(messageId: string, attemptsBefore: number): Promise<void> {
+    await this.heads.run([{ messageId, attemptsBefore }]);
   }
 
   async acquire(endpointId: string): Promise<boolean> {

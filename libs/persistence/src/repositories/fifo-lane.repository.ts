@@ -315,15 +315,28 @@ export class FifoLaneRepository {
    * alongside the attempt, so it is a no-op if that attempt was recorded first (its count has
    * moved on: reported as skipped).
    */
-  async startHeadAttempt(messageId: string, attemptsBefore: number): Promise<TransitionReport> {
+  startHeadAttempt(messageId: string, attemptsBefore: number): Promise<TransitionReport> {
+    return this.startHeadAttempts([{ messageId, attemptsBefore }]);
+  }
+
+  /**
+   * `startHeadAttempt` for many lanes' heads in one statement (each with the attempts it had made
+   * before this one): a head whose attempt was recorded first is left as it is (skipped).
+   */
+  async startHeadAttempts(
+    heads: readonly { messageId: string; attemptsBefore: number }[],
+  ): Promise<TransitionReport> {
+    if (heads.length === 0) return { transitioned: [], skipped: [] };
     const [rows]: [{ id: string }[], number] = await this.dataSource.query(
       `UPDATE messages m SET ${ATTEMPT_STARTED.set}, next_attempt_at = NULL, updated_at = now()
-        WHERE m.id = $1 AND m.attempts = $2 AND m.route = 'lane' AND ${ATTEMPT_STARTED.allowed}
+         FROM unnest($1::text[], $2::int[]) AS h(id, attempts)
+        WHERE m.id = h.id AND m.attempts = h.attempts AND m.route = 'lane'
+          AND ${ATTEMPT_STARTED.allowed}
        RETURNING m.id`,
-      [messageId, attemptsBefore],
+      [heads.map((h) => h.messageId), heads.map((h) => h.attemptsBefore)],
     );
     return this.settle(
-      [messageId],
+      heads.map((h) => h.messageId),
       'attempt_started',
       rows.map((row) => row.id),
     );
