@@ -58,11 +58,11 @@ async function main() {
     // Readable lines on this terminal; a deployment's collectors get JSON (the default).
     LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
   };
-  const child = spawn(
-    process.execPath,
-    ['--enable-source-maps', join(root, 'dist/apps/standalone/src/main.js')],
-    { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+  const child = spawn(process.execPath, [join(root, 'dist/apps/standalone/src/main.js')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let announced = false;
   let grpc;
   child.stdout.on('data', (chunk) => {

@@ -1,3 +1,6 @@
+import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { Browser, BrowserContext, Page } from 'playwright-core';
 import {
   ApiClient,
@@ -7,6 +10,7 @@ import {
   startStack,
   TestReceiver,
 } from '@hookbase/testing';
+import { makeTlsFixtures } from '../destinations/tls-fixtures';
 import { checkPage, launchChromium, watchConsole } from './browser';
 
 /**
@@ -279,6 +283,125 @@ describe('the dashboard', () => {
       'x-api-key': 'dash-secret-key',
       authorization: 'Bearer dash-bearer-token',
     });
+  });
+
+  it('creates an mTLS endpoint with its own CA, never showing the private key, and edits the CA', async () => {
+    const tls = makeTlsFixtures();
+    const peers: string[] = [];
+    // A receiver that demands a client certificate signed by the test's CA, with a server
+    // certificate from the same CA (trusted only through the endpoint's CA).
+    const server: HttpsServer = createHttpsServer(
+      {
+        cert: tls.serverCert,
+        key: tls.serverKey,
+        ca: tls.caCert,
+        requestCert: true,
+        rejectUnauthorized: true,
+      },
+      (request, response) => {
+        peers.push(String((request.socket as TLSSocket).getPeerCertificate().subject?.CN));
+        request.resume();
+        request.on('end', () => response.end('mtls ok'));
+      },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/mtls`;
+    try {
+      const { client, organizationId } = await signInAsNewOrganization('pro', 'Certificates');
+      await page.getByRole('button', { name: 'Create endpoint' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Create endpoint' });
+      await dialog.getByLabel('URL').fill(url);
+      await dialog.getByLabel('Authentication').selectOption('mtls');
+      await dialog.getByLabel('Client certificate (PEM)').fill(tls.clientCert);
+      await dialog.getByLabel('Private key (PEM)').fill(tls.clientKey);
+      await dialog.getByLabel('Trusted CA (PEM)').fill(tls.caCert);
+      await checkPage(page, 'create-endpoint-mtls');
+      await dialog.getByRole('button', { name: 'Create' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      const listed = await client.get(`/api/organizations/${organizationId}/webhook-endpoints`);
+      const endpoint = listed.body.data[0];
+      expect(endpoint.auth).toEqual({ type: 'mtls', configured: true });
+      expect(endpoint.tlsCa.trim()).toBe(tls.caCert.trim());
+      const sent = await client.post(
+        `/api/organizations/${organizationId}/webhook-endpoints/${endpoint.id}/test`,
+        {},
+      );
+      expect(sent.body.data).toMatchObject({ outcome: 'succeeded', responseStatus: 200 });
+      expect(peers).toHaveLength(1);
+
+      // Edit: the CA is shown, the key is not; removing the CA makes the receiver untrusted.
+      await page.goto(`${dashboard()}endpoints/${endpoint.id}`);
+      await page.getByRole('button', { name: 'Edit' }).click();
+      const edit = page.getByRole('dialog', { name: 'Edit endpoint' });
+      await edit.waitFor();
+      expect(await edit.getByLabel('Authentication').inputValue()).toBe('keep');
+      expect((await edit.getByLabel('Trusted CA (PEM)').inputValue()).trim()).toBe(
+        tls.caCert.trim(),
+      );
+      const keyBody = tls.clientKey.split('\n')[1];
+      expect(await page.content()).not.toContain(keyBody);
+      await edit.getByLabel('Trusted CA (PEM)').fill('');
+      await edit.getByRole('button', { name: 'Save' }).click();
+      await edit.waitFor({ state: 'detached' });
+      const after = await client.get(
+        `/api/organizations/${organizationId}/webhook-endpoints/${endpoint.id}`,
+      );
+      expect(after.body.data).toMatchObject({
+        tlsCa: null,
+        auth: { type: 'mtls', configured: true },
+      });
+      const refused = await client.post(
+        `/api/organizations/${organizationId}/webhook-endpoints/${endpoint.id}/test`,
+        {},
+      );
+      expect(refused.body.data.outcome).not.toBe('succeeded');
+      expect(peers).toHaveLength(1);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('shows an endpoint failing, then disabled for failing with the time, and healthy again once enabled', async () => {
+    const { client, organizationId } = await signInAsNewOrganization('pro', 'Health');
+    const admin = new ApiClient(stack.url, stack.adminToken);
+    expect(
+      (await admin.patch(`/api/organizations/${organizationId}`, { autoDisableAfterMs: 1_000 }))
+        .status,
+    ).toBe(200);
+    failing.add('/health');
+    const endpointId = await createEndpoint(client, organizationId, {
+      url: `${receiverUrl}/health`,
+      retry: { delaysMs: [0, ...Array.from({ length: 19 }, () => 300)], maxAgeMs: 600_000 },
+    });
+    await publish(client, 'health.check', {});
+    await page.goto(`${dashboard()}endpoints/${endpointId}`);
+    const reason = page.getByTestId('disabled-reason');
+    await reason.waitFor({ timeout: 60_000 });
+    expect(await reason.textContent()).toContain('Disabled automatically');
+    const body = (
+      await client.get(`/api/organizations/${organizationId}/webhook-endpoints/${endpointId}`)
+    ).body.data;
+    expect(body.disabledReason).toBe('failing');
+    expect(await reason.textContent()).toContain(
+      new Date(body.disabledAt).toISOString().replace('T', ' ').slice(0, 19),
+    );
+    expect(await page.getByTestId('health-state').textContent()).toBe('failing');
+    expect(Number(await page.getByTestId('health-failures').textContent())).toBeGreaterThan(0);
+    await checkPage(page, 'endpoint-disabled-failing');
+    failing.delete('/health');
+    await page
+      .getByRole('group', { name: 'Endpoint actions' })
+      .getByRole('button', { name: 'Enable', exact: true })
+      .click();
+    await reason.waitFor({ state: 'detached' });
+    // Enabled: the held message goes out, and the streak ends with its success.
+    await pollUntil(
+      async () => {
+        await page.reload();
+        return (await page.getByTestId('health-state').textContent()) === 'healthy';
+      },
+      { description: 'the endpoint shown healthy', timeoutMs: 30_000, intervalMs: 1_000 },
+    );
   });
 
   it('shows the event type catalog (schema rendered, example) and picks types, channels and a filter for an endpoint', async () => {

@@ -142,11 +142,7 @@ describe('deploy/helm/hookbase', () => {
       });
     }
     const job = one(all, 'Job', 'hb-hookbase-migrate').spec.template.spec;
-    expect(job.containers[0].command).toEqual([
-      'node',
-      '--enable-source-maps',
-      'dist/apps/migrate/src/main.js',
-    ]);
+    expect(job.containers[0].command).toEqual(['node', 'dist/apps/migrate/src/main.js']);
     // With autoscaling the HPA owns the replica count.
     expect(one(all, 'Deployment', 'hb-hookbase-ingest').spec.replicas).toBeUndefined();
     expect(one(all, 'Deployment', 'hb-hookbase-dispatcher').spec.replicas).toBe(30);

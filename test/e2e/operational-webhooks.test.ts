@@ -49,7 +49,9 @@ describe('operational webhooks', () => {
     stack = await startStack({
       HOOKBASE_RETRY_POLL_MS: '100',
       HOOKBASE_OPERATIONAL_FAILING_AFTER: '2',
-      HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER: '1s',
+      HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER: '3s',
+      HOOKBASE_FIFO_BLOCKED_SWEEP_MS: '200',
+      HOOKBASE_HOLD_RECHECK_MS: '300',
     });
     const tenant = await createTenant(stack.url, stack.adminToken);
     client = tenant.client;
@@ -170,11 +172,128 @@ describe('operational webhooks', () => {
       lastResponseStatus: 410,
       eventType: 'order.created',
     });
+    // Dead-lettered without an attempt: held for a paused endpoint, which is then deleted.
+    const held = await createEndpoint('/held');
+    expect(
+      (await client.patch(`${org}/webhook-endpoints/${held}`, { status: 'paused' })).status,
+    ).toBe(200);
+    await publish(held);
+    await pollUntil(
+      async () => (await client.get(`${org}/messages?endpointId=${held}`)).body.data?.length === 1,
+      { description: 'the message held' },
+    );
+    expect((await client.delete(`${org}/webhook-endpoints/${held}`)).status).toBe(200);
+    const cancelled = await eventFor('message.attempt.exhausted', held);
+    expect(cancelled.data).toMatchObject({
+      reason: 'endpoint_deleted',
+      attempts: 0,
+      lastError: null,
+      lastResponseStatus: null,
+      eventType: 'order.created',
+    });
+    expect(customer.requests.some((r) => r.path === '/held')).toBe(false);
     const flaky = await createEndpoint('/flaky', { delaysMs: [0, 200], maxAgeMs: 600_000 });
     await publish(flaky);
     expect(
       (await eventFor('message.attempt.recovered', flaky)).data.failures,
     ).toBeGreaterThanOrEqual(1);
+  });
+
+  it('tells once of FIFO queues held by a paused or a disabled endpoint, with two dispatchers sweeping', async () => {
+    // A second process on the same database and topics: its sweep looks at the same lanes.
+    await stack.startAnother();
+    const pro = await createTenant(stack.url, stack.adminToken, 'pro');
+    const proOrg = `/api/organizations/${pro.organizationId}`;
+    const fifoOps = new TestReceiver();
+    const fifoOpsUrl = await fifoOps.start();
+    const held = new TestReceiver();
+    const heldUrl = await held.start();
+    try {
+      const opsEndpoint = await pro.client.post(`${proOrg}/operational-webhook-endpoints`, {
+        url: `${fifoOpsUrl}/ops`,
+        eventTypes: ['fifo.queue.blocked', 'fifo.queue.unblocked'],
+      });
+      expect(opsEndpoint.status).toBe(201);
+      const fifoEndpoint = async (path: string) => {
+        const created = await pro.client.post(`${proOrg}/webhook-endpoints`, {
+          url: `${heldUrl}${path}`,
+          fifoEnabled: true,
+        });
+        expect(created.status).toBe(201);
+        const id = created.body.data.id as string;
+        const paused = await pro.client.patch(`${proOrg}/webhook-endpoints/${id}`, {
+          status: 'paused',
+        });
+        expect(paused.status).toBe(200);
+        for (let n = 0; n < 2; n += 1) {
+          const published = await pro.client.post('/v1/events', {
+            eventType: 'order.created',
+            payload: { path, n },
+            endpointIds: [id],
+          });
+          expect(published.status).toBe(202);
+        }
+        await pollUntil(
+          async () =>
+            (await pro.client.get(`${proOrg}/webhook-endpoints/${id}/fifo-state`)).body.data
+              ?.queueDepth === 2,
+          { description: `both messages queued for ${path}` },
+        );
+        return id;
+      };
+      const pausedId = await fifoEndpoint('/paused');
+      const disabledId = await fifoEndpoint('/disabled');
+      // Disabled well within the threshold of the episode that began while it was paused.
+      const disabled = await pro.client.patch(`${proOrg}/webhook-endpoints/${disabledId}`, {
+        status: 'disabled',
+      });
+      expect(disabled.status).toBe(200);
+      const received = () => fifoOps.requests.map((r) => JSON.parse(r.body));
+      const blockedFor = (id: string) =>
+        pollUntil(
+          () => received().find((e) => e.type === 'fifo.queue.blocked' && e.data.endpointId === id),
+          { description: `fifo.queue.blocked for ${id}`, timeoutMs: 30_000 },
+        );
+      const pausedBlocked = await blockedFor(pausedId);
+      expect(pausedBlocked.data.state).toMatchObject({
+        blockedReason: 'paused',
+        head: { eventType: 'order.created', attempts: 0 },
+      });
+      const disabledBlocked = await blockedFor(disabledId);
+      expect(disabledBlocked.data.state.blockedReason).toBe('disabled');
+      // Nothing was attempted while held.
+      expect(held.requests).toEqual([]);
+      // Resumed: the queue is delivered in order, and the episode ends once.
+      await pro.client.patch(`${proOrg}/webhook-endpoints/${pausedId}`, { status: 'active' });
+      const unblocked = await pollUntil(
+        () =>
+          received().find(
+            (e) => e.type === 'fifo.queue.unblocked' && e.data.endpointId === pausedId,
+          ),
+        { description: 'fifo.queue.unblocked', timeoutMs: 30_000 },
+      );
+      expect(unblocked.data).toMatchObject({
+        messageId: pausedBlocked.data.state.head.messageId,
+        blockedSince: pausedBlocked.data.state.blockedSince,
+      });
+      await pollUntil(() => held.requests.length === 2, { description: 'the queue delivered' });
+      expect(held.requests.map((r) => JSON.parse(r.body).n)).toEqual([0, 1]);
+      // The disabled endpoint's queue is still held, and told of once.
+      await pollUntil(
+        async () =>
+          (await pro.client.get(`${proOrg}/webhook-endpoints/${disabledId}/fifo-state`)).body.data
+            ?.blockedReason === 'disabled',
+        { description: 'the disabled queue held' },
+      );
+      const about = (id: string, type: string) =>
+        received().filter((e) => e.type === type && e.data.endpointId === id);
+      expect(about(pausedId, 'fifo.queue.blocked')).toHaveLength(1);
+      expect(about(pausedId, 'fifo.queue.unblocked')).toHaveLength(1);
+      expect(about(disabledId, 'fifo.queue.blocked')).toHaveLength(1);
+      expect(about(disabledId, 'fifo.queue.unblocked')).toHaveLength(0);
+    } finally {
+      await Promise.all([fifoOps.stop(), held.stop()]);
+    }
   });
 
   it('tells of a FIFO head blocked past the threshold, and of the queue moving again', async () => {
@@ -211,13 +330,16 @@ describe('operational webhooks', () => {
       });
       expect(blocked.data).toMatchObject({
         endpointId: id,
-        state: { blockedReason: 'retrying', head: { eventType: 'order.created' } },
+        state: { head: { eventType: 'order.created' } },
       });
+      // A head that keeps failing also opens the endpoint's circuit: either holds the queue.
+      expect(['retrying', 'circuit_open']).toContain(blocked.data.state.blockedReason);
       expect(blocked.data.state.head.attempts).toBeGreaterThanOrEqual(2);
       released = true;
       const unblocked = await pollUntil(
         () => types().find((e) => e.type === 'fifo.queue.unblocked'),
-        { description: 'fifo.queue.unblocked', timeoutMs: 30_000 },
+        // The circuit the failures opened lets the head through after its cooldown.
+        { description: 'fifo.queue.unblocked', timeoutMs: 90_000 },
       );
       expect(unblocked.data).toMatchObject({
         endpointId: id,

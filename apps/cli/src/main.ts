@@ -1,3 +1,4 @@
+import '@hookbase/runtime/source-maps';
 import {
   Hookbase,
   runRelay,

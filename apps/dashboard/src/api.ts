@@ -132,7 +132,9 @@ export interface Endpoint {
   headers?: { name: string; value: string; sensitive: boolean }[];
   auth?: { type: string; configured: true } | null;
   timeoutMs?: number | null;
+  tlsCa?: string | null;
   disabledReason?: 'manual' | 'failing' | null;
+  disabledAt?: string | null;
   health?: {
     failingSince: string | null;
     consecutiveFailures: number;

@@ -118,6 +118,8 @@ export function EndpointPage(props: { client: Client; endpointId: string; plan: 
       <ErrorBox error={actionError} />
       <ErrorBox error={error} next="The page keeps retrying every few seconds." />
 
+      <HealthPanel endpoint={endpoint} />
+
       {fifo ? <QueuePanel fifo={fifo} /> : null}
 
       <h2>Last hour</h2>
@@ -425,5 +427,48 @@ function ReplayFailed(props: { client: Client; path: string }) {
       ) : null}
       <ErrorBox error={error} />
     </form>
+  );
+}
+
+/** The endpoint's failure streak, and why and since when it is disabled. */
+function HealthPanel(props: { endpoint: Endpoint }) {
+  const { endpoint } = props;
+  const health = endpoint.health;
+  const failing = (health?.consecutiveFailures ?? 0) > 0;
+  return (
+    <section className="card" aria-labelledby="health-title">
+      <h2 id="health-title">Health</h2>
+      {endpoint.status === 'disabled' ? (
+        <p className="blocked" data-testid="disabled-reason">
+          {endpoint.disabledReason === 'failing'
+            ? 'Disabled automatically: it only failed for the auto-disable period.'
+            : endpoint.disabledReason === 'manual'
+              ? 'Disabled by hand.'
+              : 'Disabled.'}{' '}
+          {endpoint.disabledAt ? `Since ${time(endpoint.disabledAt)}.` : ''} Enable it to deliver
+          again; its held messages follow.
+        </p>
+      ) : null}
+      <dl className="facts">
+        <div>
+          <dt>State</dt>
+          <dd data-testid="health-state">
+            <Badge tone={failing ? 'bad' : 'good'}>{failing ? 'failing' : 'healthy'}</Badge>
+          </dd>
+        </div>
+        <div>
+          <dt>Failed attempts in a row</dt>
+          <dd data-testid="health-failures">{health?.consecutiveFailures ?? 0}</dd>
+        </div>
+        <div>
+          <dt>Failing since</dt>
+          <dd>{time(health?.failingSince)}</dd>
+        </div>
+        <div>
+          <dt>Last success</dt>
+          <dd>{time(health?.lastSuccessAt)}</dd>
+        </div>
+      </dl>
+    </section>
   );
 }

@@ -25,7 +25,13 @@ const CODE_FIELDS: Record<string, string> = {
 };
 
 /** Receiver authentication the dialog sets; `keep` leaves the stored auth as it is. */
-const AUTH_TYPES = ['none', 'basic', 'bearer', 'oauth2_client_credentials'] as const;
+const AUTH_TYPES = ['none', 'basic', 'bearer', 'oauth2_client_credentials', 'mtls'] as const;
+/** Auth fields the API takes only when filled in. */
+const OPTIONAL_AUTH_FIELDS = new Set(['scope', 'audience']);
+const AUTH_LABELS: Record<string, string> = {
+  oauth2_client_credentials: 'OAuth2 client credentials',
+  mtls: 'Client certificate (mTLS)',
+};
 
 export function target(endpoint: Endpoint): string {
   if (endpoint.kind === 'http') return endpoint.url ?? '';
@@ -226,6 +232,22 @@ export function EndpointDialog(props: {
         ? { type: 'password' }
         : {}),
     });
+  const authText = (name: string, rows: number) =>
+    function Control(ids: { id: string; describedBy?: string; invalid: boolean }) {
+      return (
+        <textarea
+          id={ids.id}
+          aria-describedby={ids.describedBy}
+          aria-invalid={ids.invalid}
+          rows={rows}
+          autoComplete="off"
+          spellCheck={false}
+          value={authFields[name] ?? ''}
+          onChange={(e) => setAuthFields({ ...authFields, [name]: e.target.value })}
+        />
+      );
+    };
+  const [tlsCa, setTlsCa] = useState(existing?.tlsCa ?? '');
   const [status, setStatus] = useState<string>(existing?.status ?? 'active');
   const [fifo, setFifo] = useState(existing?.fifoEnabled ?? false);
   const [errors, setErrors] = useState<Record<string, string>>({});
@@ -288,8 +310,16 @@ export function EndpointDialog(props: {
       else if (existing?.timeoutMs) body.timeoutMs = null;
       // Auth is write-only: sent only when chosen anew (or removed).
       if (authType === 'none' && storedAuth) body.auth = null;
-      else if (authType !== 'none' && authType !== 'keep')
-        body.auth = { type: authType, ...authFields };
+      else if (authType !== 'none' && authType !== 'keep') {
+        const fields = Object.entries(authFields).filter(
+          ([name, value]) => !(OPTIONAL_AUTH_FIELDS.has(name) && value.trim() === ''),
+        );
+        body.auth = { type: authType, ...Object.fromEntries(fields) };
+      }
+      // The CA is not secret: shown, and sent when changed (empty removes it).
+      if (tlsCa.trim() !== (existing?.tlsCa ?? '').trim()) {
+        body.tlsCa = tlsCa.trim() ? tlsCa.trim() + '\n' : null;
+      }
     }
     if (parsedConfig) body.config = parsedConfig;
     if (!existing) body.kind = kind;
@@ -315,6 +345,7 @@ export function EndpointDialog(props: {
           'headers',
           'auth',
           'timeoutMs',
+          'tlsCa',
           'status',
           'fifoEnabled',
           'description',
@@ -453,7 +484,7 @@ export function EndpointDialog(props: {
                     {storedAuth ? <option value="keep">Keep stored ({storedAuth})</option> : null}
                     {AUTH_TYPES.map((type) => (
                       <option key={type} value={type}>
-                        {type === 'oauth2_client_credentials' ? 'OAuth2 client credentials' : type}
+                        {AUTH_LABELS[type] ?? type}
                       </option>
                     ))}
                   </select>
@@ -481,8 +512,46 @@ export function EndpointDialog(props: {
                   <Field label="Client id">{authField('clientId')}</Field>
                   <Field label="Client secret">{authField('clientSecret')}</Field>
                 </div>
+                <div className="row">
+                  <Field label="Scope" hint="Optional.">
+                    {authField('scope')}
+                  </Field>
+                  <Field label="Audience" hint="Optional.">
+                    {authField('audience')}
+                  </Field>
+                </div>
               </>
             ) : null}
+            {authType === 'mtls' ? (
+              <>
+                <Field
+                  label="Client certificate (PEM)"
+                  hint="Presented on the TLS connection; with its chain if the receiver needs it."
+                >
+                  {authText('certificate', 4)}
+                </Field>
+                <Field label="Private key (PEM)" hint="Write-only: stored encrypted, never shown.">
+                  {authText('privateKey', 4)}
+                </Field>
+              </>
+            ) : null}
+            <Field
+              label="Trusted CA (PEM)"
+              error={errors.tlsCa}
+              hint="Certificates trusted for this endpoint only, beside the usual roots: for a receiver with a self-signed certificate or a private CA. Empty: the usual roots."
+            >
+              {({ id, describedBy, invalid }) => (
+                <textarea
+                  id={id}
+                  aria-describedby={describedBy}
+                  aria-invalid={invalid}
+                  rows={3}
+                  spellCheck={false}
+                  value={tlsCa}
+                  onChange={(e) => setTlsCa(e.target.value)}
+                />
+              )}
+            </Field>
           </>
         ) : null}
         <Field label="Description" error={errors.description}>

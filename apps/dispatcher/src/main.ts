@@ -1,3 +1,4 @@
+import '@hookbase/runtime/source-maps';
 import 'reflect-metadata';
 import { DispatcherModule } from '@hookbase/dispatcher';
 import { KafkaModule } from '@hookbase/kafka';

@@ -1,3 +1,4 @@
+import '@hookbase/runtime/source-maps';
 import 'reflect-metadata';
 import { DlqModule } from '@hookbase/dlq';
 import { KafkaModule } from '@hookbase/kafka';

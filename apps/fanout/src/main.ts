@@ -1,3 +1,4 @@
+import '@hookbase/runtime/source-maps';
 import 'reflect-metadata';
 import { FanoutModule } from '@hookbase/fanout';
 import { KafkaModule } from '@hookbase/kafka';

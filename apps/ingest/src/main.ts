@@ -1,3 +1,4 @@
+import '@hookbase/runtime/source-maps';
 import 'reflect-metadata';
 import { IngestModule } from '@hookbase/ingest';
 import { KafkaModule } from '@hookbase/kafka';

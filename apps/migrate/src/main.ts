@@ -1,3 +1,4 @@
+import '@hookbase/runtime/source-maps';
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createKafka, ensureTopics } from '@hookbase/kafka';

@@ -1,3 +1,4 @@
+import '@hookbase/runtime/source-maps';
 import 'reflect-metadata';
 import { requireAdminToken } from '@hookbase/config';
 import { DispatcherModule } from '@hookbase/dispatcher';

@@ -155,7 +155,7 @@ export async function startBenchStack(
   };
   const launch = async (name: string, port?: number) => {
     const env = port === undefined ? baseEnv : { ...baseEnv, PORT: String(port) };
-    const child = spawn(process.execPath, ['--enable-source-maps', serviceEntry(name)], {
+    const child = spawn(process.execPath, [serviceEntry(name)], {
       env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

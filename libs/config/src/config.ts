@@ -160,13 +160,18 @@ export const envSchema = z.object({
     })
     .optional()
     .describe(
-      'An HTTP proxy (`http://[user:password@]host:port`) that http deliveries, test sends and OAuth2 token requests go through with CONNECT: the usual way to give Hookbase one static source address. Cloud destinations do not use it.',
+      'An HTTP proxy (`http://[user:password@]host:port`) that http deliveries, test sends, OAuth2 token requests, the AWS kinds (SQS, SNS, EventBridge, S3) and the Pub/Sub gRPC channel go through with CONNECT: the usual way to give Hookbase one static source address.',
     ),
   HOOKBASE_EGRESS_NO_PROXY: z
     .string()
     .default('')
     .describe(
       'Destinations that bypass the egress proxy: comma-separated host names (with their subdomains), addresses, optionally `:port`, or `*` for all.',
+    ),
+  HOOKBASE_OPERATIONAL_RELAY_MS: int(50, 60_000)
+    .default(1_000)
+    .describe(
+      'How often each process moves operational events waiting in PostgreSQL (written with the change that caused them) onto the events topic; a Kafka outage delays them and loses none.',
     ),
   HOOKBASE_OPERATIONAL_FAILING_AFTER: int(1, 10_000)
     .default(5)
@@ -181,7 +186,12 @@ export const envSchema = z.object({
     })
     .transform((text) => parseDuration(text) as number)
     .describe(
-      'A FIFO head failing this long sends the `fifo.queue.blocked` operational event (and `fifo.queue.unblocked` once it moves): `15m`, `1h`, `90s`, `500ms`.',
+      'A FIFO queue held this long (its head failing, or held by a paused or disabled endpoint, an open circuit or a stopped worker) sends the `fifo.queue.blocked` operational event, and `fifo.queue.unblocked` once it moves: `15m`, `1h`, `90s`, `500ms`.',
+    ),
+  HOOKBASE_FIFO_BLOCKED_SWEEP_MS: int(100, 600_000)
+    .default(10_000)
+    .describe(
+      'How often each dispatcher looks for blocked FIFO queues (for `fifo.queue.blocked` and `fifo.queue.unblocked`); the episodes are kept in PostgreSQL, one event each whatever the number of dispatchers.',
     ),
   HOOKBASE_AUTO_DISABLE_AFTER: z
     .string()
@@ -436,8 +446,12 @@ export interface HookbaseConfig {
     autoDisableAfterMs: number | null;
     /** Failed attempts in a row that send message.attempt.failing (once per streak). */
     failingEventAfter: number;
-    /** How long a FIFO head fails before fifo.queue.blocked is sent. */
+    /** How long a FIFO queue is held before fifo.queue.blocked is sent. */
     fifoBlockedEventAfterMs: number;
+    /** How often the dispatcher looks for blocked FIFO queues. */
+    fifoBlockedSweepMs: number;
+    /** How often waiting operational events are moved onto the events topic. */
+    operationalRelayMs: number;
     endpointConcurrency: number;
     dispatchConcurrency: number;
     /**
@@ -581,6 +595,8 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       autoDisableAfterMs: e.HOOKBASE_AUTO_DISABLE_AFTER,
       failingEventAfter: e.HOOKBASE_OPERATIONAL_FAILING_AFTER,
       fifoBlockedEventAfterMs: e.HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER,
+      fifoBlockedSweepMs: e.HOOKBASE_FIFO_BLOCKED_SWEEP_MS,
+      operationalRelayMs: e.HOOKBASE_OPERATIONAL_RELAY_MS,
       endpointConcurrency: e.HOOKBASE_ENDPOINT_CONCURRENCY,
       dispatchConcurrency: e.HOOKBASE_DISPATCH_CONCURRENCY,
       organizationShare: organizationShareSlots(

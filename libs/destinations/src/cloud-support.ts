@@ -14,6 +14,7 @@ import {
   type AwsCredentials,
   type CloudDestinationKind,
 } from './destination-config';
+import { proxiedAgents, type EgressProxy } from './connect-proxy-agent';
 import { createGuardedLookup, guardedLookup, type Resolver } from './guarded-lookup';
 
 /** What every cloud adapter is built with (from the dispatcher's configuration). */
@@ -32,6 +33,11 @@ export interface CloudAdapterOptions {
   maxClients?: number;
   /** How names of endpoint overrides are resolved (the system's DNS unless a test injects one). */
   resolver?: Resolver;
+  /**
+   * The egress proxy the AWS kinds (SQS, SNS, EventBridge, S3) and Pub/Sub's gRPC channel go
+   * through with CONNECT; null or absent: straight.
+   */
+  egressProxy?: EgressProxy | null;
 }
 
 /**
@@ -154,13 +160,30 @@ export function awsClientSettings(
   // Only a user-chosen endpoint is resolved through the guard: AWS's own regional names may
   // resolve to private addresses legitimately (VPC endpoints with private DNS).
   const guard = config.endpoint !== undefined && !options.allowPrivateTargets;
-  const agentOptions = {
-    keepAlive: true,
-    maxSockets: 64,
-    ...(guard
-      ? { lookup: options.resolver ? createGuardedLookup(options.resolver) : guardedLookup }
-      : {}),
-  };
+  const lookup = guard
+    ? options.resolver
+      ? createGuardedLookup(options.resolver)
+      : guardedLookup
+    : undefined;
+  const agentOptions = { keepAlive: true, maxSockets: 64, ...(lookup ? { lookup } : {}) };
+  const agents = options.egressProxy
+    ? proxiedAgents(options.egressProxy, {
+        keepAlive: true,
+        maxSockets: 64,
+        connectTimeoutMs: options.connectTimeoutMs,
+        // The proxy resolves the name: the guard looks at it first (a bypassed one connects
+        // with the guarded lookup as usual).
+        ...(lookup
+          ? {
+              lookup,
+              checkTarget: (host: string) =>
+                new Promise<void>((resolve, reject) =>
+                  lookup(host, { all: true }, (error) => (error ? reject(error) : resolve())),
+                ),
+            }
+          : {}),
+      })
+    : { httpAgent: new HttpAgent(agentOptions), httpsAgent: new HttpsAgent(agentOptions) };
   return {
     region: config.region,
     ...(config.endpoint !== undefined ? { endpoint: config.endpoint } : {}),
@@ -181,8 +204,8 @@ export function awsClientSettings(
       connectionTimeout: options.connectTimeoutMs,
       requestTimeout: options.timeoutMs,
       throwOnRequestTimeout: true,
-      httpAgent: new HttpAgent(agentOptions),
-      httpsAgent: new HttpsAgent(agentOptions),
+      httpAgent: agents.httpAgent,
+      httpsAgent: agents.httpsAgent,
     },
   };
 }

@@ -1,4 +1,5 @@
-import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import type * as EventBridgeSdk from '@aws-sdk/client-eventbridge';
+import { lazily } from './lazy-sdk';
 import { classifyAwsError } from './aws-errors';
 import {
   AttemptRejected,
@@ -20,6 +21,10 @@ import {
 } from './destination.adapter';
 import { EventBridgeConfig, parseDestinationConfig } from './destination-config';
 
+/** The SDK, loaded on the first delivery of this kind (see lazily). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const sdk = lazily((): typeof EventBridgeSdk => require('@aws-sdk/client-eventbridge'));
+
 /**
  * Delivers to an EventBridge bus: PutEvents with one entry, `Source` from the config (`hookbase`
  * by default), `DetailType` the event type, `Detail` the payload's JSON. PutEvents answers 200
@@ -28,7 +33,7 @@ import { EventBridgeConfig, parseDestinationConfig } from './destination-config'
  */
 export class EventBridgeDestinationAdapter implements DestinationAdapter {
   readonly kind = 'eventbridge' as const;
-  private readonly clients: ClientCache<EventBridgeClient>;
+  private readonly clients: ClientCache<EventBridgeSdk.EventBridgeClient>;
 
   constructor(private readonly options: CloudAdapterOptions) {
     this.clients = new ClientCache((client) => client.destroy(), options.maxClients);
@@ -43,7 +48,7 @@ export class EventBridgeDestinationAdapter implements DestinationAdapter {
       return refusedReport(error);
     }
     const client = this.client(config);
-    const command = new PutEventsCommand({
+    const command = new (sdk().PutEventsCommand)({
       Entries: [
         {
           EventBusName: config.eventBusName,
@@ -71,11 +76,11 @@ export class EventBridgeDestinationAdapter implements DestinationAdapter {
     }, classifyWith(classifyAwsError));
   }
 
-  private client(config: EventBridgeConfig): EventBridgeClient {
+  private client(config: EventBridgeConfig): EventBridgeSdk.EventBridgeClient {
     const key = clientKey(['eventbridge', config.region, config.endpoint, config.credentials]);
     return this.clients.get(
       key,
-      () => new EventBridgeClient(awsClientSettings(config, this.options)),
+      () => new (sdk().EventBridgeClient)(awsClientSettings(config, this.options)),
     );
   }
 

@@ -1,5 +1,6 @@
 export * from './aws-errors';
 export * from './cloud-support';
+export * from './connect-proxy-agent';
 export * from './credentials-cipher';
 export * from './destination-config';
 export * from './destination-registry';

@@ -1,6 +1,9 @@
 import { isIPv4 } from 'node:net';
-import { PubSub, v1, type ClientConfig, type Topic } from '@google-cloud/pubsub';
-import { JWT } from 'google-auth-library';
+import type { ClientConfig, PubSub, Topic } from '@google-cloud/pubsub';
+import type * as PubsubSdk from '@google-cloud/pubsub';
+import { lazily } from './lazy-sdk';
+import type * as GoogleAuth from 'google-auth-library';
+import { bypassesProxy } from '@hookbase/domain';
 import {
   checkBeforeSend,
   ClientCache,
@@ -10,6 +13,7 @@ import {
   refusedReport,
   timedAttempt,
 } from './cloud-support';
+import type { EgressProxy } from './connect-proxy-agent';
 import {
   DeliveryReport,
   DeliveryTarget,
@@ -20,6 +24,12 @@ import { parseDestinationConfig, PubsubConfig } from './destination-config';
 import { classifyGoogleError } from './google-errors';
 import { isTargetRefusal, resolveTargetName } from './guarded-lookup';
 import { networkText } from './transport-errors';
+
+/** The SDK, loaded on the first delivery of this kind (see lazily). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const sdk = lazily((): typeof PubsubSdk => require('@google-cloud/pubsub'));
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const auth = lazily((): typeof GoogleAuth => require('google-auth-library'));
 
 interface PubsubClient {
   pubsub: PubSub;
@@ -128,7 +138,7 @@ export class PubsubDestinationAdapter implements DestinationAdapter {
       config.credentials,
     ]);
     const client = this.clients.get(key, () => ({
-      pubsub: new PubSub(pubsubClientConfig(config, address)),
+      pubsub: new (sdk().PubSub)(pubsubClientConfig(config, address, this.options.egressProxy)),
       topics: new Map(),
     }));
     const topicKey = `${ordered ? 'ordered' : 'unordered'}:${config.topic}`;
@@ -153,27 +163,54 @@ export class PubsubDestinationAdapter implements DestinationAdapter {
 }
 
 /** The OAuth scopes the Pub/Sub client asks for (its publisher's, which the subscriber's match). */
-const PUBSUB_SCOPES = [...new Set([...v1.PublisherClient.scopes, ...v1.SubscriberClient.scopes])];
+const pubsubScopes = lazily(() => {
+  const { v1 } = sdk();
+  return [...new Set([...v1.PublisherClient.scopes, ...v1.SubscriberClient.scopes])];
+});
+
+/** Pub/Sub's own service, when no endpoint override is set. */
+const PUBSUB_HOST = 'pubsub.googleapis.com';
 
 /**
  * The client settings for a topic's project, endpoint and credentials. With `address` (the
  * checked address of the endpoint's host) the channel dials it, while TLS verifies the
- * certificate for the host and `:authority` names it.
+ * certificate for the host and `:authority` names it. With `proxy` (unless its no_proxy list
+ * names the host) the channel dials the proxy and gRPC opens a CONNECT tunnel to the checked
+ * address (or the service's host) through it; the proxy variables of the environment are not
+ * consulted.
  */
-export function pubsubClientConfig(config: PubsubConfig, address?: string): ClientConfig {
-  const settings: ClientConfig & Record<`grpc.${string}`, string> = {
+export function pubsubClientConfig(
+  config: PubsubConfig,
+  address?: string,
+  proxy?: EgressProxy | null,
+): ClientConfig {
+  const settings: ClientConfig & Record<`grpc.${string}`, string | number> = {
     projectId: config.projectId,
   };
-  if (config.endpoint !== undefined) {
-    const url = new URL(config.endpoint);
-    const emulator = url.protocol === 'http:';
-    const port = url.port || (emulator ? '80' : '443');
-    const dialled = address ?? url.hostname;
+  const url = config.endpoint !== undefined ? new URL(config.endpoint) : null;
+  const emulator = url?.protocol === 'http:';
+  const host = url?.hostname ?? PUBSUB_HOST;
+  const port = url?.port || (emulator ? '80' : '443');
+  const dialled = address ?? host;
+  if (proxy && !bypassesProxy(host, Number(port), proxy.noProxy)) {
+    const through = new URL(proxy.url);
+    settings.apiEndpoint = `${through.hostname}:${through.port || '80'}`;
+    settings['grpc.http_connect_target'] = `dns:///${dialled}:${port}`;
+    if (through.username) {
+      settings['grpc.http_connect_creds'] =
+        `${decodeURIComponent(through.username)}:${decodeURIComponent(through.password)}`;
+    }
+    settings['grpc.default_authority'] = url?.port ? `${host}:${url.port}` : host;
+    if (!emulator) settings['grpc.ssl_target_name_override'] = host;
+    settings['grpc.enable_http_proxy'] = 0;
+  } else if (url) {
     settings.apiEndpoint = `${dialled}:${port}`;
     if (dialled !== url.hostname) {
       settings['grpc.default_authority'] = url.port ? `${url.hostname}:${url.port}` : url.hostname;
       if (!emulator) settings['grpc.ssl_target_name_override'] = url.hostname;
     }
+  }
+  if (url) {
     // http: plain gRPC, no credentials (the emulator's way); https: TLS and real credentials.
     settings.emulatorMode = emulator;
     // Naming the universe spares the client asking for one: without it, it looks for Google's
@@ -183,10 +220,10 @@ export function pubsubClientConfig(config: PubsubConfig, address?: string): Clie
   if (config.credentials !== undefined) {
     // A service-account client of our own: google-auth-library 11 deprecates (and warns on every
     // client made with) the `credentials` option it would otherwise build this from.
-    settings.authClient = new JWT({
+    settings.authClient = new (auth().JWT)({
       email: config.credentials.clientEmail,
       key: config.credentials.privateKey,
-      scopes: PUBSUB_SCOPES,
+      scopes: pubsubScopes(),
     });
   }
   return settings;

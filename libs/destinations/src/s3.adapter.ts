@@ -1,4 +1,5 @@
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type * as S3Sdk from '@aws-sdk/client-s3';
+import { lazily } from './lazy-sdk';
 import { classifyAwsError } from './aws-errors';
 import {
   awsClientSettings,
@@ -19,6 +20,10 @@ import {
 } from './destination.adapter';
 import { parseDestinationConfig, S3Config } from './destination-config';
 
+/** The SDK, loaded on the first delivery of this kind (see lazily). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const sdk = lazily((): typeof S3Sdk => require('@aws-sdk/client-s3'));
+
 /**
  * The object key of a message: `<prefix><eventType>/<messageId>.json`. A retry writes the same
  * key again (same content); a replay is a new message and so a new object, whose `webhook-id`
@@ -35,7 +40,7 @@ export function s3ObjectKey(prefix: string, message: OutboundMessage): string {
  */
 export class S3DestinationAdapter implements DestinationAdapter {
   readonly kind = 's3' as const;
-  private readonly clients: ClientCache<S3Client>;
+  private readonly clients: ClientCache<S3Sdk.S3Client>;
 
   constructor(private readonly options: CloudAdapterOptions) {
     this.clients = new ClientCache((client) => client.destroy(), options.maxClients);
@@ -51,7 +56,7 @@ export class S3DestinationAdapter implements DestinationAdapter {
     }
     const client = this.client(config);
     const key = s3ObjectKey(config.prefix, message);
-    const command = new PutObjectCommand({
+    const command = new (sdk().PutObjectCommand)({
       Bucket: config.bucket,
       Key: key,
       Body: JSON.stringify(message.payload),
@@ -72,12 +77,12 @@ export class S3DestinationAdapter implements DestinationAdapter {
     }, classifyAwsError);
   }
 
-  private client(config: S3Config): S3Client {
+  private client(config: S3Config): S3Sdk.S3Client {
     const key = clientKey(['s3', config.region, config.endpoint, config.credentials]);
     return this.clients.get(
       key,
       () =>
-        new S3Client({
+        new (sdk().S3Client)({
           ...awsClientSettings(config, this.options),
           forcePathStyle: config.endpoint !== undefined,
         }),

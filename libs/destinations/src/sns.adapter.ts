@@ -1,4 +1,5 @@
-import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import type * as SnsSdk from '@aws-sdk/client-sns';
+import { lazily } from './lazy-sdk';
 import { classifyAwsError } from './aws-errors';
 import {
   awsClientSettings,
@@ -20,6 +21,10 @@ import {
 } from './destination.adapter';
 import { parseDestinationConfig, SnsConfig } from './destination-config';
 
+/** The SDK, loaded on the first delivery of this kind (see lazily). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const sdk = lazily((): typeof SnsSdk => require('@aws-sdk/client-sns'));
+
 /**
  * Delivers to an SNS topic: Publish with the payload's JSON as the message and the delivery
  * attributes as String message attributes. On a FIFO topic (ARN ending in `.fifo`) the message
@@ -27,7 +32,7 @@ import { parseDestinationConfig, SnsConfig } from './destination-config';
  */
 export class SnsDestinationAdapter implements DestinationAdapter {
   readonly kind = 'sns' as const;
-  private readonly clients: ClientCache<SNSClient>;
+  private readonly clients: ClientCache<SnsSdk.SNSClient>;
 
   constructor(private readonly options: CloudAdapterOptions) {
     this.clients = new ClientCache((client) => client.destroy(), options.maxClients);
@@ -43,7 +48,7 @@ export class SnsDestinationAdapter implements DestinationAdapter {
     }
     const client = this.client(config);
     const fifo = config.topicArn.endsWith('.fifo');
-    const command = new PublishCommand({
+    const command = new (sdk().PublishCommand)({
       TopicArn: config.topicArn,
       Message: JSON.stringify(message.payload),
       MessageAttributes: stringAttributes(deliveryAttributes(message)),
@@ -65,9 +70,12 @@ export class SnsDestinationAdapter implements DestinationAdapter {
     }, classifyAwsError);
   }
 
-  private client(config: SnsConfig): SNSClient {
+  private client(config: SnsConfig): SnsSdk.SNSClient {
     const key = clientKey(['sns', config.region, config.endpoint, config.credentials]);
-    return this.clients.get(key, () => new SNSClient(awsClientSettings(config, this.options)));
+    return this.clients.get(
+      key,
+      () => new (sdk().SNSClient)(awsClientSettings(config, this.options)),
+    );
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type * as SqsSdk from '@aws-sdk/client-sqs';
+import { lazily } from './lazy-sdk';
 import { classifyAwsError } from './aws-errors';
 import {
   awsClientSettings,
@@ -20,6 +21,10 @@ import {
 } from './destination.adapter';
 import { parseDestinationConfig, SqsConfig } from './destination-config';
 
+/** The SDK, loaded on the first delivery of this kind (see lazily). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const sdk = lazily((): typeof SqsSdk => require('@aws-sdk/client-sqs'));
+
 /**
  * Delivers to an SQS queue: SendMessage with the payload's JSON as the body and the delivery
  * attributes as String message attributes. On a FIFO queue (URL ending in `.fifo`) the message
@@ -28,7 +33,7 @@ import { parseDestinationConfig, SqsConfig } from './destination-config';
  */
 export class SqsDestinationAdapter implements DestinationAdapter {
   readonly kind = 'sqs' as const;
-  private readonly clients: ClientCache<SQSClient>;
+  private readonly clients: ClientCache<SqsSdk.SQSClient>;
 
   constructor(private readonly options: CloudAdapterOptions) {
     this.clients = new ClientCache((client) => client.destroy(), options.maxClients);
@@ -44,7 +49,7 @@ export class SqsDestinationAdapter implements DestinationAdapter {
     }
     const client = this.client(config);
     const fifo = config.queueUrl.endsWith('.fifo');
-    const command = new SendMessageCommand({
+    const command = new (sdk().SendMessageCommand)({
       QueueUrl: config.queueUrl,
       MessageBody: JSON.stringify(message.payload),
       MessageAttributes: stringAttributes(deliveryAttributes(message)),
@@ -66,12 +71,12 @@ export class SqsDestinationAdapter implements DestinationAdapter {
     }, classifyAwsError);
   }
 
-  private client(config: SqsConfig): SQSClient {
+  private client(config: SqsConfig): SqsSdk.SQSClient {
     const key = clientKey(['sqs', config.region, config.endpoint, config.credentials]);
     return this.clients.get(
       key,
       () =>
-        new SQSClient({
+        new (sdk().SQSClient)({
           ...awsClientSettings(config, this.options),
           // The request goes to the regional endpoint or the configured override, never to
           // whatever host a queue URL names.

@@ -23,7 +23,7 @@ import {
 import { AttemptRecord, EndpointEntity, OrganizationRepository } from '@hookbase/persistence';
 import { DeliveryMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import { AttemptRecorder } from './attempt-recorder';
-import { dlqMessage } from './dead-letter.service';
+import { dlqMessage, exhaustedData } from './dead-letter.service';
 import { DESTINATION_REGISTRY, DispatcherDestinations } from './destination-registry.provider';
 import { EndpointHealthService } from './endpoint-health.service';
 import { PendingDelivery } from './pending-delivery';
@@ -177,15 +177,17 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
       );
       this.metrics.deadLettered(decision.dlqReason, 1);
       // Told after the DLQ record is out; never awaited by delivery, never thrown.
-      void this.operational?.emit('message.attempt.exhausted', endpoint, {
-        messageId: delivery.messageId,
-        eventId: delivery.eventId,
-        eventType: delivery.eventType,
-        reason: decision.dlqReason,
-        attempts: attemptNumber,
-        lastError: record.error,
-        lastResponseStatus: record.responseStatus,
-      });
+      void this.operational?.emit(
+        'message.attempt.exhausted',
+        endpoint,
+        exhaustedData(
+          delivery,
+          decision.dlqReason,
+          attemptNumber,
+          record.error,
+          record.responseStatus,
+        ),
+      );
     }
     const recorded = this.recorder.record(record);
     const health = this.trackHealth(endpoint, outcome.kind);

@@ -1,11 +1,14 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DlqReason, DlqRecord } from '@hookbase/domain';
-import { KafkaProducer, TOPICS, TopicNames } from '@hookbase/kafka';
+import { KafkaProducer, OperationalEventPublisher, TOPICS, TopicNames } from '@hookbase/kafka';
 import { MessageRepository } from '@hookbase/persistence';
 import { DeliveryMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import { PendingDelivery } from './pending-delivery';
 
-/** Ends messages without an attempt: each goes to the DLQ, then takes its final status. */
+/**
+ * Ends messages without an attempt: each goes to the DLQ, then takes its final status, and its
+ * organization hears of it (`message.attempt.exhausted` with the reason), whichever the caller.
+ */
 export interface DeadLetters {
   /** Sends the messages to the DLQ with `reason`, then ends them with `status`. */
   deadLetter(
@@ -22,6 +25,7 @@ export class DeadLetterService implements DeadLetters {
     private readonly producer: KafkaProducer,
     private readonly messages: MessageRepository,
     @Optional() @Inject(METRICS) private readonly metrics: DeliveryMetrics = NO_METRICS,
+    @Optional() private readonly operational?: OperationalEventPublisher,
   ) {}
 
   async deadLetter(
@@ -41,7 +45,35 @@ export class DeadLetterService implements DeadLetters {
     if (status === 'cancelled') await this.messages.cancel(ids);
     else if (status === 'expired') await this.messages.expire(ids);
     else await this.messages.skip(ids);
+    // Whether an endpoint is operational is looked up with the recipients (nothing is reported
+    // about one); never thrown.
+    await this.operational?.emitAll(
+      'message.attempt.exhausted',
+      deliveries.map((delivery) => ({
+        subject: { id: delivery.endpointId, organizationId: delivery.organizationId },
+        data: exhaustedData(delivery, reason, delivery.attemptsMade, null, null),
+      })),
+    );
   }
+}
+
+/** The data of `message.attempt.exhausted`: the message, why it was dead-lettered, its last try. */
+export function exhaustedData(
+  delivery: PendingDelivery,
+  reason: DlqReason,
+  attempts: number,
+  lastError: string | null,
+  lastResponseStatus: number | null,
+): Record<string, unknown> {
+  return {
+    messageId: delivery.messageId,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType,
+    reason,
+    attempts,
+    lastError,
+    lastResponseStatus,
+  };
 }
 
 /** A message's DLQ record as it goes on the DLQ topic, keyed by its endpoint. */

@@ -25,6 +25,7 @@ export const destinationRegistryProvider: Provider = {
         timeoutMs: config.delivery.timeoutMs,
         connectTimeoutMs: config.delivery.connectTimeoutMs,
         allowPrivateTargets: config.delivery.allowPrivateTargets,
+        egressProxy: config.delivery.egressProxy,
       },
       credentials: config.credentials,
     }),

@@ -1,4 +1,4 @@
-import { OperationalEventPublisher } from '@hookbase/kafka';
+import { OperationalEventPublisher, OperationalOutboxRelay } from '@hookbase/kafka';
 import { Module } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { AttemptRecorder } from './attempt-recorder';
@@ -10,6 +10,7 @@ import { DispatcherConsumer } from './dispatcher.consumer';
 import { EndpointGuards } from './endpoint-guards';
 import { EndpointHealthService } from './endpoint-health.service';
 import { DISPATCH_SLOTS, DispatchPool } from './dispatch-pool';
+import { FifoBlockedSweeper } from './fifo-blocked-sweeper';
 import { FifoLaneRunner } from './fifo-lane-runner';
 import { RetentionService } from './retention.service';
 import { RetryScheduler } from './retry-scheduler';
@@ -28,11 +29,13 @@ import { RetryScheduler } from './retry-scheduler';
     EndpointGuards,
     EndpointHealthService,
     OperationalEventPublisher,
+    OperationalOutboxRelay,
     AttemptService,
     DeadLetterService,
     DeliveryService,
     DispatcherConsumer,
     FifoLaneRunner,
+    FifoBlockedSweeper,
     RetryScheduler,
     RetentionService,
   ],

@@ -29,14 +29,23 @@ describe('EndpointHealthService', () => {
         writes.push('success');
         streak = { consecutiveFailures: 0, failingSince: null };
       },
-      autoDisable: async () => {
+      autoDisable: async (
+        _id: string,
+        _cutoff: Date,
+        _at: Date,
+        also?: (tx: unknown) => Promise<void>,
+      ) => {
         writes.push('disable');
+        await also?.('tx');
         return true;
       },
     } as unknown as EndpointRepository;
     const publisher = {
       emit: async (type: string, _subject: unknown, data: unknown) => {
         emitted.push({ type, data });
+      },
+      emitAll: async (type: string, events: { data: unknown }[], _at: Date, tx?: unknown) => {
+        for (const event of events) emitted.push({ type, data: event.data, ...(tx ? { tx } : {}) });
       },
     } as unknown as OperationalEventPublisher;
     const config = {
@@ -77,7 +86,7 @@ describe('EndpointHealthService', () => {
     ]);
   });
 
-  it("disables after the organization's period and tells why", async () => {
+  it("disables after the organization's period and tells why, in the transaction of the change", async () => {
     const { health, endpoint, writes, emitted } = setup({ periodMs: 10_000, failingAfter: 100 });
     expect((await health.afterAttempt(endpoint, 'failed', at(0))).kind).toBe('failing');
     expect((await health.afterAttempt(endpoint, 'retry', at(9_999))).kind).toBe('failing');
@@ -92,6 +101,7 @@ describe('EndpointHealthService', () => {
           consecutiveFailures: 3,
           failingSince: t0.toISOString(),
         },
+        tx: 'tx',
       },
     ]);
   });

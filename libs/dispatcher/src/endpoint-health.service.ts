@@ -3,6 +3,7 @@ import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { shouldAutoDisable, successNeedsWrite } from '@hookbase/domain';
 import { OperationalEventPublisher } from '@hookbase/kafka';
 import { EndpointEntity, EndpointRepository } from '@hookbase/persistence';
+import type { EntityManager } from 'typeorm';
 
 /** What an endpoint's health did after an attempt, for whoever reports it (operational events). */
 export type HealthChange =
@@ -67,11 +68,7 @@ export class EndpointHealthService {
             failingSince: change.failingSince.toISOString(),
           });
         }
-        await this.operational.emit('endpoint.disabled', endpoint, {
-          reason: 'failing',
-          consecutiveFailures: change.consecutiveFailures,
-          failingSince: change.failingSince.toISOString(),
-        });
+        // endpoint.disabled went out with the change itself (track).
         break;
     }
     return change;
@@ -94,7 +91,27 @@ export class EndpointHealthService {
       shouldAutoDisable({ status: streak.status, failingSince: streak.failingSince, periodMs, now })
     ) {
       const cutoff = new Date(now.getTime() - periodMs!);
-      if (await this.endpoints.autoDisable(endpoint.id, cutoff, now)) {
+      const operational = this.operational;
+      // The event is written in the transaction of the change (the outbox).
+      const tell = operational
+        ? (tx: EntityManager) =>
+            operational.emitAll(
+              'endpoint.disabled',
+              [
+                {
+                  subject: endpoint,
+                  data: {
+                    reason: 'failing',
+                    consecutiveFailures: streak.consecutiveFailures,
+                    failingSince: streak.failingSince.toISOString(),
+                  },
+                },
+              ],
+              now,
+              tx,
+            )
+        : undefined;
+      if (await this.endpoints.autoDisable(endpoint.id, cutoff, now, tell)) {
         this.logger.warn(
           `endpoint ${endpoint.id} disabled: ${streak.consecutiveFailures} failed attempts since ${streak.failingSince.toISOString()}`,
         );

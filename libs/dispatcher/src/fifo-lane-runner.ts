@@ -4,12 +4,10 @@ import {
   Logger,
   OnApplicationBootstrap,
   OnApplicationShutdown,
-  Optional,
 } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import { OperationalEventPublisher } from '@hookbase/kafka';
 import {
   Backoff,
   backoffDelay,
@@ -137,7 +135,6 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     @Inject(EndpointGuards) private readonly guards: LaneGuards,
     @Inject(AttemptService) private readonly attempts: Attempts,
     @Inject(DeadLetterService) private readonly deadLetters: DeadLetters,
-    @Optional() private readonly operational?: OperationalEventPublisher,
   ) {
     this.laneStore = new GroupedLaneStore(
       store,
@@ -146,57 +143,6 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       config.fifo.leaseMs,
       READ_AHEAD,
     );
-  }
-
-  /** Per endpoint: the head that keeps failing, since when, and whether that was reported. */
-  private readonly stuckHeads = new Map<
-    string,
-    { messageId: string; since: number; reported: boolean }
-  >();
-
-  /**
-   * fifo.queue.blocked once a head has failed for HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER (judged
-   * at its attempts), fifo.queue.unblocked when that head moves on. Best effort, never awaited by
-   * the lane's progress beyond the publish itself.
-   */
-  private async reportBlocking(
-    endpoint: EndpointEntity,
-    head: QueuedMessage,
-    moved: boolean,
-  ): Promise<void> {
-    if (!this.operational || endpoint.operational) return;
-    const now = Date.now();
-    const stuck = this.stuckHeads.get(endpoint.id);
-    if (moved) {
-      this.stuckHeads.delete(endpoint.id);
-      if (stuck?.reported) {
-        await this.operational.emit('fifo.queue.unblocked', endpoint, {
-          messageId: stuck.messageId,
-          blockedSince: new Date(stuck.since).toISOString(),
-        });
-      }
-      return;
-    }
-    const current =
-      stuck && stuck.messageId === head.messageId
-        ? stuck
-        : { messageId: head.messageId, since: now, reported: false };
-    this.stuckHeads.set(endpoint.id, current);
-    if (!current.reported && now - current.since >= this.config.delivery.fifoBlockedEventAfterMs) {
-      current.reported = true;
-      await this.operational.emit('fifo.queue.blocked', endpoint, {
-        state: {
-          blockedReason: 'retrying',
-          blockedSince: new Date(current.since).toISOString(),
-          head: {
-            messageId: head.messageId,
-            eventType: head.eventType,
-            attempts: head.attempts,
-            nextAttemptAt: head.nextAttemptAt?.toISOString() ?? null,
-          },
-        },
-      });
-    }
   }
 
   onApplicationBootstrap(): void {
@@ -520,10 +466,8 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     if (decision.status === 'awaiting_retry') {
       head.status = 'awaiting_retry';
       head.nextAttemptAt = decision.nextAttemptAt;
-      await this.reportBlocking(endpoint, head, false);
       return false;
     }
-    if (this.stuckHeads.has(endpoint.id)) await this.reportBlocking(endpoint, head, true);
     return true;
   }
 

@@ -13,6 +13,7 @@ export * from './dispatch-share';
 export * from './errors';
 export * from './error-statuses';
 export * from './fifo-gating';
+export * from './fifo-blocked';
 export * from './fifo-lane';
 export * from './ids';
 export * from './inputs';

@@ -10,3 +10,4 @@ export * from './consumer-lag.source';
 export * from './ingest-origin';
 export * from './consumer-assignment.source';
 export * from './operational-events.publisher';
+export * from './operational-outbox.relay';

@@ -10,6 +10,7 @@ import {
   DEFAULT_RETRY_POLICY,
   DomainError,
   EndpointKind,
+  type OperationalEventType,
   UpdateEndpointInput,
   validateRetryPolicy,
 } from '@hookbase/domain';
@@ -24,7 +25,12 @@ import {
   ReceiverOptionsSealer,
   type ReceiverOptionsInput,
 } from '@hookbase/destinations';
-import { EndpointEntity, EndpointRepository, OrganizationRepository } from '@hookbase/persistence';
+import {
+  type AlsoInTransaction,
+  EndpointEntity,
+  EndpointRepository,
+  OrganizationRepository,
+} from '@hookbase/persistence';
 import { generateSecret, isValidSecret } from '@hookbase/signing';
 
 /** Endpoint kinds this build can deliver to; the others are refused rather than stored unused. */
@@ -104,8 +110,8 @@ export class EndpointSettingsService {
       },
       input.kind === 'http' ? (input.secret ?? generateSecret()) : null,
       await this.endpointLimit(organizationId),
+      this.told([(endpoint) => ['endpoint.created', { kind: endpoint.kind }]]),
     );
-    await this.operational?.emit('endpoint.created', created, { kind: created.kind });
     return created;
   }
 
@@ -166,14 +172,19 @@ export class EndpointSettingsService {
     if (input.retry !== undefined) endpoint.retry = validateRetryPolicy(input.retry);
     if (input.rateLimitPerSecond !== undefined)
       endpoint.rateLimitPerSecond = input.rateLimitPerSecond;
-    const saved = await this.endpoints.save(endpoint);
-    // What changed is named, never its values (they may hold secrets).
-    await this.operational?.emit('endpoint.updated', saved, { fields: Object.keys(input).sort() });
-    if (saved.status === 'disabled' && statusBefore !== 'disabled') {
-      await this.operational?.emit('endpoint.disabled', saved, { reason: 'manual' });
-    } else if (statusBefore === 'disabled' && saved.status !== 'disabled') {
-      await this.operational?.emit('endpoint.enabled', saved);
-    }
+    const saved = await this.endpoints.save(
+      endpoint,
+      this.told([
+        // What changed is named, never its values (they may hold secrets).
+        () => ['endpoint.updated', { fields: Object.keys(input).sort() }],
+        (after) =>
+          after.status === 'disabled' && statusBefore !== 'disabled'
+            ? ['endpoint.disabled', { reason: 'manual' }]
+            : statusBefore === 'disabled' && after.status !== 'disabled'
+              ? ['endpoint.enabled', {}]
+              : null,
+      ]),
+    );
     return saved;
   }
 
@@ -187,8 +198,33 @@ export class EndpointSettingsService {
       endpoint.deliveryOptions = null;
       await this.endpoints.save(endpoint);
     }
-    await this.endpoints.softDelete(endpoint);
-    await this.operational?.emit('endpoint.deleted', endpoint);
+    await this.endpoints.softDelete(endpoint, this.told([() => ['endpoint.deleted', {}]]));
+  }
+
+  /**
+   * The operational events of an endpoint's change, written in its transaction (the outbox): the
+   * change and its events commit together. Each entry names an event for the endpoint as saved,
+   * or null for none.
+   */
+  private told(
+    events: ((
+      endpoint: EndpointEntity,
+    ) => [OperationalEventType, Record<string, unknown>] | null)[],
+  ): AlsoInTransaction | undefined {
+    const operational = this.operational;
+    if (!operational) return undefined;
+    return async (tx, endpoint) => {
+      for (const event of events) {
+        const told = event(endpoint);
+        if (told)
+          await operational.emitAll(
+            told[0],
+            [{ subject: endpoint, data: told[1] }],
+            new Date(),
+            tx,
+          );
+      }
+    };
   }
 
   async rotateSecret(endpoint: EndpointEntity, overlapSeconds: number): Promise<string> {

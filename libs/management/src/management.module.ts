@@ -1,4 +1,4 @@
-import { OperationalEventPublisher } from '@hookbase/kafka';
+import { OperationalEventPublisher, OperationalOutboxRelay } from '@hookbase/kafka';
 import { Module } from '@nestjs/common';
 import { ApplicationStatsController } from './application-stats.controller';
 import { ApplicationsController } from './applications.controller';
@@ -39,6 +39,7 @@ import { ReplayService } from './replay.service';
     EndpointSettingsService,
     EndpointTestSendService,
     OperationalEventPublisher,
+    OperationalOutboxRelay,
     ReplayService,
     DeliveryStatsService,
     ApplicationsService,

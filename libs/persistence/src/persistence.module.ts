@@ -21,10 +21,12 @@ import { EndpointRepository } from './repositories/endpoint.repository';
 import { EventRepository } from './repositories/event.repository';
 import { EventTypeRepository } from './repositories/event-type.repository';
 import { EventTypeCatalog } from './event-type-catalog';
+import { FifoEpisodeRepository } from './repositories/fifo-episode.repository';
 import { FifoLaneRepository } from './repositories/fifo-lane.repository';
 import { IdempotencyRepository } from './repositories/idempotency.repository';
 import { InvalidEventRepository } from './repositories/invalid-event.repository';
 import { MessageRepository } from './repositories/message.repository';
+import { OperationalOutboxRepository } from './repositories/operational-outbox.repository';
 import { OrganizationRepository } from './repositories/organization.repository';
 import { PollLogRepository } from './repositories/poll-log.repository';
 import { PortalTokenRepository } from './repositories/portal-token.repository';
@@ -37,10 +39,12 @@ const REPOSITORIES = [
   EndpointRepository,
   EventRepository,
   EventTypeRepository,
+  FifoEpisodeRepository,
   FifoLaneRepository,
   IdempotencyRepository,
   InvalidEventRepository,
   MessageRepository,
+  OperationalOutboxRepository,
   OrganizationRepository,
   PollLogRepository,
   PortalTokenRepository,

@@ -146,7 +146,7 @@ export async function spawnHookbase(
   env: Record<string, string>,
 ): Promise<{ process: HookbaseProcess; url?: string }> {
   const entry = join(ROOT, 'dist', 'apps', app, 'src', 'main.js');
-  const child = spawn(process.execPath, ['--enable-source-maps', entry], {
+  const child = spawn(process.execPath, [entry], {
     env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -19,6 +19,8 @@ import { PortalBranding1765584000002 } from './1765584000002-portal-branding';
 import { ApplicationRetention1765584000003 } from './1765584000003-application-retention';
 import { PayloadPurge1765584000004 } from './1765584000004-payload-purge';
 import { EventsByApplication1765670400000 } from './1765670400000-events-by-application';
+import { FifoBlockedEpisodes1765756800000 } from './1765756800000-fifo-blocked-episodes';
+import { OperationalOutbox1765756800001 } from './1765756800001-operational-outbox';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -42,4 +44,6 @@ export const MIGRATIONS = [
   ApplicationRetention1765584000003,
   PayloadPurge1765584000004,
   EventsByApplication1765670400000,
+  FifoBlockedEpisodes1765756800000,
+  OperationalOutbox1765756800001,
 ];

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DataSource, In, IsNull, MoreThan } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull, MoreThan } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import {
   DomainError,
@@ -14,6 +14,12 @@ import { EndpointEntity, EndpointSecretEntity } from '../entities';
 import { Page, toPage } from './page';
 
 export type NewEndpoint = Omit<EndpointEntity, 'id' | 'createdAt' | 'updatedAt' | 'deletedAt'>;
+
+/**
+ * More writes in the transaction of an endpoint's change (its operational events, in the
+ * outbox): they commit with it or not at all.
+ */
+export type AlsoInTransaction = (tx: EntityManager, endpoint: EndpointEntity) => Promise<void>;
 
 @Injectable()
 export class EndpointRepository {
@@ -38,6 +44,7 @@ export class EndpointRepository {
     input: NewEndpoint,
     secret: string | null,
     maxEndpoints = Number.POSITIVE_INFINITY,
+    also?: AlsoInTransaction,
   ): Promise<EndpointEntity> {
     const now = new Date();
     const endpoint = this.repo.create({
@@ -76,6 +83,7 @@ export class EndpointRepository {
           expiresAt: null,
         });
       }
+      await also?.(tx, endpoint);
     });
     return endpoint;
   }
@@ -153,16 +161,29 @@ export class EndpointRepository {
   }
 
   /** The organization's live operational endpoints, for operational event routing. */
+  /**
+   * The organization's operational endpoints, deleted ones too (`deleted`): nothing is reported
+   * about an operational endpoint, even one deleted since; only live ones receive.
+   */
   async operationalEndpoints(
     organizationId: string,
-  ): Promise<{ id: string; status: EndpointStatus; eventTypes: string[] }[]> {
-    const rows: { id: string; status: EndpointStatus; event_types: string[] }[] =
-      await this.dataSource.query(
-        `SELECT id, status, event_types FROM endpoints
-          WHERE organization_id = $1 AND operational AND deleted_at IS NULL ORDER BY id`,
-        [organizationId],
-      );
-    return rows.map((row) => ({ id: row.id, status: row.status, eventTypes: row.event_types }));
+  ): Promise<{ id: string; status: EndpointStatus; eventTypes: string[]; deleted: boolean }[]> {
+    const rows: {
+      id: string;
+      status: EndpointStatus;
+      event_types: string[];
+      deleted: boolean;
+    }[] = await this.dataSource.query(
+      `SELECT id, status, event_types, deleted_at IS NOT NULL AS deleted FROM endpoints
+        WHERE organization_id = $1 AND operational ORDER BY id`,
+      [organizationId],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      status: row.status,
+      eventTypes: row.event_types,
+      deleted: row.deleted,
+    }));
   }
 
   /**
@@ -223,30 +244,45 @@ export class EndpointRepository {
    * Disables an active endpoint whose streak began at or before `cutoff` (reason `failing`).
    * True when this call disabled it (a concurrent one, or a success in between, leaves it be).
    */
-  async autoDisable(endpointId: string, cutoff: Date, at: Date): Promise<boolean> {
-    const [rows]: [{ id: string }[]] = await this.dataSource.query(
-      `UPDATE endpoints
-          SET status = 'disabled', disabled_reason = 'failing', disabled_at = $3, updated_at = $3
-        WHERE id = $1 AND status = 'active' AND deleted_at IS NULL AND failing_since <= $2
-        RETURNING id`,
-      [endpointId, cutoff, at],
-    );
-    return rows.length === 1;
+  async autoDisable(
+    endpointId: string,
+    cutoff: Date,
+    at: Date,
+    also?: (tx: EntityManager) => Promise<void>,
+  ): Promise<boolean> {
+    return this.dataSource.transaction(async (tx) => {
+      const [rows]: [{ id: string }[]] = await tx.query(
+        `UPDATE endpoints
+            SET status = 'disabled', disabled_reason = 'failing', disabled_at = $3, updated_at = $3
+          WHERE id = $1 AND status = 'active' AND deleted_at IS NULL AND failing_since <= $2
+          RETURNING id`,
+        [endpointId, cutoff, at],
+      );
+      if (rows.length !== 1) return false;
+      await also?.(tx);
+      return true;
+    });
   }
 
-  async save(endpoint: EndpointEntity): Promise<EndpointEntity> {
+  async save(endpoint: EndpointEntity, also?: AlsoInTransaction): Promise<EndpointEntity> {
     endpoint.updatedAt = new Date();
-    return this.repo.save(endpoint);
+    if (!also) return this.repo.save(endpoint);
+    return this.dataSource.transaction(async (tx) => {
+      const saved = await tx.getRepository(EndpointEntity).save(endpoint);
+      await also(tx, saved);
+      return saved;
+    });
   }
 
   /** Marks the endpoint deleted and clears its secrets in one transaction. */
-  async softDelete(endpoint: EndpointEntity): Promise<void> {
+  async softDelete(endpoint: EndpointEntity, also?: AlsoInTransaction): Promise<void> {
     const now = new Date();
     await this.dataSource.transaction(async (tx) => {
       await tx
         .getRepository(EndpointEntity)
         .update(endpoint.id, { deletedAt: now, updatedAt: now });
       await tx.getRepository(EndpointSecretEntity).delete({ endpointId: endpoint.id });
+      await also?.(tx, endpoint);
     });
   }
 

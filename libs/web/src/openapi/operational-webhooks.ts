@@ -1,4 +1,8 @@
-import { OPERATIONAL_EVENT_TYPES, type OperationalEventType } from '@hookbase/domain';
+import {
+  LANE_BLOCKED_REASONS,
+  OPERATIONAL_EVENT_TYPES,
+  type OperationalEventType,
+} from '@hookbase/domain';
 import type { JsonSchema } from './route-description';
 
 /**
@@ -38,7 +42,8 @@ const DATA: Record<
     properties: streak,
   },
   'message.attempt.exhausted': {
-    summary: 'A message was dead-lettered after an attempt, with the reason.',
+    summary:
+      'A message was dead-lettered, with the reason: after its last attempt, or without one (a new message skipped by an open circuit, its endpoint deleted, past its max age); then lastError and lastResponseStatus are null.',
     properties: {
       messageId: { type: 'string' },
       eventId: { type: 'string' },
@@ -55,12 +60,12 @@ const DATA: Record<
   },
   'fifo.queue.blocked': {
     summary:
-      'A FIFO head has kept failing for HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER (judged at its attempts), with the queue state.',
+      'A FIFO queue has been held for HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER (its head failing, or held by a paused or disabled endpoint, an open circuit or a stopped worker), with the queue state.',
     properties: {
       state: {
         type: 'object',
         properties: {
-          blockedReason: { const: 'retrying' },
+          blockedReason: { enum: [...LANE_BLOCKED_REASONS] },
           blockedSince: time,
           head: {
             type: 'object',
@@ -76,7 +81,8 @@ const DATA: Record<
     },
   },
   'fifo.queue.unblocked': {
-    summary: 'The head reported by fifo.queue.blocked moved on (delivered or dead-lettered).',
+    summary:
+      'The queue reported by fifo.queue.blocked moves again: its head was delivered or dead-lettered, or the endpoint deleted.',
     properties: { messageId: { type: 'string' }, blockedSince: time },
   },
 };

@@ -860,7 +860,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A FIFO head has kept failing for HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER (judged at its attempts), with the queue state. */
+        /** A FIFO queue has been held for HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER (its head failing, or held by a paused or disabled endpoint, an open circuit or a stopped worker), with the queue state. */
         post: operations["operational_fifo_queue_blocked"];
         delete?: never;
         options?: never;
@@ -877,7 +877,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** The head reported by fifo.queue.blocked moved on (delivered or dead-lettered). */
+        /** The queue reported by fifo.queue.blocked moves again: its head was delivered or dead-lettered, or the endpoint deleted. */
         post: operations["operational_fifo_queue_unblocked"];
         delete?: never;
         options?: never;
@@ -894,7 +894,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A message was dead-lettered after an attempt, with the reason. */
+        /** A message was dead-lettered, with the reason: after its last attempt, or without one (a new message skipped by an open circuit, its endpoint deleted, past its max age); then lastError and lastResponseStatus are null. */
         post: operations["operational_message_attempt_exhausted"];
         delete?: never;
         options?: never;
@@ -9551,8 +9551,8 @@ export interface operations {
                     data: {
                         endpointId: string;
                         state?: {
-                            /** @constant */
-                            blockedReason?: "retrying";
+                            /** @enum {unknown} */
+                            blockedReason?: "retrying" | "circuit_open" | "disabled" | "paused" | "lease";
                             /** Format: date-time */
                             blockedSince?: string;
                             head?: {
