@@ -1,5 +1,5 @@
 import { loadConfig } from '@hookbase/config';
-import { CircuitState, DeliveryDecision, DlqReason } from '@hookbase/domain';
+import { CircuitState, DeliveryDecision, DlqReason, LANE_LINGER_MS } from '@hookbase/domain';
 import {
   EndpointEntity,
   EndpointRepository,
@@ -57,6 +57,8 @@ function lane(
     guards?: (real: EndpointGuards) => LaneGuards;
     /** Every attempt waits for it before answering (a slow receiver). */
     attemptGate?: Promise<void>;
+    /** Runs inside the release statement, once it has found the queue empty. */
+    whileReleasing?: () => void;
   } = {},
 ) {
   const endpoint = options.endpoint ?? endpointOf();
@@ -67,15 +69,29 @@ function lane(
   const deadLettered: { ids: string[]; reason: DlqReason; status: string }[] = [];
   let released = false;
   const handedBack: string[][] = [];
+  const calls = { acquire: 0, read: 0, release: 0 };
   const store = {
-    acquire: async () => true,
+    acquireMany: async (ids: string[]) => {
+      calls.acquire++;
+      return new Set(ids);
+    },
     renew: async () => new Set(['ep_1']),
     queue: async (_id: string, limit: number) => queued.slice(0, limit),
-    releaseIfEmpty: async () => (released = queued.length === 0),
+    queues: async (ids: string[], limit: number) => {
+      calls.read++;
+      return new Map(queued.length === 0 ? [] : ids.map((id) => [id, queued.slice(0, limit)]));
+    },
+    releaseManyIfEmpty: async (ids: string[]) => {
+      calls.release++;
+      const empty = queued.length === 0;
+      released = empty;
+      if (empty) options.whileReleasing?.();
+      return empty ? new Set(ids) : new Set<string>();
+    },
     releaseAll: async (_owner: string, ids: string[]) => void handedBack.push([...ids]),
     setBlocked: async (_id: string, _owner: string, reason: string | null) =>
       void blocked.push(reason),
-    startHeadAttempt: async () => undefined,
+    startHeadAttempts: async () => ({ transitioned: [], skipped: [] }),
     unowned: async () => [],
   } as unknown as FifoLaneRepository;
   const endpoints = {
@@ -128,6 +144,12 @@ function lane(
     deadLettered,
     released: () => released,
     queued: () => queued,
+    /** A message parked in the lane (as the dispatcher's intake does, before its wake). */
+    park: (message: QueuedMessage) => {
+      queued = [...queued, message];
+      released = false;
+    },
+    calls,
     handedBack,
   };
 }
@@ -150,6 +172,39 @@ describe('FifoLaneRunner', () => {
     await runUntil(t.released, 'the lane to be released');
     expect(t.attempted).toEqual(['a', 'b', 'c']);
     expect(t.slotsAsked).toEqual(['org_a', 'org_a', 'org_a']);
+    await t.runner.onApplicationShutdown();
+  });
+
+  it('keeps the lease of a lane fed a message at a time: woken while it lingers, it reads its queue without taking the lease again', async () => {
+    const t = lane({ queue: [queuedOf('a')] });
+    t.runner.wake(['ep_1']);
+    await runUntil(() => t.attempted.length === 1, 'the first attempt');
+    await jest.advanceTimersByTimeAsync(LANE_LINGER_MS / 2);
+    expect(t.released()).toBe(false);
+    t.park(queuedOf('b'));
+    t.runner.wake(['ep_1']);
+    await runUntil(() => t.attempted.length === 2, 'the second attempt');
+    await runUntil(t.released, 'the lane to be released');
+    expect(t.attempted).toEqual(['a', 'b']);
+    expect(t.calls).toEqual({ acquire: 1, read: 2, release: 1 });
+    await t.runner.onApplicationShutdown();
+  });
+
+  it('starts a lane again that was woken while it gave its lease up', async () => {
+    let parkOnce: (() => void) | undefined;
+    const t = lane({ queue: [queuedOf('a')], whileReleasing: () => parkOnce?.() });
+    parkOnce = () => {
+      parkOnce = undefined;
+      // Queued, and the lane woken, after the release statement found the queue empty but before
+      // its answer came back.
+      t.park(queuedOf('b'));
+      t.runner.wake(['ep_1']);
+    };
+    t.runner.wake(['ep_1']);
+    await runUntil(() => t.attempted.length === 2, 'the message queued during the release');
+    expect(t.attempted).toEqual(['a', 'b']);
+    expect(t.calls.acquire).toBe(2);
+    await runUntil(t.released, 'the lane to be released');
     await t.runner.onApplicationShutdown();
   });
 

@@ -12,6 +12,8 @@ import {
   Backoff,
   backoffDelay,
   DEFAULT_RETRY_POLICY,
+  emptyWindowStep,
+  LANE_LINGER_MS,
   LaneEndpoint,
   laneRenewEveryMs,
   nextLaneStep,
@@ -26,6 +28,7 @@ import { Drainable, DrainsOnShutdown, settledBy } from '@hookbase/runtime';
 import { Attempts, AttemptService } from './attempt.service';
 import { DeadLetters, DeadLetterService } from './dead-letter.service';
 import { EndpointGuards, LaneGuards } from './endpoint-guards';
+import { EndpointRead, GroupedLaneStore, LaneStore } from './grouped-lane-store';
 import { PendingDelivery } from './pending-delivery';
 
 /** A lane whose step failed (the store, a lost read) tries again after this. */
@@ -42,16 +45,13 @@ const IN_FLIGHT_SHOWN_AFTER_MS = 50;
 /** A read this old is renewed beside the next send. */
 const ENDPOINT_READ_RENEW_MS = 150;
 
-interface EndpointRead {
-  endpoint: EndpointEntity | undefined;
-  secrets: readonly string[];
-  /** When the read was started: the state it shows is at least this recent. */
-  at: number;
-}
-
 interface LaneProgress {
   /** The head and the messages read after it. */
   window: QueuedMessage[];
+  /** The window came from a read that held the whole queue, and nothing has been forgotten since. */
+  readWholeQueue: boolean;
+  /** The lane lingered (waited for a wake with an empty window) since its last read. */
+  lingered: boolean;
   /** Whether the lane last told the store it waits for the circuit breaker. */
   saidBlocked: boolean;
   /** The last read of the endpoint, reused while the lane runs back to back. */
@@ -70,6 +70,10 @@ class LaneHandle {
   /** Set once this process holds the lane's lease. */
   acquired = false;
   lost = false;
+  /** Messages were queued for the lane since it last read its queue. */
+  woken = false;
+  /** The lane waits, with an empty window, to be woken (see `emptyWindowStep`). */
+  lingering = false;
   private interrupt: (() => void) | undefined;
   done: Promise<void> = Promise.resolve();
 
@@ -83,6 +87,16 @@ class LaneHandle {
         resolve();
       };
     });
+  }
+
+  /** Waits up to `ms` for a wake (messages queued, a stop, a lost lease). */
+  async linger(ms: number): Promise<void> {
+    this.lingering = true;
+    try {
+      await this.sleepUntil(new Date(Date.now() + ms));
+    } finally {
+      this.lingering = false;
+    }
   }
 
   wake(): void {
@@ -111,15 +125,25 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
   private sweeping: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
   readonly drainName = 'FIFO lanes';
+  /** The lanes' store calls, grouped across this process's lanes. */
+  private readonly laneStore: LaneStore;
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly store: FifoLaneRepository,
-    private readonly endpoints: EndpointRepository,
+    endpoints: EndpointRepository,
     @Inject(EndpointGuards) private readonly guards: LaneGuards,
     @Inject(AttemptService) private readonly attempts: Attempts,
     @Inject(DeadLetterService) private readonly deadLetters: DeadLetters,
-  ) {}
+  ) {
+    this.laneStore = new GroupedLaneStore(
+      store,
+      endpoints,
+      this.owner,
+      config.fifo.leaseMs,
+      READ_AHEAD,
+    );
+  }
 
   onApplicationBootstrap(): void {
     this.sweepTimer = setInterval(() => {
@@ -176,7 +200,16 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
   /** Messages were queued in these lanes: run each one here unless it already runs somewhere. */
   wake(endpointIds: Iterable<string>): void {
     for (const endpointId of endpointIds) {
-      if (!this.stopping && !this.lanes.has(endpointId)) this.start(endpointId);
+      if (this.stopping) return;
+      const running = this.lanes.get(endpointId);
+      // A running lane may be giving its lease up on a queue read before these were queued: it
+      // starts again once it has (see `start`).
+      if (running) {
+        running.woken = true;
+        // Only a lingering lane is interrupted: one that waits for a retry or the circuit keeps
+        // waiting (it reads its queue when it wakes in any case).
+        if (running.lingering) running.wake();
+      } else this.start(endpointId);
     }
   }
 
@@ -187,26 +220,40 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       .catch((error: Error) => {
         // The lease stays until it runs out; the sweep of some worker takes the lane again.
         this.logger.error(`lane ${endpointId} stopped: ${error.message}`);
+        return false;
       })
-      .finally(() => this.lanes.delete(endpointId));
+      .then((released) => {
+        this.lanes.delete(endpointId);
+        // Woken while it was ending: the messages may have been queued after its last read.
+        if (released && lane.woken && !this.stopping) this.start(endpointId);
+      })
+      .finally(() => {
+        if (this.lanes.get(endpointId) === lane) this.lanes.delete(endpointId);
+      });
   }
 
-  private async run(endpointId: string, lane: LaneHandle): Promise<void> {
-    if (!(await this.store.acquire(endpointId, this.owner, this.config.fifo.leaseMs))) return;
+  /** Runs the lane while this process holds its lease; true when it ended by giving it up. */
+  private async run(endpointId: string, lane: LaneHandle): Promise<boolean> {
+    if (!(await this.laneStore.acquire(endpointId))) return false;
     lane.acquired = true;
-    const state: LaneProgress = { window: [], saidBlocked: false };
+    const state: LaneProgress = {
+      window: [],
+      readWholeQueue: false,
+      lingered: false,
+      saidBlocked: false,
+    };
     try {
-      await this.loop(endpointId, lane, state);
+      return await this.loop(endpointId, lane, state);
     } finally {
       // A stopping lane's last success is stored before its lease is handed over.
       await settle(state).catch((error: Error) => this.logger.warn(error.message));
     }
   }
 
-  private async loop(endpointId: string, lane: LaneHandle, state: LaneProgress): Promise<void> {
+  private async loop(endpointId: string, lane: LaneHandle, state: LaneProgress): Promise<boolean> {
     for (let failures = 0; !this.stopping && !lane.lost;) {
       try {
-        if (await this.step(endpointId, lane, state)) return;
+        if (await this.step(endpointId, lane, state)) return true;
         failures = 0;
       } catch (error) {
         // The store or Kafka is unreachable: the lane keeps its lease and its place, and tries
@@ -216,10 +263,11 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
         this.logger.error(
           `lane ${endpointId} step failed (retrying in ${delay} ms): ${(error as Error).message}`,
         );
-        state.window = [];
+        forget(state);
         await lane.sleepUntil(new Date(Date.now() + delay));
       }
     }
+    return false;
   }
 
   /** One step of a lane; true when the lane is done (its queue is empty and released). */
@@ -227,8 +275,24 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     if (state.window.length === 0) {
       // The queue read must not see the last head as still queued: its success is stored first.
       await settle(state);
-      state.window = await this.store.queue(endpointId, READ_AHEAD);
-      if (state.window.length === 0) return this.store.releaseIfEmpty(endpointId, this.owner);
+      const next = emptyWindowStep({
+        readWholeQueue: state.readWholeQueue,
+        woken: lane.woken,
+        lingered: state.lingered,
+      });
+      if (next === 'linger') {
+        state.lingered = true;
+        await lane.linger(LANE_LINGER_MS);
+        return false;
+      }
+      if (next === 'release-if-empty' && (await this.laneStore.releaseIfEmpty(endpointId))) {
+        return true;
+      }
+      lane.woken = false;
+      state.lingered = false;
+      state.window = await this.laneStore.queue(endpointId);
+      state.readWholeQueue = state.window.length < READ_AHEAD;
+      if (state.window.length === 0) return false;
     }
     const head = state.window[0];
     const now = new Date();
@@ -247,14 +311,14 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     switch (step.action) {
       case 'dead-letter-all':
         await this.deadLetterQueue(endpointId);
-        state.window = [];
+        forget(state);
         break;
       case 'hand-back': {
         const { transitioned } = await this.store.handBack(endpointId);
         this.logger.log(
           `FIFO off for ${endpointId}: ${transitioned.length} queued messages handed back`,
         );
-        state.window = [];
+        forget(state);
         break;
       }
       case 'expire-head':
@@ -264,7 +328,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       case 'wait':
         if (step.reason === 'circuit_open') await this.sayBlocked(endpointId, state, step.until);
         // A waiting lane keeps nothing in memory; it reads its head and endpoint afresh on waking.
-        state.window = [];
+        forget(state);
         state.endpointRead = undefined;
         await lane.sleepUntil(step.until);
         break;
@@ -281,7 +345,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
             Math.min(admission.until.getTime(), now.getTime() + this.config.delivery.holdRecheckMs),
           );
           await this.sayBlocked(endpointId, state, until);
-          state.window = [];
+          forget(state);
           state.endpointRead = undefined;
           await lane.sleepUntil(until);
           break;
@@ -291,7 +355,9 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
           state.saidBlocked = false;
         }
         if (admission !== true) {
+          // The messages behind the head are read again once it has gone.
           state.window = [head];
+          state.readWholeQueue = false;
           state.endpointRead = undefined;
           await lane.sleepUntil(admission.until);
           break;
@@ -355,13 +421,8 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     return read;
   }
 
-  private async fetchEndpoint(endpointId: string): Promise<EndpointRead> {
-    const at = Date.now();
-    const [[endpoint], secrets] = await Promise.all([
-      this.endpoints.findByIds([endpointId]),
-      this.endpoints.signingSecrets([endpointId], new Date(at)),
-    ]);
-    return { endpoint, secrets: secrets.get(endpointId) ?? [], at };
+  private fetchEndpoint(endpointId: string): Promise<EndpointRead> {
+    return this.laneStore.endpoint(endpointId);
   }
 
   /**
@@ -376,22 +437,26 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     secrets: readonly string[],
     state: LaneProgress,
   ): Promise<boolean> {
-    // Shown in the log as being delivered once the attempt has taken IN_FLIGHT_SHOWN_AFTER_MS:
+    // Shown in the log as being delivered once the attempt has taken IN_FLIGHT_SHOWN_AFTER_MS
+    // (counted from when it holds its dispatch slot: a wait for one is not an attempt under way):
     // one that ends sooner is recorded straight away, and a lane running back to back saves a
-    // write per message. Not waited for (the lease, not this, guards the head); a mark that
-    // lands after the attempt's record changes nothing (it matches the attempts made before).
-    const mark =
-      head.status === 'in_flight'
-        ? undefined
-        : setTimeout(() => {
-            void this.store
+    // write per message. Not waited for (the lease, not this, guards the head); the marks of many
+    // lanes go together, and a mark that lands after the attempt's record changes nothing (it
+    // matches the attempts made before).
+    let mark: NodeJS.Timeout | undefined;
+    const { outcome, decision, recorded } = await this.guards
+      .withDispatchSlot(endpoint.organizationId, () => {
+        if (head.status !== 'in_flight') {
+          mark = setTimeout(() => {
+            void this.laneStore
               .startHeadAttempt(head.messageId, head.attempts)
               .catch((error: Error) => this.logger.warn(error.message));
           }, IN_FLIGHT_SHOWN_AFTER_MS);
-    const { outcome, decision, recorded } = await this.guards
-      .withDispatchSlot(endpoint.organizationId, () =>
-        this.attempts.attempt(pending(head), endpoint, secrets, { deferSuccessRecord: true }),
-      )
+        }
+        return this.attempts.attempt(pending(head), endpoint, secrets, {
+          deferSuccessRecord: true,
+        });
+      })
       .finally(() => clearTimeout(mark));
     // The previous head's write (long done: it had a whole round trip) before this one's starts.
     await settle(state);
@@ -443,6 +508,12 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       this.logger.warn(`FIFO sweep failed: ${(error as Error).message}`);
     }
   }
+}
+
+/** The lane drops its window: its next step reads the queue again. */
+function forget(state: LaneProgress): void {
+  state.window = [];
+  state.readWholeQueue = false;
 }
 
 /** Waits for the lane's outstanding success write; a failed write throws (the lane re-reads). */

@@ -1,6 +1,8 @@
 import { CircuitPolicy, CircuitState, CLOSED } from './circuit-breaker';
 import {
   describeLane,
+  emptyWindowStep,
+  EmptyWindowStep,
   isLeaseStale,
   LaneEndpoint,
   LaneHead,
@@ -656,4 +658,24 @@ describe('describeLane', () => {
       ).toEqual(blocked('circuit_open'));
     });
   });
+});
+
+describe('emptyWindowStep', () => {
+  const cases: [boolean, boolean, boolean, EmptyWindowStep][] = [
+    // readWholeQueue, woken, lingered → step
+    [false, false, false, 'read-queue'],
+    [false, false, true, 'read-queue'],
+    [false, true, false, 'read-queue'],
+    [false, true, true, 'read-queue'],
+    [true, true, false, 'read-queue'],
+    [true, true, true, 'read-queue'],
+    [true, false, false, 'linger'],
+    [true, false, true, 'release-if-empty'],
+  ];
+  it.each(cases)(
+    'whole queue read %s, woken %s, lingered %s → %s',
+    (readWholeQueue, woken, lingered, step) => {
+      expect(emptyWindowStep({ readWholeQueue, woken, lingered })).toBe(step);
+    },
+  );
 });

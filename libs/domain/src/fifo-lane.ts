@@ -172,3 +172,35 @@ export function isLeaseStale(lease: LaneLease | null, leaseMs: number, now: Date
   if (lease.leaseUntil.getTime() <= now.getTime()) return false;
   return now.getTime() - lease.renewedAt.getTime() > 2 * laneRenewEveryMs(leaseMs);
 }
+
+/** What a lane whose window of messages is used up does next. */
+export type EmptyWindowStep =
+  /** Read the head and the messages behind it from the store. */
+  | 'read-queue'
+  /** Keep the lease and wait (at most `LANE_LINGER_MS`) to be told that messages were queued. */
+  | 'linger'
+  /** Give the lane up, in the statement that checks its queue is empty. */
+  | 'release-if-empty';
+
+/**
+ * A lane whose window is used up after a read that held its whole queue reads nothing more
+ * until it is told that messages were queued: it lingers, keeping its lease, so a lane fed a
+ * message at a time neither gives its lease up nor takes it again per message; then it gives the
+ * lane up in the statement that checks the queue is empty (which finds, and so reads, anything
+ * queued meanwhile by another process). Any other window (the start, a read of a full window, a
+ * wait, a failed step, a wake) is followed by a read.
+ */
+export function emptyWindowStep(input: {
+  /** The last read returned fewer messages than asked for: it held the whole queue then. */
+  readWholeQueue: boolean;
+  /** Messages were queued in this lane since that read (a wake). */
+  woken: boolean;
+  /** The lane has lingered since that read without being woken. */
+  lingered: boolean;
+}): EmptyWindowStep {
+  if (input.woken || !input.readWholeQueue) return 'read-queue';
+  return input.lingered ? 'release-if-empty' : 'linger';
+}
+
+/** How long a lane with an empty queue keeps its lease waiting for its next message. */
+export const LANE_LINGER_MS = 500;

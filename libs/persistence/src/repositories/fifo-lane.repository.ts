@@ -149,6 +149,30 @@ export class FifoLaneRepository {
     return rows.length === 1;
   }
 
+  /**
+   * `acquire` for many lanes in one statement: takes each lane's lease for `owner` unless another
+   * owner holds a lease still running. Returns the lanes now held by `owner`.
+   */
+  async acquireMany(
+    endpointIds: readonly string[],
+    owner: string,
+    leaseMs: number,
+  ): Promise<Set<string>> {
+    if (endpointIds.length === 0) return new Set();
+    const rows: { endpoint_id: string }[] = await this.dataSource.query(
+      `INSERT INTO fifo_lanes AS l (endpoint_id, owner, lease_until, renewed_at)
+       SELECT DISTINCT u.id, $2, now() + make_interval(secs => $3::float8 / 1000), now()
+         FROM unnest($1::text[]) AS u(id)
+       ON CONFLICT (endpoint_id) DO UPDATE
+          SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, renewed_at = now(),
+              blocked_reason = NULL, blocked_until = NULL
+        WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.lease_until < now()
+       RETURNING endpoint_id`,
+      [[...endpointIds], owner, leaseMs],
+    );
+    return new Set(rows.map((row) => row.endpoint_id));
+  }
+
   /** Extends the leases `owner` holds; returns the lanes it still holds. */
   async renew(
     owner: string,
@@ -180,6 +204,25 @@ export class FifoLaneRepository {
       [endpointId, owner],
     );
     return rows.length === 1;
+  }
+
+  /**
+   * `releaseIfEmpty` for many lanes in one statement: each lane `owner` holds whose queue is empty
+   * is given up (the check and the release in the same statement, row by row). Returns the lanes
+   * released; the others still have queued messages (or are not `owner`'s).
+   */
+  async releaseManyIfEmpty(endpointIds: readonly string[], owner: string): Promise<Set<string>> {
+    if (endpointIds.length === 0) return new Set();
+    const [rows]: [{ endpoint_id: string }[], number] = await this.dataSource.query(
+      `UPDATE fifo_lanes l SET owner = NULL, lease_until = NULL, blocked_reason = NULL,
+              blocked_until = NULL
+        WHERE l.endpoint_id = ANY($1) AND l.owner = $2
+          AND NOT EXISTS (SELECT 1 FROM messages m
+                           WHERE m.endpoint_id = l.endpoint_id AND m.route = 'lane')
+       RETURNING l.endpoint_id`,
+      [[...endpointIds], owner],
+    );
+    return new Set(rows.map((row) => row.endpoint_id));
   }
 
   /** Gives up every lane `owner` holds (an orderly stop): others may take them at once. */
@@ -227,19 +270,73 @@ export class FifoLaneRepository {
   }
 
   /**
+   * `queue` for many lanes in one statement: the first `limit` messages of each lane's queue,
+   * head first. A lane with nothing queued is absent from the map.
+   */
+  async queues(
+    endpointIds: readonly string[],
+    limit: number,
+  ): Promise<Map<string, QueuedMessage[]>> {
+    const queues = new Map<string, QueuedMessage[]>();
+    if (endpointIds.length === 0) return queues;
+    const rows: QueuedRow[] = await this.dataSource.query(
+      `SELECT m.id, m.event_id, m.organization_id, m.endpoint_id, m.event_type, m.status,
+              m.attempts, m.next_attempt_at, e.payload, e.accepted_at, o.plan,
+              e.trace_parent
+         FROM (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id)) lane
+         CROSS JOIN LATERAL (
+           SELECT q.id, q.event_id, q.organization_id, q.endpoint_id, q.event_type, q.status,
+                  q.attempts, q.next_attempt_at, q.fifo_seq
+             FROM messages q
+            WHERE q.endpoint_id = lane.id AND q.route = 'lane'
+            ORDER BY q.fifo_seq
+            LIMIT $2) m
+         JOIN events e ON e.id = m.event_id
+         JOIN organizations o ON o.id = m.organization_id
+        ORDER BY m.endpoint_id, m.fifo_seq`,
+      [[...endpointIds], limit],
+    );
+    for (const row of rows) {
+      const message: QueuedMessage = {
+        ...sendableOf(row),
+        status: row.status,
+        nextAttemptAt: row.next_attempt_at,
+        plan: row.plan,
+      };
+      const queue = queues.get(message.endpointId);
+      if (queue) queue.push(message);
+      else queues.set(message.endpointId, [message]);
+    }
+    return queues;
+  }
+
+  /**
    * `attempt_started` for a lane's head: shows it as being delivered (for the message log). Sent
    * alongside the attempt, so it is a no-op if that attempt was recorded first (its count has
    * moved on: reported as skipped).
    */
-  async startHeadAttempt(messageId: string, attemptsBefore: number): Promise<TransitionReport> {
+  startHeadAttempt(messageId: string, attemptsBefore: number): Promise<TransitionReport> {
+    return this.startHeadAttempts([{ messageId, attemptsBefore }]);
+  }
+
+  /**
+   * `startHeadAttempt` for many lanes' heads in one statement (each with the attempts it had made
+   * before this one): a head whose attempt was recorded first is left as it is (skipped).
+   */
+  async startHeadAttempts(
+    heads: readonly { messageId: string; attemptsBefore: number }[],
+  ): Promise<TransitionReport> {
+    if (heads.length === 0) return { transitioned: [], skipped: [] };
     const [rows]: [{ id: string }[], number] = await this.dataSource.query(
       `UPDATE messages m SET ${ATTEMPT_STARTED.set}, next_attempt_at = NULL, updated_at = now()
-        WHERE m.id = $1 AND m.attempts = $2 AND m.route = 'lane' AND ${ATTEMPT_STARTED.allowed}
+         FROM unnest($1::text[], $2::int[]) AS h(id, attempts)
+        WHERE m.id = h.id AND m.attempts = h.attempts AND m.route = 'lane'
+          AND ${ATTEMPT_STARTED.allowed}
        RETURNING m.id`,
-      [messageId, attemptsBefore],
+      [heads.map((h) => h.messageId), heads.map((h) => h.attemptsBefore)],
     );
     return this.settle(
-      [messageId],
+      heads.map((h) => h.messageId),
       'attempt_started',
       rows.map((row) => row.id),
     );
