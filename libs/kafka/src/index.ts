@@ -10,3 +10,6 @@ export * from './consumer-lag.source';
 export * from './ingest-origin';
 export * from './consumer-assignment.source';
 export * from './operational-events.publisher';
+export * from './producer-client';
+export * from './kafkajs-producer-client';
+export * from './platformatic-producer-client';
