@@ -101,6 +101,16 @@ describe('loadConfig', () => {
     );
   });
 
+  it('produces through kafkajs unless told otherwise, and refuses an unknown client', () => {
+    expect(loadConfig({}).kafka.producer).toBe('kafkajs');
+    expect(loadConfig({ HOOKBASE_KAFKA_PRODUCER: 'platformatic' }).kafka.producer).toBe(
+      'platformatic',
+    );
+    expect(() => loadConfig({ HOOKBASE_KAFKA_PRODUCER: 'rdkafka' })).toThrow(
+      /HOOKBASE_KAFKA_PRODUCER/,
+    );
+  });
+
   it('drains for 25 s on a stop unless told otherwise, within 0 to 10 minutes', () => {
     expect(loadConfig({}).shutdown).toEqual({ drainMs: 25_000 });
     expect(loadConfig({ HOOKBASE_SHUTDOWN_DRAIN_MS: '0' }).shutdown).toEqual({ drainMs: 0 });

@@ -89,6 +89,12 @@ export const envSchema = z.object({
     .describe(
       "How soon a crashed consumer's partitions move to another process (the broker's minimum is 6000).",
     ),
+  HOOKBASE_KAFKA_PRODUCER: z
+    .enum(['kafkajs', 'platformatic'])
+    .default('kafkajs')
+    .describe(
+      'Kafka client that produces records: `kafkajs` or `platformatic` (`@platformatic/kafka`). Both are idempotent with `acks=all` and put a key on the same partition; consumers always use kafkajs.',
+    ),
   HOOKBASE_EVENTS_PARTITIONS: int(1, 10_000)
     .optional()
     .describe(
@@ -406,6 +412,8 @@ export interface HookbaseConfig {
     clientId: string;
     topicPrefix: string;
     sessionTimeoutMs: number;
+    /** The client behind KafkaProducer (consumers always use kafkajs). */
+    producer: 'kafkajs' | 'platformatic';
     /** How missing topics are created: partitions by topic suffix (unset: the catalog's). */
     topics: {
       partitions: Partial<Record<'events' | 'deliveries' | 'dlq', number>>;
@@ -550,6 +558,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       clientId: e.HOOKBASE_KAFKA_CLIENT_ID,
       topicPrefix: e.HOOKBASE_TOPIC_PREFIX,
       sessionTimeoutMs: e.HOOKBASE_KAFKA_SESSION_TIMEOUT_MS,
+      producer: e.HOOKBASE_KAFKA_PRODUCER,
       topics: {
         partitions: Object.fromEntries(
           Object.entries({

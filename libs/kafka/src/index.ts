@@ -11,3 +11,6 @@ export * from './ingest-origin';
 export * from './consumer-assignment.source';
 export * from './operational-events.publisher';
 export * from './operational-outbox.relay';
+export * from './producer-client';
+export * from './kafkajs-producer-client';
+export * from './platformatic-producer-client';

@@ -10,7 +10,9 @@ export const INGEST_ORIGIN_HEADER = 'hookbase-origin';
 const INGEST_ORIGIN = 'ingest';
 
 /** The headers of an event record that ingest writes: its trace context, and where it came from. */
-export function ingestRecordHeaders(trace: Record<string, string> | undefined): IHeaders {
+export function ingestRecordHeaders(
+  trace: Record<string, string> | undefined,
+): Record<string, string> {
   return { ...trace, [INGEST_ORIGIN_HEADER]: INGEST_ORIGIN };
 }
 
@@ -24,7 +26,7 @@ export function writtenByIngest(headers: IHeaders | undefined): boolean {
 const OPERATIONAL_ORIGIN = 'operational';
 
 /** The headers of an operational event, written by Hookbase itself (operational-events.ts). */
-export function operationalRecordHeaders(): IHeaders {
+export function operationalRecordHeaders(): Record<string, string> {
   return { [INGEST_ORIGIN_HEADER]: OPERATIONAL_ORIGIN };
 }
 

@@ -1,5 +1,6 @@
 import type { Kafka, Message } from 'kafkajs';
 import { KafkaProducer, PublishTimeoutError } from './kafka-producer';
+import { KafkajsProducerClient } from './kafkajs-producer-client';
 
 /** A kafkajs stand-in whose sends finish only when the test says so. */
 function fakeKafka() {
@@ -23,7 +24,7 @@ const until = async (condition: () => boolean) => {
 describe('KafkaProducer.publish', () => {
   it('groups records published while a send is under way into the next send', async () => {
     const { kafka, sends } = fakeKafka();
-    const producer = new KafkaProducer(kafka);
+    const producer = new KafkaProducer(new KafkajsProducerClient(kafka));
     const first = producer.publish('t', { value: 'a' });
     await until(() => sends.length === 1);
     const second = producer.publish('t', { value: 'b' });
@@ -40,7 +41,7 @@ describe('KafkaProducer.publish', () => {
     jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
     try {
       const { kafka, sends } = fakeKafka();
-      const producer = new KafkaProducer(kafka);
+      const producer = new KafkaProducer(new KafkajsProducerClient(kafka));
       const inFlight = producer.publish('t', { value: 'in-flight' }, 1_000);
       await until(() => sends.length === 1);
       const queued = producer.publish('t', { value: 'queued' }, 1_000);
@@ -60,7 +61,7 @@ describe('KafkaProducer.publish', () => {
 
   it('rejects every record of a failed send', async () => {
     const { kafka, sends } = fakeKafka();
-    const producer = new KafkaProducer(kafka);
+    const producer = new KafkaProducer(new KafkajsProducerClient(kafka));
     const first = producer.publish('t', { value: 'a' });
     await until(() => sends.length === 1);
     sends[0].finish(new Error('broker gone'));
@@ -89,7 +90,7 @@ describe('KafkaProducer producers', () => {
 
   it("gives each topic a producer of its own, so one topic's send in flight never holds another's", async () => {
     const { kafka, made } = kafkaWithProducers();
-    const producer = new KafkaProducer(kafka);
+    const producer = new KafkaProducer(new KafkajsProducerClient(kafka));
     const events = producer.send('events', [{ value: 'e' }]);
     const dlq = producer.send('dlq', [{ value: 'd' }]);
     await until(() => made.length === 2 && made.every((sends) => sends.length === 1));
@@ -102,7 +103,7 @@ describe('KafkaProducer producers', () => {
 
   it('keeps one producer for a topic, so its records go in order through one', async () => {
     const { kafka, made } = kafkaWithProducers();
-    const producer = new KafkaProducer(kafka);
+    const producer = new KafkaProducer(new KafkajsProducerClient(kafka));
     const first = producer.send('events', [{ value: 'a' }]);
     await until(() => made[0]?.length === 1);
     made[0][0].finish();

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { CompressionTypes, Kafka, Message, Partitioners, Producer } from 'kafkajs';
 import { GroupedWork } from '@hookbase/domain';
-import { KAFKA } from './kafka.tokens';
+import { PRODUCER_CLIENT } from './kafka.tokens';
+import { ProducedRecord, ProducerClient } from './producer-client';
 
 /** Kafka did not acknowledge in time; the record may or may not have been stored. */
 export class PublishTimeoutError extends Error {
@@ -16,7 +16,7 @@ export class PublishTimeoutError extends Error {
 const MAX_GROUP_RECORDS = 1000;
 const MAX_GROUP_BYTES = 512 * 1024;
 
-function groupSize(messages: readonly Message[]): number {
+function groupSize(messages: readonly ProducedRecord[]): number {
   let bytes = 0;
   let count = 0;
   for (const message of messages) {
@@ -29,46 +29,24 @@ function groupSize(messages: readonly Message[]): number {
 
 /**
  * A process's producing: idempotent, `acks=all`, so a send resolves only once the record is
- * durably in the log and a retried send is not written twice. Each topic gets a producer of its
- * own: an idempotent producer keeps one request in flight, so with one for all, a process that
- * ingests, fans out and dead-letters (the standalone one) would queue each stage's sends behind
- * the others'. Order holds where Kafka keeps it, per partition, since a topic's records all go
- * through its one producer.
+ * durably in the log and a retried send is not written twice. The client library is behind
+ * ProducerClient (kafkajs or `@platformatic/kafka`, HOOKBASE_KAFKA_PRODUCER); this class groups
+ * records into bounded requests and gives up waiting on request. Order holds where Kafka keeps
+ * it, per partition: the clients send a topic's requests one at a time, in the order given.
  */
 @Injectable()
 export class KafkaProducer implements OnApplicationShutdown {
-  /** One idempotent producer per topic written, made on first use (see the class comment). */
-  private readonly producers = new Map<string, Promise<Producer>>();
   /** Per topic: while a send is in flight, new records wait and go together in the next. */
-  private readonly queues = new Map<string, GroupedWork<Message, void>>();
+  private readonly queues = new Map<string, GroupedWork<ProducedRecord, void>>();
 
-  constructor(@Inject(KAFKA) private readonly kafka: Kafka) {}
-
-  private connect(topic: string): Promise<Producer> {
-    let connecting = this.producers.get(topic);
-    if (!connecting) {
-      const producer = this.kafka.producer({
-        idempotent: true,
-        maxInFlightRequests: 1,
-        // murmur2 of the key, as Kafka's own clients do (also silences kafkajs's v2 notice).
-        createPartitioner: Partitioners.DefaultPartitioner,
-        allowAutoTopicCreation: false,
-      });
-      connecting = producer.connect().then(() => producer);
-      // A producer that could not connect is made afresh by the next send.
-      connecting.catch(() => this.producers.delete(topic));
-      this.producers.set(topic, connecting);
-    }
-    return connecting;
-  }
+  constructor(@Inject(PRODUCER_CLIENT) private readonly client: ProducerClient) {}
 
   /** Sends records in order, in produce requests of bounded size; resolves once all are acked. */
-  async send(topic: string, messages: Message[]): Promise<void> {
-    const producer = await this.connect(topic);
+  async send(topic: string, messages: ProducedRecord[]): Promise<void> {
     for (let start = 0; start < messages.length;) {
       const size = groupSize(messages.slice(start, start + MAX_GROUP_RECORDS));
       const chunk = messages.slice(start, start + size);
-      await producer.send({ topic, messages: chunk, acks: -1, compression: CompressionTypes.None });
+      await this.client.send(topic, chunk);
       start += size;
     }
   }
@@ -78,10 +56,10 @@ export class KafkaProducer implements OnApplicationShutdown {
    * queue and go together in the next send. No timer, so an idle producer adds no latency, and a
    * busy one turns many small sends into few large ones. Resolves once the broker acknowledged.
    */
-  async publish(topic: string, message: Message, timeoutMs?: number): Promise<void> {
+  async publish(topic: string, message: ProducedRecord, timeoutMs?: number): Promise<void> {
     let queue = this.queues.get(topic);
     if (!queue) {
-      queue = new GroupedWork<Message, void>(
+      queue = new GroupedWork<ProducedRecord, void>(
         async (messages) => {
           await this.send(topic, messages);
           return messages.map(() => undefined);
@@ -106,12 +84,6 @@ export class KafkaProducer implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    const producers = [...this.producers.values()];
-    this.producers.clear();
-    await Promise.all(
-      producers.map((connecting) =>
-        connecting.then((producer) => producer.disconnect()).catch(() => undefined),
-      ),
-    );
+    await this.client.close();
   }
 }

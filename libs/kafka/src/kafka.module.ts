@@ -8,10 +8,16 @@ import { ConsumerAssignmentSource } from './consumer-assignment.source';
 import { ConsumerLagSource } from './consumer-lag.source';
 import { KafkaProducer } from './kafka-producer';
 import { KafkaReadiness } from './kafka-readiness';
-import { KAFKA, TOPICS } from './kafka.tokens';
+import { KafkajsProducerClient } from './kafkajs-producer-client';
+import { KAFKA, PRODUCER_CLIENT, TOPICS } from './kafka.tokens';
+import {
+  createPlatformaticProducer,
+  PlatformaticProducerClient,
+} from './platformatic-producer-client';
+import { ProducerClient } from './producer-client';
 import { topicNames, TopicNames, topicSpecs } from './topics';
 
-export { KAFKA, TOPICS } from './kafka.tokens';
+export { KAFKA, PRODUCER_CLIENT, TOPICS } from './kafka.tokens';
 
 const LEVELS = {
   error: logLevel.ERROR,
@@ -76,6 +82,26 @@ export async function ensureTopics(
   }
 }
 
+/** The producer client HOOKBASE_KAFKA_PRODUCER names; its clients carry the process's suffix. */
+export function createProducerClient(
+  config: HookbaseConfig,
+  kafka: Kafka,
+  clientSuffix: string,
+): ProducerClient {
+  switch (config.kafka.producer) {
+    case 'kafkajs':
+      return new KafkajsProducerClient(kafka);
+    case 'platformatic': {
+      new Logger('KafkaProducer').log('producing through @platformatic/kafka');
+      const settings = {
+        clientId: `${config.kafka.clientId}-${clientSuffix}`,
+        brokers: config.kafka.brokers,
+      };
+      return new PlatformaticProducerClient((topic) => createPlatformaticProducer(settings, topic));
+    }
+  }
+}
+
 @Global()
 @Module({})
 export class KafkaModule {
@@ -97,6 +123,12 @@ export class KafkaModule {
           provide: TOPICS,
           useFactory: (config: HookbaseConfig): TopicNames => topicNames(config.kafka.topicPrefix),
           inject: [HOOKBASE_CONFIG],
+        },
+        {
+          provide: PRODUCER_CLIENT,
+          useFactory: (config: HookbaseConfig, kafka: Kafka): ProducerClient =>
+            createProducerClient(config, kafka, clientSuffix),
+          inject: [HOOKBASE_CONFIG, KAFKA],
         },
         KafkaProducer,
         KafkaReadiness,

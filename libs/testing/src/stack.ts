@@ -146,8 +146,16 @@ export async function spawnHookbase(
   env: Record<string, string>,
 ): Promise<{ process: HookbaseProcess; url?: string }> {
   const entry = join(ROOT, 'dist', 'apps', app, 'src', 'main.js');
+  // HOOKBASE_TEST_KAFKA_PRODUCER runs any test's processes with another Kafka producer client
+  // (`HOOKBASE_TEST_KAFKA_PRODUCER=platformatic npm test -- <files>`); a test's own setting wins.
+  const producer = process.env.HOOKBASE_TEST_KAFKA_PRODUCER;
   const child = spawn(process.execPath, [entry], {
-    env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      NO_COLOR: '1',
+      ...(producer ? { HOOKBASE_KAFKA_PRODUCER: producer } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const hookbase = new HookbaseProcess(child, env);

@@ -1,0 +1,138 @@
+import {
+  PlatformaticProducer,
+  PlatformaticProducerClient,
+  retryDelayMs,
+  toPlatformaticMessage,
+} from './platformatic-producer-client';
+
+type Sent = { topic: string; keys: string[]; finish: (error?: Error) => void };
+
+/** Stand-ins for the library's producers, one per topic, whose sends finish when told. */
+function fakeProducers() {
+  const sends: Sent[] = [];
+  const made: string[] = [];
+  const closed: string[] = [];
+  const create = (topic: string): PlatformaticProducer =>
+    ({
+      send: ({ messages }: { messages: { key?: Buffer }[] }) =>
+        new Promise((resolve, reject) =>
+          sends.push({
+            topic,
+            keys: messages.map((m) => m.key?.toString() ?? ''),
+            finish: (error) => (error ? reject(error) : resolve({})),
+          }),
+        ),
+      close: async () => {
+        closed.push(topic);
+      },
+    }) as unknown as PlatformaticProducer;
+  return {
+    sends,
+    closed,
+    made,
+    create: (topic: string) => {
+      made.push(topic);
+      return create(topic);
+    },
+  };
+}
+
+const until = async (condition: () => boolean) => {
+  for (let i = 0; i < 1000 && !condition(); i++) await new Promise((r) => setImmediate(r));
+  expect(condition()).toBe(true);
+};
+
+describe('toPlatformaticMessage', () => {
+  it('turns strings into buffers and headers into a map, leaving out what is absent', () => {
+    const message = toPlatformaticMessage('t', {
+      key: 'ep_1',
+      value: '{"a":1}',
+      headers: { traceparent: '00-ab', 'hookbase-origin': Buffer.from('ingest'), gone: undefined },
+    });
+    expect(message.topic).toBe('t');
+    expect(message.key).toEqual(Buffer.from('ep_1'));
+    expect(message.value).toEqual(Buffer.from('{"a":1}'));
+    expect(
+      [...(message.headers as Map<Buffer, Buffer>)].map(([k, v]) => [k.toString(), v.toString()]),
+    ).toEqual([
+      ['traceparent', '00-ab'],
+      ['hookbase-origin', 'ingest'],
+    ]);
+  });
+
+  it('sends a record without key, value or headers as such (a null key goes round-robin)', () => {
+    expect(toPlatformaticMessage('t', { key: null, value: null })).toEqual({ topic: 't' });
+    const buffer = Buffer.from([0xff, 0x00]);
+    expect(toPlatformaticMessage('t', { key: buffer, value: buffer }).key).toBe(buffer);
+  });
+});
+
+describe('PlatformaticProducerClient', () => {
+  it("sends a topic's requests one at a time, in the order given", async () => {
+    const { sends, create } = fakeProducers();
+    const client = new PlatformaticProducerClient(create);
+    const first = client.send('events', [{ key: 'a', value: 'x' }]);
+    const second = client.send('events', [{ key: 'b', value: 'y' }]);
+    await until(() => sends.length === 1);
+    // The second waits for the first to be acknowledged.
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(sends).toHaveLength(1);
+    sends[0].finish();
+    await first;
+    await until(() => sends.length === 2);
+    expect(sends.map((s) => s.keys)).toEqual([['a'], ['b']]);
+    sends[1].finish();
+    await second;
+  });
+
+  it("gives each topic a producer of its own, so one topic's send never holds another's", async () => {
+    const { sends, create, made } = fakeProducers();
+    const client = new PlatformaticProducerClient(create);
+    const events = client.send('events', [{ value: 'e' }]);
+    const dlq = client.send('dlq', [{ value: 'd' }]);
+    await until(() => sends.length === 2);
+    expect(made).toEqual(['events', 'dlq']);
+    sends[1].finish();
+    await dlq;
+    sends[0].finish();
+    await events;
+    const again = client.send('events', [{ value: 'f' }]);
+    await until(() => sends.length === 3);
+    sends[2].finish();
+    await again;
+    expect(made).toEqual(['events', 'dlq']);
+  });
+
+  it('rejects a failed send and still sends the next one', async () => {
+    const { sends, create } = fakeProducers();
+    const client = new PlatformaticProducerClient(create);
+    const failed = client.send('events', [{ key: 'a', value: 'x' }]);
+    const next = client.send('events', [{ key: 'b', value: 'y' }]);
+    await until(() => sends.length === 1);
+    sends[0].finish(new Error('broker gone'));
+    await expect(failed).rejects.toThrow('broker gone');
+    await until(() => sends.length === 2);
+    sends[1].finish();
+    await expect(next).resolves.toBeUndefined();
+  });
+
+  it('closes every producer it made', async () => {
+    const { sends, create, closed } = fakeProducers();
+    const client = new PlatformaticProducerClient(create);
+    const a = client.send('events', [{ value: 'e' }]);
+    const b = client.send('dlq', [{ value: 'd' }]);
+    await until(() => sends.length === 2);
+    sends.forEach((s) => s.finish());
+    await Promise.all([a, b]);
+    await client.close();
+    expect(closed.sort()).toEqual(['dlq', 'events']);
+  });
+});
+
+describe('retryDelayMs', () => {
+  it('backs off from 200 ms, doubling, to at most 5 s', () => {
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map(retryDelayMs)).toEqual([
+      200, 400, 800, 1_600, 3_200, 5_000, 5_000, 5_000,
+    ]);
+  });
+});

@@ -1,0 +1,107 @@
+import type * as Platformatic from '@platformatic/kafka';
+import { ProducedRecord, ProducerClient } from './producer-client';
+
+type Message = Platformatic.MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
+type Producer = Platformatic.Producer<Buffer, Buffer, Buffer, Buffer>;
+
+/** What the adapter needs of `@platformatic/kafka`'s producer; tests hand it a stand-in. */
+export type PlatformaticProducer = Pick<Producer, 'send' | 'close'>;
+
+export interface PlatformaticProducerSettings {
+  clientId: string;
+  brokers: string[];
+}
+
+/** The record as `@platformatic/kafka` takes it with its default (Buffer) serializers. */
+export function toPlatformaticMessage(topic: string, record: ProducedRecord): Message {
+  const message: Message = { topic };
+  if (record.key !== null && record.key !== undefined) message.key = toBuffer(record.key);
+  if (record.value !== null) message.value = toBuffer(record.value);
+  if (record.headers) {
+    const headers = new Map<Buffer, Buffer>();
+    for (const [name, value] of Object.entries(record.headers)) {
+      if (value !== undefined) headers.set(Buffer.from(name), toBuffer(value));
+    }
+    message.headers = headers;
+  }
+  return message;
+}
+
+function toBuffer(value: Buffer | string): Buffer {
+  return typeof value === 'string' ? Buffer.from(value) : value;
+}
+
+/** Retries back off from 200 ms to 5 s, as the kafkajs client's do. */
+export function retryDelayMs(attempt: number): number {
+  return Math.min(5_000, 200 * 2 ** Math.max(0, attempt - 1));
+}
+
+/**
+ * A producer of `@platformatic/kafka` for one topic: idempotent, `acks=all`, and keys placed as
+ * kafkajs's default partitioner places them. The library's own default partitioner takes murmur2
+ * as an unsigned number, which lands some keys elsewhere; its `compatibilityPartitioner` masks
+ * the sign bit as Kafka's Java client does. A record without a key goes round-robin.
+ */
+export function createPlatformaticProducer(
+  settings: PlatformaticProducerSettings,
+  topic: string,
+): PlatformaticProducer {
+  // Loaded here, not imported at the top: the package is ES modules only, so a process (or a
+  // Jest run) that produces through kafkajs never loads it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const client: typeof Platformatic = require('@platformatic/kafka');
+  let nextPartition = 0;
+  return new client.Producer<Buffer, Buffer, Buffer, Buffer>({
+    clientId: `${settings.clientId}-${topic}`,
+    bootstrapBrokers: settings.brokers,
+    idempotent: true,
+    acks: client.ProduceAcks.ALL,
+    autocreateTopics: false,
+    // As the kafkajs client: a request may take 30 s, and a failed one is tried 8 more times.
+    timeout: 30_000,
+    retries: 8,
+    retryDelay: (_client, _operation, attempt) => retryDelayMs(attempt),
+    partitioner: (message, key) =>
+      key ? client.compatibilityPartitioner(message, key) : nextPartition++,
+  });
+}
+
+/**
+ * Producing through `@platformatic/kafka`. Each topic gets a producer of its own (as with
+ * kafkajs), and a topic's sends go one at a time: the library's idempotent producer numbers a
+ * partition's records when a request is built, and two requests in flight at once may reach the
+ * broker out of that order (1.x answered `OUT_OF_ORDER_SEQUENCE_NUMBER`).
+ */
+export class PlatformaticProducerClient implements ProducerClient {
+  private readonly producers = new Map<string, PlatformaticProducer>();
+  /** Per topic: the send in flight (or the last), which the next waits for. */
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly create: (topic: string) => PlatformaticProducer) {}
+
+  private producer(topic: string): PlatformaticProducer {
+    let producer = this.producers.get(topic);
+    if (!producer) {
+      producer = this.create(topic);
+      this.producers.set(topic, producer);
+    }
+    return producer;
+  }
+
+  send(topic: string, records: readonly ProducedRecord[]): Promise<void> {
+    const messages = records.map((record) => toPlatformaticMessage(topic, record));
+    const previous = this.tails.get(topic) ?? Promise.resolve();
+    const sent = previous
+      .catch(() => undefined)
+      .then(() => this.producer(topic).send({ messages }))
+      .then(() => undefined);
+    this.tails.set(topic, sent);
+    return sent;
+  }
+
+  async close(): Promise<void> {
+    const producers = [...this.producers.values()];
+    this.producers.clear();
+    await Promise.all(producers.map((producer) => producer.close().catch(() => undefined)));
+  }
+}
