@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { DomainError } from '@hookbase/domain';
+import { SigningKeys } from './signing-keys';
 
 /**
  * Standard Webhooks signing (https://www.standardwebhooks.com, symmetric scheme): HMAC-SHA256
@@ -79,6 +80,8 @@ export function isValidSecret(secret: string): boolean {
   }
 }
 
+const signingKeys = new SigningKeys(parseSecret);
+
 /** The `webhook-signature` header value: one `v1,<base64>` per secret, space-separated. */
 export function signPayload({ messageId, timestampSeconds, body, secrets }: SigningInput): string {
   if (secrets.length === 0) {
@@ -98,7 +101,7 @@ export function signPayload({ messageId, timestampSeconds, body, secrets }: Sign
   const content = `${messageId}.${timestampSeconds}.${body}`;
   return secrets
     .map((secret) => {
-      const signature = createHmac('sha256', parseSecret(secret)).update(content).digest('base64');
+      const signature = createHmac('sha256', signingKeys.keyOf(secret)).update(content).digest('base64');
       return `v1,${signature}`;
     })
     .join(' ');

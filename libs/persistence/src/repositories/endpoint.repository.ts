@@ -11,7 +11,19 @@ import {
 } from '@hookbase/domain';
 import { SECRET_SEALER, type SecretSealer } from '../endpoint-secret-sealer';
 import { EndpointEntity, EndpointSecretEntity } from '../entities';
+import { NamedStatement } from './named-statement';
 import { Page, toPage } from './page';
+
+/**
+ * The secrets that sign now for each endpoint of `$1` (current, or retired after `$2`), newest
+ * first: read for every dispatcher intake, so a named statement without an entity to build.
+ */
+const SIGNING_SECRETS = new NamedStatement<{ endpointId: string; secret: string }>(
+  'hookbase-signing-secrets',
+  `SELECT endpoint_id AS "endpointId", secret FROM endpoint_secrets
+    WHERE endpoint_id = ANY($1) AND (expires_at IS NULL OR expires_at > $2)
+    ORDER BY created_at DESC`,
+);
 
 export type NewEndpoint = Omit<EndpointEntity, 'id' | 'createdAt' | 'updatedAt' | 'deletedAt'>;
 
@@ -304,13 +316,7 @@ export class EndpointRepository {
   async signingSecrets(endpointIds: readonly string[], now: Date): Promise<Map<string, string[]>> {
     const secrets = new Map<string, string[]>();
     if (endpointIds.length === 0) return secrets;
-    const rows = await this.dataSource.getRepository(EndpointSecretEntity).find({
-      where: [
-        { endpointId: In([...endpointIds]), expiresAt: IsNull() },
-        { endpointId: In([...endpointIds]), expiresAt: MoreThan(now) },
-      ],
-      order: { createdAt: 'DESC' },
-    });
+    const rows = await SIGNING_SECRETS.run(this.dataSource, [[...endpointIds], now]);
     for (const row of rows) {
       let secret: string;
       try {

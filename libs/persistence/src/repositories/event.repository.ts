@@ -5,6 +5,7 @@ import { EventEntity, MessageEntity } from '../entities';
 import { Page, toPage } from './page';
 import { takePollPlaces } from './poll-log.repository';
 import { stateLiterals, transitionCase } from './delivery-transitions';
+import { NamedStatement } from './named-statement';
 
 const RECORDED = stateLiterals(DELIVERY_ORIGINS.recorded);
 const CANCELLED = transitionCase(['cancelled'], 'm');
@@ -61,6 +62,14 @@ function insertMessagesSql(first: number): string {
 /** A message an event already has for its endpoint is kept (recording is idempotent). */
 const ON_MESSAGE_CONFLICT =
   'ON CONFLICT (event_id, endpoint_id) WHERE replay_of IS NULL DO NOTHING';
+
+/** Events and their messages in one statement (`$1`–`$17`); answers the events recorded now. */
+const RECORD_EVENTS_AND_MESSAGES = new NamedStatement<{ id: string }>(
+  'hookbase-record-events-and-messages',
+  `WITH fresh AS (${INSERT_EVENTS}),
+        stored AS (${insertMessagesSql(11)} AND m.event_id IN (SELECT id FROM fresh) ${ON_MESSAGE_CONFLICT})
+   SELECT id FROM fresh`,
+);
 
 /** The messages' columns, in insertMessagesSql's parameter order (poll places where taken). */
 function messageColumns(
@@ -133,12 +142,10 @@ export class EventRepository {
     events: unknown[][],
     planned: readonly PlannedMessage[],
   ): Promise<Set<string>> {
-    const rows: { id: string }[] = await this.dataSource.query(
-      `WITH fresh AS (${INSERT_EVENTS}),
-            stored AS (${insertMessagesSql(11)} AND m.event_id IN (SELECT id FROM fresh) ${ON_MESSAGE_CONFLICT})
-       SELECT id FROM fresh`,
-      [...events, ...messageColumns(planned, new Map())],
-    );
+    const rows = await RECORD_EVENTS_AND_MESSAGES.run(this.dataSource, [
+      ...events,
+      ...messageColumns(planned, new Map()),
+    ]);
     return new Set(rows.map((row) => row.id));
   }
 

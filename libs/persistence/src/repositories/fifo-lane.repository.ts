@@ -4,10 +4,40 @@ import { DataSource } from 'typeorm';
 import { DeliveryRoute, LaneLease, MessageStatus, Plan, TransitionReport } from '@hookbase/domain';
 import { settleTransitions, transitionCase } from './delivery-transitions';
 import { DeliveryState, SendableRow, sendableOf } from './message.repository';
+import { NamedStatement } from './named-statement';
 
 const PARKED_IN_LANE = transitionCase(['parked_in_lane'], 'm');
 const ATTEMPT_STARTED = transitionCase(['attempt_started'], 'm');
 const HANDED_BACK = transitionCase(['handed_back'], 'm');
+
+/** The dispatcher's intake (`$1`: message ids, `$2`: their offsets); see `intake`. */
+const INTAKE = new NamedStatement<{
+  id: string;
+  endpoint_id: string;
+  status: MessageStatus;
+  route: DeliveryRoute;
+  attempts: number;
+  max_attempts: number;
+  lane: boolean;
+  parked: boolean;
+}>(
+  'hookbase-dispatcher-intake',
+  `WITH asked AS MATERIALIZED (
+         SELECT m.id, m.endpoint_id, m.status, m.route, m.attempts, m.max_attempts, u.seq,
+                (m.replay_of IS NULL AND coalesce(e.fifo_enabled AND e.deleted_at IS NULL, false))
+                  AS lane
+           FROM unnest($1::text[], $2::bigint[]) AS u(id, seq)
+           JOIN messages m ON m.id = u.id
+           LEFT JOIN endpoints e ON e.id = m.endpoint_id),
+       parked AS (
+         UPDATE messages m SET ${PARKED_IN_LANE.set}, fifo_seq = a.seq, updated_at = now()
+           FROM asked a
+          WHERE m.id = a.id AND a.lane AND a.route = 'stream' AND ${PARKED_IN_LANE.allowed}
+         RETURNING m.id)
+       SELECT a.id, a.endpoint_id, a.status, a.route, a.attempts, a.max_attempts, a.lane,
+              p.id IS NOT NULL AS parked
+         FROM asked a LEFT JOIN parked p ON p.id = a.id`,
+);
 
 /** The messages that joined their lanes (`transitioned`, and `queued` with their endpoints). */
 export interface LaneParking extends TransitionReport {
@@ -84,33 +114,10 @@ export class FifoLaneRepository {
       return { states, parking: { transitioned: [], skipped: [], queued: [] } };
     }
     const first = [...new Map([...messages].reverse().map((m) => [m.messageId, m])).values()];
-    const rows: {
-      id: string;
-      endpoint_id: string;
-      status: MessageStatus;
-      route: DeliveryRoute;
-      attempts: number;
-      max_attempts: number;
-      lane: boolean;
-      parked: boolean;
-    }[] = await this.dataSource.query(
-      `WITH asked AS MATERIALIZED (
-         SELECT m.id, m.endpoint_id, m.status, m.route, m.attempts, m.max_attempts, u.seq,
-                (m.replay_of IS NULL AND coalesce(e.fifo_enabled AND e.deleted_at IS NULL, false))
-                  AS lane
-           FROM unnest($1::text[], $2::bigint[]) AS u(id, seq)
-           JOIN messages m ON m.id = u.id
-           LEFT JOIN endpoints e ON e.id = m.endpoint_id),
-       parked AS (
-         UPDATE messages m SET ${PARKED_IN_LANE.set}, fifo_seq = a.seq, updated_at = now()
-           FROM asked a
-          WHERE m.id = a.id AND a.lane AND a.route = 'stream' AND ${PARKED_IN_LANE.allowed}
-         RETURNING m.id)
-       SELECT a.id, a.endpoint_id, a.status, a.route, a.attempts, a.max_attempts, a.lane,
-              p.id IS NOT NULL AS parked
-         FROM asked a LEFT JOIN parked p ON p.id = a.id`,
-      [first.map((m) => m.messageId), first.map((m) => m.seq)],
-    );
+    const rows = await INTAKE.run(this.dataSource, [
+      first.map((m) => m.messageId),
+      first.map((m) => m.seq),
+    ]);
     for (const row of rows) {
       states.set(row.id, {
         status: row.status,

@@ -16,6 +16,7 @@ import { AttemptEntity, MessageEntity } from '../entities';
 import { Page, toPage } from './page';
 import { takePollPlaces } from './poll-log.repository';
 import { settleTransitions, stateLiterals, transitionCase } from './delivery-transitions';
+import { NamedStatement } from './named-statement';
 
 const ATTEMPT_EVENTS = ['attempt_succeeded', 'retry_scheduled', 'dead_lettered'] as const;
 /**
@@ -34,6 +35,53 @@ const ENDED = {
 };
 const COPIED = stateLiterals(DELIVERY_ORIGINS.copied);
 const COPIED_FOR_POLLING = stateLiterals(DELIVERY_ORIGINS.copied_for_polling);
+
+/** `attempt_started` for a batch of messages (`$1`: their ids). */
+const CLAIM_FOR_ATTEMPT = new NamedStatement<{ id: string }>(
+  'hookbase-claim-for-attempt',
+  `UPDATE messages m SET ${ATTEMPT_STARTED.set}, next_attempt_at = NULL,
+              -- A retry keeps its claim's lease through the attempt: if the process dies before
+              -- the attempt is recorded, the schedule claims the message again when it lapses.
+              claim_until = CASE WHEN m.route = 'schedule' THEN m.claim_until END,
+              updated_at = now()
+        WHERE m.id = ANY($1) AND ${ATTEMPT_STARTED.allowed}
+       RETURNING m.id`,
+);
+
+/** Attempts and the transitions they cause, for a batch (columns as arrays, `$1`–`$11`). */
+const RECORD_ATTEMPTS = new NamedStatement<{ id: string }>(
+  'hookbase-record-attempts',
+  `WITH recorded AS (
+         INSERT INTO attempts (id, message_id, attempt_number, started_at, duration_ms, outcome,
+                               response_status, response_excerpt, error)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[],
+                              $6::text[], $7::int[], $8::text[], $9::text[]))
+       UPDATE messages AS m
+          SET status = ${ATTEMPT_BATCH_TO.status}, route = ${ATTEMPT_BATCH_TO.route},
+              attempts = u.attempts, next_attempt_at = u.next_attempt_at, claim_until = NULL,
+              last_response_status = u.response_status, last_error = u.error, updated_at = now(),
+              finished_at = CASE WHEN ${ATTEMPT_BATCH_TO.route} = 'final' THEN now() END
+         FROM unnest($2::text[], $10::text[], $3::int[], $11::timestamptz[], $7::int[], $9::text[])
+              AS u(id, event, attempts, next_attempt_at, response_status, error)
+        WHERE m.id = u.id AND ${ATTEMPT_BATCH_TO.allowed}
+       RETURNING m.id`,
+);
+
+/** One attempt and its transition (`$1`–`$11`). */
+const RECORD_ONE_ATTEMPT = new NamedStatement<{ id: string }>(
+  'hookbase-record-attempt',
+  `WITH recorded AS (
+               INSERT INTO attempts (id, message_id, attempt_number, started_at, duration_ms,
+                                     outcome, response_status, response_excerpt, error)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9))
+             UPDATE messages m
+                SET status = ${ATTEMPT_ONE_TO.status}, route = ${ATTEMPT_ONE_TO.route},
+                    attempts = $3, next_attempt_at = $11, claim_until = NULL,
+                    last_response_status = $7, last_error = $9, updated_at = now(),
+                    finished_at = CASE WHEN ${ATTEMPT_ONE_TO.route} = 'final' THEN now() END
+              WHERE m.id = $2 AND ${ATTEMPT_ONE_TO.allowed}
+             RETURNING m.id`,
+);
 
 export interface DeliveryState {
   status: MessageStatus;
@@ -107,15 +155,6 @@ export interface AttemptRecord {
   nextAttemptAt: Date | null;
 }
 
-/** node-postgres's pool as TypeORM's driver holds it: enough of it to run a named statement. */
-interface PreparedQueryPool {
-  query(config: {
-    name: string;
-    text: string;
-    values: unknown[];
-  }): Promise<{ rows: { id: string }[] }>;
-}
-
 /** Each of `messageIds` asked to move by `event`. */
 const asking = (messageIds: readonly string[], event: DeliveryEvent) =>
   messageIds.map((messageId) => ({ messageId, event }));
@@ -146,16 +185,7 @@ export class MessageRepository {
    */
   async claimForAttempt(messageIds: readonly string[]): Promise<TransitionReport> {
     if (messageIds.length === 0) return { transitioned: [], skipped: [] };
-    const [rows]: [{ id: string }[], number] = await this.dataSource.query(
-      `UPDATE messages m SET ${ATTEMPT_STARTED.set}, next_attempt_at = NULL,
-              -- A retry keeps its claim's lease through the attempt: if the process dies before
-              -- the attempt is recorded, the schedule claims the message again when it lapses.
-              claim_until = CASE WHEN m.route = 'schedule' THEN m.claim_until END,
-              updated_at = now()
-        WHERE m.id = ANY($1) AND ${ATTEMPT_STARTED.allowed}
-       RETURNING m.id`,
-      [messageIds],
-    );
+    const rows = await CLAIM_FOR_ATTEMPT.run(this.dataSource, [messageIds]);
     return this.settle(asking(messageIds, 'attempt_started'), rows);
   }
 
@@ -171,35 +201,19 @@ export class MessageRepository {
       event: eventAfterAttempt(r.messageStatus),
     }));
     if (records.length === 1) return this.settle(asked, await this.recordOne(records[0]));
-    const [rows]: [{ id: string }[], number] = await this.dataSource.query(
-      `WITH recorded AS (
-         INSERT INTO attempts (id, message_id, attempt_number, started_at, duration_ms, outcome,
-                               response_status, response_excerpt, error)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[],
-                              $6::text[], $7::int[], $8::text[], $9::text[]))
-       UPDATE messages AS m
-          SET status = ${ATTEMPT_BATCH_TO.status}, route = ${ATTEMPT_BATCH_TO.route},
-              attempts = u.attempts, next_attempt_at = u.next_attempt_at, claim_until = NULL,
-              last_response_status = u.response_status, last_error = u.error, updated_at = now(),
-              finished_at = CASE WHEN ${ATTEMPT_BATCH_TO.route} = 'final' THEN now() END
-         FROM unnest($2::text[], $10::text[], $3::int[], $11::timestamptz[], $7::int[], $9::text[])
-              AS u(id, event, attempts, next_attempt_at, response_status, error)
-        WHERE m.id = u.id AND ${ATTEMPT_BATCH_TO.allowed}
-       RETURNING m.id`,
-      [
-        records.map(() => newId('att')),
-        records.map((r) => r.messageId),
-        records.map((r) => r.attemptNumber),
-        records.map((r) => r.startedAt),
-        records.map((r) => Math.round(r.durationMs)),
-        records.map((r) => r.outcome),
-        records.map((r) => r.responseStatus),
-        records.map((r) => r.responseExcerpt),
-        records.map((r) => r.error),
-        asked.map((a) => a.event),
-        records.map((r) => r.nextAttemptAt),
-      ],
-    );
+    const rows = await RECORD_ATTEMPTS.run(this.dataSource, [
+      records.map(() => newId('att')),
+      records.map((r) => r.messageId),
+      records.map((r) => r.attemptNumber),
+      records.map((r) => r.startedAt),
+      records.map((r) => Math.round(r.durationMs)),
+      records.map((r) => r.outcome),
+      records.map((r) => r.responseStatus),
+      records.map((r) => r.responseExcerpt),
+      records.map((r) => r.error),
+      asked.map((a) => a.event),
+      records.map((r) => r.nextAttemptAt),
+    ]);
     return this.settle(asked, rows);
   }
 
@@ -209,35 +223,19 @@ export class MessageRepository {
    * before sending its next message, so it is on the lane's critical path.
    */
   private async recordOne(r: AttemptRecord): Promise<{ id: string }[]> {
-    const pool = (this.dataSource.driver as unknown as { master: PreparedQueryPool }).master;
-    const { rows } = await pool.query({
-      name: 'hookbase-record-attempt',
-      text: `WITH recorded AS (
-               INSERT INTO attempts (id, message_id, attempt_number, started_at, duration_ms,
-                                     outcome, response_status, response_excerpt, error)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9))
-             UPDATE messages m
-                SET status = ${ATTEMPT_ONE_TO.status}, route = ${ATTEMPT_ONE_TO.route},
-                    attempts = $3, next_attempt_at = $11, claim_until = NULL,
-                    last_response_status = $7, last_error = $9, updated_at = now(),
-                    finished_at = CASE WHEN ${ATTEMPT_ONE_TO.route} = 'final' THEN now() END
-              WHERE m.id = $2 AND ${ATTEMPT_ONE_TO.allowed}
-             RETURNING m.id`,
-      values: [
-        newId('att'),
-        r.messageId,
-        r.attemptNumber,
-        r.startedAt,
-        Math.round(r.durationMs),
-        r.outcome,
-        r.responseStatus,
-        r.responseExcerpt,
-        r.error,
-        eventAfterAttempt(r.messageStatus),
-        r.nextAttemptAt,
-      ],
-    });
-    return rows;
+    return RECORD_ONE_ATTEMPT.run(this.dataSource, [
+      newId('att'),
+      r.messageId,
+      r.attemptNumber,
+      r.startedAt,
+      Math.round(r.durationMs),
+      r.outcome,
+      r.responseStatus,
+      r.responseExcerpt,
+      r.error,
+      eventAfterAttempt(r.messageStatus),
+      r.nextAttemptAt,
+    ]);
   }
 
   /**
