@@ -1,0 +1,121 @@
+import { DataSource } from 'typeorm';
+import {
+  createDataSource,
+  EndpointEntity,
+  EndpointRepository,
+  EndpointSecretSealer,
+  NewEndpoint,
+} from '@hookbase/persistence';
+import { generateSecret } from '@hookbase/signing';
+import { createTestDatabase, testEnvironment } from '@hookbase/testing';
+
+// The dispatcher reads endpoints and their signing secrets for every intake through named
+// statements instead of TypeORM's query builder: they must read exactly what TypeORM reads.
+describe("the dispatcher's reads of endpoints and secrets", () => {
+  let database: { url: string; drop: () => Promise<void> };
+  let dataSource: DataSource;
+  let endpoints: EndpointRepository;
+
+  beforeAll(async () => {
+    database = await createTestDatabase(testEnvironment().databaseUrl);
+    dataSource = createDataSource({ url: database.url, poolSize: 3 });
+    await dataSource.initialize();
+    endpoints = new EndpointRepository(
+      dataSource,
+      new EndpointSecretSealer({ key: Buffer.alloc(32, 7).toString('base64') }),
+    );
+    await dataSource.query(
+      `INSERT INTO organizations (id, name, plan, created_at, updated_at)
+       VALUES ('org_reads', 'reads', 'pro', now(), now())`,
+    );
+    await dataSource.query(
+      `INSERT INTO applications (id, organization_id, name, created_at, updated_at)
+       VALUES ('app_reads', 'org_reads', 'reads', now(), now())`,
+    );
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await database?.drop();
+  });
+
+  const endpoint = (overrides: Partial<NewEndpoint> = {}): NewEndpoint => ({
+    organizationId: 'org_reads',
+    applicationId: null,
+    kind: 'http',
+    url: 'https://receiver.example/hook',
+    description: null,
+    config: {},
+    eventTypes: [],
+    channels: [],
+    filter: null,
+    status: 'active',
+    fifoEnabled: false,
+    retry: { delaysMs: [0, 1000], maxAgeMs: 60_000 },
+    rateLimitPerSecond: null,
+    deliveryOptions: null,
+    consecutiveFailures: 0,
+    failingSince: null,
+    lastSuccessAt: null,
+    disabledReason: null,
+    disabledAt: null,
+    operational: false,
+    ...overrides,
+  });
+
+  it('reads every column of an endpoint as TypeORM does, deleted ones included', async () => {
+    const plain = await endpoints.create(endpoint(), generateSecret());
+    const full = await endpoints.create(
+      endpoint({
+        applicationId: 'app_reads',
+        description: 'every column set',
+        config: { region: 'eu' },
+        eventTypes: ['order.created', 'order.paid'],
+        channels: ['eu', 'us'],
+        filter: { all: [{ path: 'amount', op: 'gt', value: 10 }] },
+        status: 'disabled',
+        fifoEnabled: true,
+        rateLimitPerSecond: 25,
+        deliveryOptions: { timeoutMs: 2_000 },
+        consecutiveFailures: 3,
+        failingSince: new Date('2026-11-30T10:00:00.123Z'),
+        lastSuccessAt: new Date('2026-11-29T09:00:00.456Z'),
+        disabledReason: 'failing',
+        disabledAt: new Date('2026-12-01T00:00:00Z'),
+      }),
+      generateSecret(),
+    );
+    await endpoints.softDelete(plain);
+    const ids = [plain.id, full.id, 'ep_missing'];
+
+    const read = await endpoints.findByIds(ids);
+    const byTypeorm = await dataSource.getRepository(EndpointEntity).find({
+      where: ids.map((id) => ({ id })),
+    });
+
+    expect(read).toHaveLength(2);
+    const sort = (list: EndpointEntity[]) => [...list].sort((a, b) => a.id.localeCompare(b.id));
+    expect(sort(read)).toEqual(sort(byTypeorm));
+    expect(read.every((entity) => entity instanceof EndpointEntity)).toBe(true);
+    const deleted = read.find((entity) => entity.id === plain.id)!;
+    expect(deleted.deletedAt).toBeInstanceOf(Date);
+  });
+
+  it('reads the secrets that sign now, newest first, opened, and none that retired', async () => {
+    const first = generateSecret();
+    const second = generateSecret();
+    const third = generateSecret();
+    const created = await endpoints.create(endpoint(), first);
+    const other = await endpoints.create(endpoint(), generateSecret());
+    // `second` takes over and `first` keeps signing for an hour; then `third` takes over at once,
+    // which retires both.
+    await endpoints.rotateSecret(created.id, second, 3_600);
+    let secrets = await endpoints.signingSecrets([created.id, other.id], new Date());
+    expect(secrets.get(created.id)).toEqual([second, first]);
+    expect(secrets.get(other.id)).toHaveLength(1);
+
+    await endpoints.rotateSecret(created.id, third, 0);
+    secrets = await endpoints.signingSecrets([created.id], new Date(Date.now() + 1_000));
+    expect(secrets.get(created.id)).toEqual([third]);
+  });
+});
