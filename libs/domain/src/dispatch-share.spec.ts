@@ -116,6 +116,23 @@ describe('DispatchShares', () => {
     expect(shares.waitingCount()).toBe(0);
   });
 
+  it('keeps the others in arrival order when tickets in the middle withdraw', () => {
+    const shares = new DispatchShares<string>(1, 1);
+    ask(shares, 'a', 6); // a1 holds the slot; a2..a6 wait
+    expect(shares.withdraw('a', 'a3')).toBe(true);
+    expect(shares.withdraw('a', 'a5')).toBe(true);
+    const order: string[] = [];
+    while (shares.waitingCount() > 0) order.push(...shares.release('a'));
+    expect(order).toEqual(['a2', 'a4', 'a6']);
+  });
+
+  it('refuses a ticket that already waits', () => {
+    const shares = new DispatchShares<string>(1, 1);
+    ask(shares, 'a', 2);
+    expect(() => shares.request('a', 'a2')).toThrow(/already waits/);
+    expect(shares.waitingCount('a')).toBe(1);
+  });
+
   it('refuses to release a slot an organization does not hold', () => {
     const shares = new DispatchShares<string>(2, 1);
     expect(() => shares.release('a')).toThrow(DomainError);

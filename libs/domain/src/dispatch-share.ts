@@ -19,7 +19,12 @@ import { DomainError } from './errors';
 export class DispatchShares<T> {
   private used = 0;
   private readonly holding = new Map<string, number>();
-  private readonly waiting = new Map<string, { ticket: T; seq: number }[]>();
+  /**
+   * Each organization's waiting tickets with their arrival numbers, in arrival order (a Map keeps
+   * insertion order, and a ticket that gives up leaves it in constant time: at saturation
+   * thousands wait, and they time out together).
+   */
+  private readonly waiting = new Map<string, Map<T, number>>();
   private arrivals = 0;
 
   constructor(
@@ -32,7 +37,10 @@ export class DispatchShares<T> {
       throw new DomainError('INTERNAL', `share must be an integer in 1..${capacity}, got ${share}`);
   }
 
-  /** A slot for `organizationId`: granted now (true), or `ticket` waits for one (false). */
+  /**
+   * A slot for `organizationId`: granted now (true), or `ticket` waits for one (false). A ticket
+   * stands for one request: the same ticket never waits twice at once.
+   */
   request(organizationId: string, ticket: T): boolean {
     const queue = this.waiting.get(organizationId);
     // Behind its own organization's earlier requests, never before them.
@@ -40,9 +48,10 @@ export class DispatchShares<T> {
       this.take(organizationId);
       return true;
     }
-    const entry = { ticket, seq: this.arrivals++ };
-    if (queue) queue.push(entry);
-    else this.waiting.set(organizationId, [entry]);
+    if (queue?.has(ticket))
+      throw new DomainError('INTERNAL', `this ticket already waits for ${organizationId}`);
+    if (queue) queue.set(ticket, this.arrivals++);
+    else this.waiting.set(organizationId, new Map([[ticket, this.arrivals++]]));
     return false;
   }
 
@@ -63,10 +72,8 @@ export class DispatchShares<T> {
    */
   withdraw(organizationId: string, ticket: T): boolean {
     const queue = this.waiting.get(organizationId);
-    const index = queue?.findIndex((entry) => entry.ticket === ticket) ?? -1;
-    if (!queue || index < 0) return false;
-    queue.splice(index, 1);
-    if (queue.length === 0) this.waiting.delete(organizationId);
+    if (!queue?.delete(ticket)) return false;
+    if (queue.size === 0) this.waiting.delete(organizationId);
     return true;
   }
 
@@ -77,9 +84,9 @@ export class DispatchShares<T> {
 
   /** Requests waiting, by everyone or by one organization. */
   waitingCount(organizationId?: string): number {
-    if (organizationId !== undefined) return this.waiting.get(organizationId)?.length ?? 0;
+    if (organizationId !== undefined) return this.waiting.get(organizationId)?.size ?? 0;
     let count = 0;
-    for (const queue of this.waiting.values()) count += queue.length;
+    for (const queue of this.waiting.values()) count += queue.size;
     return count;
   }
 
@@ -101,17 +108,24 @@ export class DispatchShares<T> {
       for (const [organizationId, queue] of this.waiting) {
         if (!this.allowed(organizationId)) continue;
         const held = this.inUse(organizationId);
-        const seq = queue[0].seq;
+        const [, seq] = first(queue);
         if (!best || held < best.held || (held === best.held && seq < best.seq))
           best = { organizationId, held, seq };
       }
       if (!best) return granted;
       const queue = this.waiting.get(best.organizationId)!;
-      granted.push(queue.shift()!.ticket);
-      if (queue.length === 0) this.waiting.delete(best.organizationId);
+      const [ticket] = first(queue);
+      queue.delete(ticket);
+      granted.push(ticket);
+      if (queue.size === 0) this.waiting.delete(best.organizationId);
       this.take(best.organizationId);
     }
   }
+}
+
+/** The earliest entry of a non-empty queue. */
+function first<T>(queue: Map<T, number>): [T, number] {
+  return queue.entries().next().value as [T, number];
 }
 
 /**

@@ -101,7 +101,9 @@ export function signPayload({ messageId, timestampSeconds, body, secrets }: Sign
   const content = `${messageId}.${timestampSeconds}.${body}`;
   return secrets
     .map((secret) => {
-      const signature = createHmac('sha256', signingKeys.keyOf(secret)).update(content).digest('base64');
+      const signature = createHmac('sha256', signingKeys.keyOf(secret))
+        .update(content)
+        .digest('base64');
       return `v1,${signature}`;
     })
     .join(' ');
