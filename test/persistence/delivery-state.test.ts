@@ -285,6 +285,73 @@ describe('delivery state in PostgreSQL', () => {
     }
   });
 
+  it('locks the rows of a batched record or head start by id, whatever order they come in', async () => {
+    // Batched writes that meet the same rows must lock them in one order, or two of them
+    // deadlock. With the first row (by id) held elsewhere, a batch given the rows in reverse
+    // order must wait for it before locking the second one.
+    const attempt = (messageId: string) => ({
+      messageId,
+      attemptNumber: 1,
+      startedAt: new Date(),
+      durationMs: 5,
+      outcome: 'succeeded' as const,
+      responseStatus: 200,
+      responseExcerpt: null,
+      error: null,
+      messageStatus: 'succeeded' as const,
+      nextAttemptAt: null,
+    });
+    const writes: [string, (ids: string[]) => Promise<unknown>][] = [
+      ['recordAttempts', (ids) => messages.recordAttempts(ids.map(attempt))],
+      [
+        'startHeadAttempts',
+        (ids) =>
+          lanes.startHeadAttempts(ids.map((messageId) => ({ messageId, attemptsBefore: 0 }))),
+      ],
+    ];
+    for (const [name, write] of writes) {
+      const ids: string[] = [];
+      for (let seq = 1; seq <= 2; seq++)
+        ids.push(await message({ status: 'fifo_waiting', route: 'lane' }, { fifoSeq: seq }));
+      const [first, second] = [...ids].sort();
+      // The first row's new version lies after the second on disk, so a plan that scans the
+      // table meets the second row first too.
+      await dataSource.query('UPDATE messages SET updated_at = now() WHERE id = $1', [first]);
+      const holder = dataSource.createQueryRunner();
+      const prober = dataSource.createQueryRunner();
+      await holder.connect();
+      await prober.connect();
+      try {
+        await holder.startTransaction();
+        await holder.query('SELECT id FROM messages WHERE id = $1 FOR UPDATE', [first]);
+        const writing = write([second, first]);
+        await pollUntil(
+          async () => {
+            // On the prober's connection: the pool has three, all in use here.
+            const [{ n }]: { n: number }[] = await prober.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+            );
+            return n > 0;
+          },
+          { timeoutMs: 10_000, intervalMs: 20, description: `${name} waiting for the first row` },
+        );
+        // While it waits for the first row it holds nothing after it.
+        await prober.startTransaction();
+        await expect(
+          prober.query('SELECT id FROM messages WHERE id = $1 FOR NO KEY UPDATE NOWAIT', [second]),
+        ).resolves.toHaveLength(1);
+        await prober.rollbackTransaction();
+        await holder.commitTransaction();
+        await writing;
+        expect((await row(second)).route).not.toBe('stream');
+      } finally {
+        await holder.release();
+        await prober.release();
+      }
+    }
+  });
+
   it('hands a lane back to the schedule when FIFO is turned off', async () => {
     const endpointId = newId('ep');
     const ids: string[] = [];

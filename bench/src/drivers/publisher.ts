@@ -98,3 +98,33 @@ export async function runLanes(options: {
   );
   return { stoppedByDeadline };
 }
+
+/**
+ * Ordered load in batches: `workers` share the lanes, and each sends, round after round, one
+ * call holding the next event of every lane it owns (`sendRound`), waiting for its answer before
+ * the next round. A lane still has one event in flight at a time, so the order holds, while one
+ * request carries many lanes' events: the publisher keeps ahead of the lanes it feeds.
+ */
+export async function runLaneRounds(options: {
+  lanes: readonly number[];
+  perLane: number;
+  workers: number;
+  deadlineMs: number;
+  sendRound: (lanes: readonly number[], index: number) => Promise<unknown>;
+}): Promise<{ stoppedByDeadline: boolean }> {
+  let stoppedByDeadline = false;
+  const workers = Math.max(1, Math.min(options.workers, options.lanes.length));
+  await Promise.all(
+    Array.from({ length: workers }, async (_, worker) => {
+      const mine = options.lanes.filter((_, i) => i % workers === worker);
+      for (let index = 0; index < options.perLane; index++) {
+        if (now() > options.deadlineMs) {
+          stoppedByDeadline = true;
+          return;
+        }
+        await options.sendRound(mine, index);
+      }
+    }),
+  );
+  return { stoppedByDeadline };
+}

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { DeliveryRoute, LaneLease, MessageStatus, Plan, TransitionReport } from '@hookbase/domain';
 import { settleTransitions, transitionCase } from './delivery-transitions';
 import { DeliveryState, SendableRow, sendableOf } from './message.repository';
+import { LOCK_IN_ID_ORDER, LOCKED_FIRST } from './lock-order';
 import { NamedStatement } from './named-statement';
 
 const PARKED_IN_LANE = transitionCase(['parked_in_lane'], 'm');
@@ -335,9 +336,10 @@ export class FifoLaneRepository {
   ): Promise<TransitionReport> {
     if (heads.length === 0) return { transitioned: [], skipped: [] };
     const [rows]: [{ id: string }[], number] = await this.dataSource.query(
-      `UPDATE messages m SET ${ATTEMPT_STARTED.set}, next_attempt_at = NULL, updated_at = now()
+      `WITH ${LOCK_IN_ID_ORDER('$1')}
+       UPDATE messages m SET ${ATTEMPT_STARTED.set}, next_attempt_at = NULL, updated_at = now()
          FROM unnest($1::text[], $2::int[]) AS h(id, attempts)
-        WHERE m.id = h.id AND m.attempts = h.attempts AND m.route = 'lane'
+        WHERE ${LOCKED_FIRST} AND m.id = h.id AND m.attempts = h.attempts AND m.route = 'lane'
           AND ${ATTEMPT_STARTED.allowed}
        RETURNING m.id`,
       [heads.map((h) => h.messageId), heads.map((h) => h.attemptsBefore)],

@@ -16,6 +16,7 @@ import { AttemptEntity, MessageEntity } from '../entities';
 import { Page, toPage } from './page';
 import { takePollPlaces } from './poll-log.repository';
 import { settleTransitions, stateLiterals, transitionCase } from './delivery-transitions';
+import { LOCK_IN_ID_ORDER, LOCKED_FIRST } from './lock-order';
 import { NamedStatement } from './named-statement';
 
 const ATTEMPT_EVENTS = ['attempt_succeeded', 'retry_scheduled', 'dead_lettered'] as const;
@@ -51,7 +52,8 @@ const CLAIM_FOR_ATTEMPT = new NamedStatement<{ id: string }>(
 /** Attempts and the transitions they cause, for a batch (columns as arrays, `$1`–`$11`). */
 const RECORD_ATTEMPTS = new NamedStatement<{ id: string }>(
   'hookbase-record-attempts',
-  `WITH recorded AS (
+  `WITH ${LOCK_IN_ID_ORDER('$2')},
+       recorded AS (
          INSERT INTO attempts (id, message_id, attempt_number, started_at, duration_ms, outcome,
                                response_status, response_excerpt, error)
          SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[],
@@ -63,7 +65,7 @@ const RECORD_ATTEMPTS = new NamedStatement<{ id: string }>(
               finished_at = CASE WHEN ${ATTEMPT_BATCH_TO.route} = 'final' THEN now() END
          FROM unnest($2::text[], $10::text[], $3::int[], $11::timestamptz[], $7::int[], $9::text[])
               AS u(id, event, attempts, next_attempt_at, response_status, error)
-        WHERE m.id = u.id AND ${ATTEMPT_BATCH_TO.allowed}
+        WHERE ${LOCKED_FIRST} AND m.id = u.id AND ${ATTEMPT_BATCH_TO.allowed}
        RETURNING m.id`,
 );
 
