@@ -113,6 +113,21 @@ describe('DeliveryService', () => {
     expect(deadLettered).toEqual([]);
   });
 
+  it('delivers with endpoints read earlier when given them, without reading again', async () => {
+    // Read now, the store has no endpoint (the message would be dead-lettered as deleted); the
+    // read given, started earlier, has it.
+    const { deliveries, attempted, deadLettered } = service({ endpoints: [] });
+    const given = Promise.resolve({
+      endpoints: new Map([['ep_1', endpointOf()]]),
+      secrets: new Map([['ep_1', ['whsec_given']]]),
+      at: new Date(),
+    });
+    const sends = await deliveries.start([deliveryOf()], given);
+    await Promise.all(sends.values());
+    expect(attempted).toEqual(['msg_1:whsec_given']);
+    expect(deadLettered).toEqual([]);
+  });
+
   it('settles what cannot go now without an attempt: gone, held, held too long', async () => {
     const { deliveries, held, inFlight, attempted, deadLettered, config } = service({
       endpoints: [

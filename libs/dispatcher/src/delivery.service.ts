@@ -9,6 +9,13 @@ import { PendingDelivery } from './pending-delivery';
 
 export type { PendingDelivery } from './pending-delivery';
 
+/** Endpoints (deleted ones included) and their signing secrets, as read at `at`. */
+export interface EndpointReads {
+  endpoints: ReadonlyMap<string, EndpointEntity>;
+  secrets: ReadonlyMap<string, string[]>;
+  at: Date;
+}
+
 /**
  * A message whose organization holds its whole share of the dispatch pool and found no slot in
  * time is held on the retry schedule this long (no attempt used).
@@ -57,20 +64,40 @@ export class DeliveryService {
   }
 
   /**
-   * Reads the endpoints fresh, settles the messages that cannot go now (deleted endpoint, held,
+   * The endpoints and their signing secrets, read now. A caller that knows which endpoints it
+   * will deliver to can start this early, beside its own reads, and hand it to `start`.
+   */
+  async readEndpoints(endpointIds: readonly string[]): Promise<EndpointReads> {
+    const at = new Date();
+    const ids = [...new Set(endpointIds)];
+    const [endpoints, secrets] = await Promise.all([
+      this.endpoints.findByIds(ids),
+      this.endpoints.signingSecrets(ids, at),
+    ]);
+    return {
+      endpoints: new Map(endpoints.map((endpoint) => [endpoint.id, endpoint])),
+      secrets,
+      at,
+    };
+  }
+
+  /**
+   * Reads the endpoints fresh (or takes `read`, started earlier by the caller for at least these
+   * messages' endpoints), settles the messages that cannot go now (deleted endpoint, held,
    * expired) and starts the others' attempts, returning each started send by message id. Throws
    * (before any attempt) when the management store cannot be read.
    */
-  async start(deliveries: readonly PendingDelivery[]): Promise<Map<string, Promise<void>>> {
+  async start(
+    deliveries: readonly PendingDelivery[],
+    read?: Promise<EndpointReads>,
+  ): Promise<Map<string, Promise<void>>> {
     const sends = new Map<string, Promise<void>>();
     if (deliveries.length === 0) return sends;
-    const now = new Date();
-    const endpointIds = [...new Set(deliveries.map((d) => d.endpointId))];
-    const [endpoints, secrets] = await Promise.all([
-      this.endpoints.findByIds(endpointIds),
-      this.endpoints.signingSecrets(endpointIds, now),
-    ]);
-    const byId = new Map(endpoints.map((endpoint) => [endpoint.id, endpoint]));
+    const {
+      endpoints: byId,
+      secrets,
+      at: now,
+    } = await (read ?? this.readEndpoints(deliveries.map((d) => d.endpointId)));
 
     const cancelled: PendingDelivery[] = [];
     const held: PendingDelivery[] = [];
