@@ -1,6 +1,10 @@
 import { HOPS, hopFigures, joinStages, sampleEvents, StageRow, StageTimes } from './breakdown';
 
-const stages = (sentAt: number, gaps: [number, number, number, number, number]): StageTimes => {
+const stages = (
+  sentAt: number,
+  gaps: [number, number, number, number, number],
+  afterFirstAttempt = 0,
+): StageTimes => {
   const [accept, fanOut, wait, http, answer] = gaps;
   const acceptedAt = sentAt + accept;
   const fannedOutAt = acceptedAt + fanOut;
@@ -11,6 +15,7 @@ const stages = (sentAt: number, gaps: [number, number, number, number, number]):
     acceptedAt,
     fannedOutAt,
     attemptStartedAt,
+    eventFirstAttemptAt: attemptStartedAt - afterFirstAttempt,
     receivedAt,
     attemptEndedAt: receivedAt + answer,
   };
@@ -20,7 +25,7 @@ describe('hopFigures', () => {
   it('measures each hop between its two stages, in path order', () => {
     const figures = hopFigures([
       stages(1000, [2, 40, 7, 1, 0.5]),
-      stages(2000, [4, 80, 9, 3, 1.5]),
+      stages(2000, [4, 80, 9, 3, 1.5], 6),
     ]);
     expect(figures.map((f) => f.hop)).toEqual(HOPS.map((h) => h.hop));
     const p50 = Object.fromEntries(figures.map((f) => [f.hop, f.ms?.p50]));
@@ -32,9 +37,11 @@ describe('hopFigures', () => {
       'attempt → received': 1,
       'received → answered': 0.5,
       'publish → received': 50,
+      'first attempt → this': 0,
     });
     expect(p99['accepted → fan-out']).toBe(80);
     expect(p99['publish → received']).toBe(96);
+    expect(p99['first attempt → this']).toBe(6);
   });
 
   it('has the first four hops add up to publish → received for every message', () => {
@@ -70,9 +77,29 @@ describe('joinStages', () => {
         acceptedAt: 102,
         fannedOutAt: 130,
         attemptStartedAt: 140,
+        eventFirstAttemptAt: 140,
         receivedAt: 141.5,
         attemptEndedAt: 143,
       },
+    ]);
+  });
+
+  it("gives each message its event's first attempt start", () => {
+    const { stages: joined } = joinStages(
+      [row('evt_a', 'ep_x', 0), { ...row('evt_a', 'ep_y', 0), attemptStartedMs: 35 }],
+      {
+        event: () => ({ seq: 1, sentAt: 0 }),
+        endpoints: new Map([
+          ['ep_x', 0],
+          ['ep_y', 1],
+        ]),
+        receivedAt: () => 50,
+        wallMinusBenchMs: 0,
+      },
+    );
+    expect(joined.map((s) => [s.attemptStartedAt, s.eventFirstAttemptAt])).toEqual([
+      [40, 35],
+      [35, 35],
     ]);
   });
 

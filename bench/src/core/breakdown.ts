@@ -20,6 +20,8 @@ export interface StageTimes {
   fannedOutAt: number;
   /** `attempts.started_at` of the first successful attempt: the dispatcher's clock. */
   attemptStartedAt: number;
+  /** The earliest `attemptStartedAt` among the messages of the same event (in the sample). */
+  eventFirstAttemptAt: number;
   /** The receiver's clock when the request arrived. */
   receivedAt: number;
   /** `attempts.started_at + duration_ms`: the dispatcher had the answer. */
@@ -28,7 +30,11 @@ export interface StageTimes {
 
 type Stage = keyof StageTimes;
 
-/** The hops, in path order: the first four add up to publish → received for every message. */
+/**
+ * The hops, in path order: the first four add up to publish → received for every message. The
+ * last one is inside `fan-out → attempt`: how long after its event's first attempt a message's
+ * attempt started, the dispatcher starting an event's attempts one after another.
+ */
 export const HOPS: readonly { hop: string; from: Stage; to: Stage; what: string }[] = [
   {
     hop: 'publish → accepted',
@@ -61,6 +67,12 @@ export const HOPS: readonly { hop: string; from: Stage; to: Stage; what: string 
     what: 'receiver → started_at + duration_ms',
   },
   { hop: 'publish → received', from: 'sentAt', to: 'receivedAt', what: 'the whole path' },
+  {
+    hop: 'first attempt → this',
+    from: 'eventFirstAttemptAt',
+    to: 'attemptStartedAt',
+    what: "the event's first attempt → this one's start (within fan-out → attempt)",
+  },
 ];
 
 export interface HopFigure {
@@ -104,6 +116,8 @@ export function joinStages(
   },
 ): { stages: StageTimes[]; unmatched: number } {
   const stages: StageTimes[] = [];
+  const eventOf: string[] = [];
+  const firstAttempt = new Map<string, number>();
   let unmatched = 0;
   const bench = (wallMs: number) => wallMs - lookups.wallMinusBenchMs;
   for (const row of rows) {
@@ -121,10 +135,16 @@ export function joinStages(
       acceptedAt: bench(row.acceptedMs),
       fannedOutAt: bench(row.fannedOutMs),
       attemptStartedAt,
+      eventFirstAttemptAt: attemptStartedAt,
       receivedAt,
       attemptEndedAt: attemptStartedAt + row.durationMs,
     });
+    const first = firstAttempt.get(row.eventId);
+    if (first === undefined || attemptStartedAt < first)
+      firstAttempt.set(row.eventId, attemptStartedAt);
+    eventOf.push(row.eventId);
   }
+  stages.forEach((stage, i) => (stage.eventFirstAttemptAt = firstAttempt.get(eventOf[i])!));
   return { stages, unmatched };
 }
 
