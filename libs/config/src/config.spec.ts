@@ -101,11 +101,9 @@ describe('loadConfig', () => {
     );
   });
 
-  it('produces through kafkajs unless told otherwise, and refuses an unknown client', () => {
-    expect(loadConfig({}).kafka.producer).toBe('kafkajs');
-    expect(loadConfig({ HOOKBASE_KAFKA_PRODUCER: 'platformatic' }).kafka.producer).toBe(
-      'platformatic',
-    );
+  it('produces through @platformatic/kafka unless told otherwise, and refuses an unknown client', () => {
+    expect(loadConfig({}).kafka.producer).toBe('platformatic');
+    expect(loadConfig({ HOOKBASE_KAFKA_PRODUCER: 'kafkajs' }).kafka.producer).toBe('kafkajs');
     expect(() => loadConfig({ HOOKBASE_KAFKA_PRODUCER: 'rdkafka' })).toThrow(
       /HOOKBASE_KAFKA_PRODUCER/,
     );
@@ -158,6 +156,17 @@ describe('loadConfig', () => {
     for (const bad of ['0', '101', '12.5', 'half'])
       expect(() => loadConfig({ HOOKBASE_DISPATCH_ORGANIZATION_SHARE: bad })).toThrow(
         /HOOKBASE_DISPATCH_ORGANIZATION_SHARE/,
+      );
+  });
+
+  it('reads 1,000 unfinished messages ahead per partition unless told otherwise, within bounds', () => {
+    expect(loadConfig({}).delivery.readAheadPerPartition).toBe(1000);
+    expect(loadConfig({ HOOKBASE_DISPATCH_READ_AHEAD: '250' }).delivery.readAheadPerPartition).toBe(
+      250,
+    );
+    for (const bad of ['0', '9', '100001', '1.5', 'many'])
+      expect(() => loadConfig({ HOOKBASE_DISPATCH_READ_AHEAD: bad })).toThrow(
+        /HOOKBASE_DISPATCH_READ_AHEAD/,
       );
   });
 

@@ -91,9 +91,9 @@ export const envSchema = z.object({
     ),
   HOOKBASE_KAFKA_PRODUCER: z
     .enum(['kafkajs', 'platformatic'])
-    .default('kafkajs')
+    .default('platformatic')
     .describe(
-      'Kafka client that produces records: `kafkajs` or `platformatic` (`@platformatic/kafka`). Both are idempotent with `acks=all` and put a key on the same partition; consumers always use kafkajs.',
+      'Kafka client that produces records: `platformatic` (`@platformatic/kafka`) or `kafkajs`. Both are idempotent with `acks=all` and put a key on the same partition, so processes of either kind may run side by side; consumers always use kafkajs.',
     ),
   HOOKBASE_EVENTS_PARTITIONS: int(1, 10_000)
     .optional()
@@ -215,6 +215,11 @@ export const envSchema = z.object({
   HOOKBASE_DISPATCH_CONCURRENCY: int(1, 10_000)
     .default(256)
     .describe('Attempts in flight per dispatcher.'),
+  HOOKBASE_DISPATCH_READ_AHEAD: int(10, 100_000)
+    .default(1000)
+    .describe(
+      "Messages a dispatcher may have read from one partition of the deliveries topic and not yet finished; past it, that partition's reading waits. The messages of a slow endpoint wait here while the others of their partition go on; each one costs memory.",
+    ),
   // Percent of the dispatch pool any organization may always hold; beyond it an organization
   // borrows only while that much stays free for the others. 100 turns the sharing off.
   HOOKBASE_DISPATCH_ORGANIZATION_SHARE: int(1, 100)
@@ -462,6 +467,8 @@ export interface HookbaseConfig {
     operationalRelayMs: number;
     endpointConcurrency: number;
     dispatchConcurrency: number;
+    /** Unfinished messages per partition of the deliveries topic before its reading waits. */
+    readAheadPerPartition: number;
     /**
      * Attempts in flight any organization may always hold (its share of `dispatchConcurrency`,
      * at least 1); beyond it, it borrows only while as many stay free for other organizations.
@@ -608,6 +615,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       operationalRelayMs: e.HOOKBASE_OPERATIONAL_RELAY_MS,
       endpointConcurrency: e.HOOKBASE_ENDPOINT_CONCURRENCY,
       dispatchConcurrency: e.HOOKBASE_DISPATCH_CONCURRENCY,
+      readAheadPerPartition: e.HOOKBASE_DISPATCH_READ_AHEAD,
       organizationShare: organizationShareSlots(
         e.HOOKBASE_DISPATCH_CONCURRENCY,
         e.HOOKBASE_DISPATCH_ORGANIZATION_SHARE,

@@ -39,9 +39,6 @@ interface StartedSend {
   done: Promise<void>;
 }
 
-/** Unfinished messages a partition may have under way before its reading waits (bounded memory). */
-const MAX_UNFINISHED_PER_PARTITION = 1_000;
-
 /**
  * Consumes `<prefix>.deliveries`, pipelined: a partition is read on while its messages are being
  * delivered, and its committed offset is its low watermark, the lowest offset not yet finished
@@ -79,7 +76,8 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
       topic: topics.deliveries,
       schema: deliveryRecordSchema,
       partitionsConsumedConcurrently: 12,
-      maxUnfinishedPerPartition: MAX_UNFINISHED_PER_PARTITION,
+      // Bounded memory: a partition's reading waits while this many of its messages are unfinished.
+      maxUnfinishedPerPartition: config.delivery.readAheadPerPartition,
     });
   }
 

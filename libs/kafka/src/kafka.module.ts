@@ -90,14 +90,17 @@ export function createProducerClient(
 ): ProducerClient {
   switch (config.kafka.producer) {
     case 'kafkajs':
+      new Logger('KafkaProducer').log('producing through kafkajs');
       return new KafkajsProducerClient(kafka);
     case 'platformatic': {
-      new Logger('KafkaProducer').log('producing through @platformatic/kafka');
+      const logger = new Logger('KafkaProducer');
       const settings = {
         clientId: `${config.kafka.clientId}-${clientSuffix}`,
         brokers: config.kafka.brokers,
       };
-      return new PlatformaticProducerClient((topic) => createPlatformaticProducer(settings, topic));
+      return new PlatformaticProducerClient((topic) =>
+        createPlatformaticProducer(settings, topic, (line) => logger.warn(line)),
+      );
     }
   }
 }

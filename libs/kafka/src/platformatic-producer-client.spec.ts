@@ -3,6 +3,7 @@ import {
   PlatformaticProducerClient,
   retryDelayMs,
   toPlatformaticMessage,
+  warnedRetryDelay,
 } from './platformatic-producer-client';
 
 type Sent = { topic: string; keys: string[]; finish: (error?: Error) => void };
@@ -133,6 +134,20 @@ describe('retryDelayMs', () => {
   it('backs off from 200 ms, doubling, to at most 5 s', () => {
     expect([1, 2, 3, 4, 5, 6, 7, 8].map(retryDelayMs)).toEqual([
       200, 400, 800, 1_600, 3_200, 5_000, 5_000, 5_000,
+    ]);
+  });
+});
+
+describe('warnedRetryDelay', () => {
+  it('gives the backoff and warns of each retry with the topic, the operation and the reason', () => {
+    const lines: string[] = [];
+    const delay = warnedRetryDelay('hookbase.events', (line) => lines.push(line));
+    const refused = new Error('connect ECONNREFUSED 127.0.0.1:19092');
+    expect(delay({}, 'produce', 1, 8, refused)).toBe(200);
+    expect(delay({}, 'metadata', 3, 8, 'broker gone')).toBe(800);
+    expect(lines).toEqual([
+      'producing to hookbase.events: produce failed (connect ECONNREFUSED 127.0.0.1:19092); retry 1 of 8 in 200 ms',
+      'producing to hookbase.events: metadata failed (broker gone); retry 3 of 8 in 800 ms',
     ]);
   });
 });

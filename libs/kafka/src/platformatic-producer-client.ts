@@ -37,6 +37,31 @@ export function retryDelayMs(attempt: number): number {
 }
 
 /**
+ * The library's retry delay for a topic's producer, which also tells `warn` of each retry: the
+ * library reports through `node:diagnostics_channel` and `debug` only, so without it a broker
+ * outage would leave no line in the producer's log.
+ */
+export function warnedRetryDelay(
+  topic: string,
+  warn: (line: string) => void,
+): (
+  client: unknown,
+  operation: string,
+  attempt: number,
+  retries: number,
+  error: unknown,
+) => number {
+  return (_client, operation, attempt, retries, error) => {
+    const delay = retryDelayMs(attempt);
+    const why = error instanceof Error ? error.message : String(error);
+    warn(
+      `producing to ${topic}: ${operation} failed (${why}); retry ${attempt} of ${retries} in ${delay} ms`,
+    );
+    return delay;
+  };
+}
+
+/**
  * A producer of `@platformatic/kafka` for one topic: idempotent, `acks=all`, and keys placed as
  * kafkajs's default partitioner places them. The library's own default partitioner takes murmur2
  * as an unsigned number, which lands some keys elsewhere; its `compatibilityPartitioner` masks
@@ -45,6 +70,7 @@ export function retryDelayMs(attempt: number): number {
 export function createPlatformaticProducer(
   settings: PlatformaticProducerSettings,
   topic: string,
+  warn: (line: string) => void = () => undefined,
 ): PlatformaticProducer {
   // Loaded here, not imported at the top: the package is ES modules only, so a process (or a
   // Jest run) that produces through kafkajs never loads it.
@@ -60,7 +86,7 @@ export function createPlatformaticProducer(
     // As the kafkajs client: a request may take 30 s, and a failed one is tried 8 more times.
     timeout: 30_000,
     retries: 8,
-    retryDelay: (_client, _operation, attempt) => retryDelayMs(attempt),
+    retryDelay: warnedRetryDelay(topic, warn),
     partitioner: (message, key) =>
       key ? client.compatibilityPartitioner(message, key) : nextPartition++,
   });

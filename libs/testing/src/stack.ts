@@ -147,7 +147,7 @@ export async function spawnHookbase(
 ): Promise<{ process: HookbaseProcess; url?: string }> {
   const entry = join(ROOT, 'dist', 'apps', app, 'src', 'main.js');
   // HOOKBASE_TEST_KAFKA_PRODUCER runs any test's processes with another Kafka producer client
-  // (`HOOKBASE_TEST_KAFKA_PRODUCER=platformatic npm test -- <files>`); a test's own setting wins.
+  // (`HOOKBASE_TEST_KAFKA_PRODUCER=kafkajs npm test -- <files>`); a test's own setting wins.
   const producer = process.env.HOOKBASE_TEST_KAFKA_PRODUCER;
   const child = spawn(process.execPath, [entry], {
     env: {

@@ -9,19 +9,27 @@ import {
   testEnvironment,
 } from '@hookbase/testing';
 
+/** Each producer client HOOKBASE_KAFKA_PRODUCER may name, and the line its process logs. */
+const CLIENTS = [
+  { client: 'platformatic', line: /producing through @platformatic\/kafka/ },
+  { client: 'kafkajs', line: /producing through kafkajs/ },
+] as const;
+
 /**
- * The producer-relevant checks with HOOKBASE_KAFKA_PRODUCER=platformatic (`@platformatic/kafka`
- * behind libs/kafka): every event delivered once to each endpoint under concurrent publishes, a
- * FIFO endpoint's events in publish order, and every key on the partition kafkajs's default
- * partitioner (Kafka's murmur2) gives it, which the FIFO lanes and per-organization order rely on.
- * The crash and outage tests run with it too: `HOOKBASE_TEST_KAFKA_PRODUCER=platformatic`.
+ * The producer-relevant checks for each client behind libs/kafka (`@platformatic/kafka`, the
+ * default, and kafkajs): every event delivered once to each endpoint under concurrent publishes,
+ * a FIFO endpoint's events in publish order, and every key on the partition kafkajs's default
+ * partitioner (Kafka's murmur2) gives it, which the FIFO lanes and per-organization order rely
+ * on, and which lets processes of both kinds run side by side (a rolling upgrade). The crash and
+ * outage tests run with the default; `HOOKBASE_TEST_KAFKA_PRODUCER=kafkajs` runs them with the
+ * other.
  */
-describe('producing through @platformatic/kafka', () => {
+describe.each(CLIENTS)('producing through $client', ({ client, line }) => {
   let stack: RunningStack;
   const receiver = new TestReceiver();
   let receiverUrl: string;
   const kafka = new Kafka({
-    clientId: 'platformatic-producer-test',
+    clientId: 'producer-clients-test',
     brokers: testEnvironment().kafkaBrokers.split(','),
     logLevel: logLevel.NOTHING,
   });
@@ -70,7 +78,7 @@ describe('producing through @platformatic/kafka', () => {
 
   beforeAll(async () => {
     receiverUrl = await receiver.start();
-    stack = await startStack({ HOOKBASE_KAFKA_PRODUCER: 'platformatic' });
+    stack = await startStack({ HOOKBASE_KAFKA_PRODUCER: client });
   });
 
   afterAll(async () => {
@@ -79,7 +87,7 @@ describe('producing through @platformatic/kafka', () => {
   });
 
   it('says which client produces', async () => {
-    await stack.process.waitForLine(/producing through @platformatic\/kafka/, 5_000);
+    await stack.process.waitForLine(line, 5_000);
   });
 
   it('delivers concurrent publishes once to each endpoint, FIFO in order, keys placed as kafkajs places them', async () => {
@@ -157,7 +165,7 @@ describe('producing through @platformatic/kafka', () => {
       .map((request) => (JSON.parse(request.body) as { step: number }).step);
     expect(lane).toEqual(Array.from({ length: steps }, (_, step) => step));
 
-    // Every keyed record the platformatic producer wrote sits where kafkajs would have put it.
+    // Every keyed record the producer wrote sits where kafkajs's default partitioner puts it.
     for (const topic of [`${stack.topicPrefix}.events`, `${stack.topicPrefix}.deliveries`]) {
       const admin = kafka.admin();
       await admin.connect();
