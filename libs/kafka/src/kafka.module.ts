@@ -94,6 +94,7 @@ export function createProducerClient(
       return new KafkajsProducerClient(kafka);
     case 'platformatic': {
       const logger = new Logger('KafkaProducer');
+      logger.log('producing through @platformatic/kafka');
       const settings = {
         clientId: `${config.kafka.clientId}-${clientSuffix}`,
         brokers: config.kafka.brokers,
