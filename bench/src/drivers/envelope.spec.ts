@@ -1,6 +1,6 @@
 import { eventEnvelopeSchema } from '@hookbase/domain';
 import { benchEnvelope } from './envelope';
-import { rawBatch } from '../scenarios/ingest/bounds';
+import { rawBatch, rawProducerKind } from '../scenarios/ingest/bounds';
 
 const ORG = 'org_01jz0000000000000000000000';
 
@@ -32,5 +32,15 @@ describe('rawBatch', () => {
     const sizes = batch.map((m) => Buffer.byteLength(m.value as string));
     expect(Math.min(...sizes)).toBeGreaterThan(256 + 100);
     expect(() => rawBatch([], 10, 1)).toThrow(/key/);
+  });
+});
+
+describe('rawProducerKind', () => {
+  it("is the client Hookbase's processes produce with: the default, or what --stack-env names", () => {
+    expect(rawProducerKind({})).toBe('platformatic');
+    expect(rawProducerKind({ HOOKBASE_KAFKA_PRODUCER: 'kafkajs' })).toBe('kafkajs');
+    expect(rawProducerKind({ HOOKBASE_KAFKA_PRODUCER: 'platformatic', OTHER: 'x' })).toBe(
+      'platformatic',
+    );
   });
 });

@@ -1,6 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Message } from 'kafkajs';
+import { dirname, join } from 'node:path';
+import { loadConfig } from '@hookbase/config';
+import {
+  createPlatformaticProducer,
+  KafkajsProducerClient,
+  PlatformaticProducerClient,
+  ProducedRecord,
+  ProducerClient,
+} from '@hookbase/kafka';
 import { fmtInt, fmtRate, fmtRatio } from '../../core/report';
 import { BenchSession } from '../../core/session';
 import { now } from '../../core/util';
@@ -9,9 +17,39 @@ import { benchEnvelope, hookbaseLikeProducer } from '../../drivers/envelope';
 /** The raw Kafka produce bound every ingest scenario measures first, in the same run. */
 export type RawProduceResult = Awaited<ReturnType<typeof rawBaseline>>;
 
-const KAFKAJS_VERSION = (
-  JSON.parse(readFileSync(require.resolve('kafkajs/package.json'), 'utf8')) as { version: string }
-).version;
+/** The version of an installed package, read from its package.json beside its entry point. */
+function versionOf(name: string, packageJson: string): string {
+  return (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version ?? name;
+}
+
+/**
+ * The producer client Hookbase's processes use in this run (`HOOKBASE_KAFKA_PRODUCER` as
+ * `--stack-env` gives it, else Hookbase's default), through Hookbase's own adapter: the raw bound
+ * is then that of the client the accepted events went through.
+ */
+export function rawProducerKind(stackEnv: Record<string, string>): 'kafkajs' | 'platformatic' {
+  return loadConfig({ HOOKBASE_KAFKA_PRODUCER: stackEnv.HOOKBASE_KAFKA_PRODUCER }).kafka.producer;
+}
+
+function rawProducer(
+  kind: 'kafkajs' | 'platformatic',
+  brokers: string,
+  clientId: string,
+): { client: ProducerClient; label: string } {
+  if (kind === 'kafkajs') {
+    const { kafka } = hookbaseLikeProducer(brokers, clientId);
+    const version = versionOf('kafkajs', require.resolve('kafkajs/package.json'));
+    return { client: new KafkajsProducerClient(kafka), label: `kafkajs ${version}` };
+  }
+  // The package exports only its entry point (dist/index.js); its package.json is one level up.
+  const entry = require.resolve('@platformatic/kafka');
+  const version = versionOf('@platformatic/kafka', join(dirname(entry), '..', 'package.json'));
+  const settings = { clientId, brokers: brokers.split(',') };
+  return {
+    client: new PlatformaticProducerClient((topic) => createPlatformaticProducer(settings, topic)),
+    label: `@platformatic/kafka ${version}`,
+  };
+}
 
 /** The raw bound stops here at the latest, whatever --records asks. */
 const RAW_SECONDS = 10;
@@ -21,7 +59,11 @@ const RAW_SECONDS = 10;
  * envelope of the same payload size, keyed by organization id), built once and sent again and
  * again, so the measurement is of Kafka and the client, not of the bench building records.
  */
-export function rawBatch(keys: readonly string[], payloadBytes: number, size: number): Message[] {
+export function rawBatch(
+  keys: readonly string[],
+  payloadBytes: number,
+  size: number,
+): ProducedRecord[] {
   if (keys.length === 0) throw new Error('raw produce needs at least one key');
   return Array.from({ length: size }, (_, i) => {
     const record = benchEnvelope(keys[i % keys.length], i, payloadBytes);
@@ -30,8 +72,8 @@ export function rawBatch(keys: readonly string[], payloadBytes: number, size: nu
 }
 
 /**
- * kafkajs (the client Hookbase produces with), set up as Hookbase's producer (idempotent,
- * acks=all, one request in flight, murmur2 partitioner, no compression), sends --records
+ * The client Hookbase produces with in this run, through Hookbase's own adapter (idempotent,
+ * acks=all, one send at a time per topic, murmur2 partitioner, no compression), sends --records
  * envelope-sized records, --batch per send, keyed as the scenario's events, to a scratch topic
  * with as many partitions as `<prefix>.events`, deleted afterwards. Runs while Hookbase is idle.
  */
@@ -39,17 +81,19 @@ export async function rawBaseline(session: BenchSession, keys: readonly string[]
   const { options, cleanup, progress, deadlineMs } = session.ctx;
   const partitions = await session.kafka.partitionCount(`${session.stack.topicPrefix}.events`);
   const topic = `hookbase-bench-raw-${randomBytes(4).toString('hex')}`;
-  const { kafka, producer } = hookbaseLikeProducer(options.brokers, 'hookbase-bench-raw');
+  const { kafka } = hookbaseLikeProducer(options.brokers, 'hookbase-bench-raw-admin');
+  const kind = rawProducerKind(options.stackEnv);
+  const { client, label } = rawProducer(kind, options.brokers, 'hookbase-bench-raw');
   const admin = kafka.admin();
   const removeTopic = async () => {
-    await producer.disconnect().catch(() => undefined);
+    await client.close().catch(() => undefined);
     await admin.deleteTopics({ topics: [topic], timeout: 15_000 }).catch(() => undefined);
     await admin.disconnect().catch(() => undefined);
   };
   const undo = cleanup.add(`raw produce topic ${topic}`, removeTopic);
   let sent = 0;
   session.setPhase(
-    'raw kafkajs produce',
+    `raw ${label} produce`,
     () => `${fmtInt(sent)} records acknowledged`,
     () => sent / options.records,
   );
@@ -59,22 +103,21 @@ export async function rawBaseline(session: BenchSession, keys: readonly string[]
       waitForLeaders: true,
       topics: [{ topic, numPartitions: partitions, replicationFactor: -1 }],
     });
-    await producer.connect();
     const messages = rawBatch(keys, options.payloadBytes, options.batch);
     const bytes = messages.reduce((sum, m) => sum + Buffer.byteLength(m.value as string), 0);
     const recordBytes = bytes / messages.length;
     // One small send first: connection and producer-id set-up are not throughput.
-    await producer.send({ topic, acks: -1, messages: messages.slice(0, 1) });
+    await client.send(topic, messages.slice(0, 1));
     const untilMs = Math.min(deadlineMs, now() + RAW_SECONDS * 1000);
     const startMs = now();
     while (sent < options.records && now() <= untilMs) {
       const size = Math.min(options.batch, options.records - sent);
-      await producer.send({ topic, acks: -1, messages: messages.slice(0, size) });
+      await client.send(topic, messages.slice(0, size));
       sent += size;
     }
     const seconds = (now() - startMs) / 1000;
     const raw = {
-      client: `kafkajs ${KAFKAJS_VERSION}`,
+      client: label,
       partitions,
       keys: keys.length,
       recordBytes,
@@ -86,7 +129,7 @@ export async function rawBaseline(session: BenchSession, keys: readonly string[]
       stoppedByDeadline: sent < options.records,
     };
     progress.note(
-      `  raw kafkajs produce: ${fmtRate(raw.perSecond)} records/s (${Math.round(recordBytes)} B, ${raw.batch} per send)`,
+      `  raw ${label} produce: ${fmtRate(raw.perSecond)} records/s (${Math.round(recordBytes)} B, ${raw.batch} per send)`,
     );
     return raw;
   } finally {
