@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
 import { createTestDatabase } from './test-database';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -168,6 +169,32 @@ export async function spawnHookbase(
 }
 
 /**
+ * Deletes the topics under a test's prefix, so that runs after runs do not pile up partitions on
+ * the developer's broker (a full run creates about 200 topics). Best effort, and bounded: the
+ * broker may be down when a test of an outage ends.
+ */
+export async function deleteTopicsUnder(brokers: string, prefix: string): Promise<string[]> {
+  const kafka = new Kafka({
+    clientId: 'hookbase-test-cleanup',
+    brokers: brokers.split(','),
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 2_000,
+    retry: { retries: 1 },
+  });
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const topics = (await admin.listTopics()).filter((topic) => topic.startsWith(`${prefix}.`));
+    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 10_000 });
+    return topics;
+  } catch {
+    return [];
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+/**
  * Starts Hookbase as users run it (the standalone process), against a fresh database cloned from
  * the migrated template and topics under a prefix of its own, so test files never share state.
  */
@@ -212,6 +239,7 @@ export async function startStack(
     async stop() {
       await Promise.all(processes.map((p) => p.stop()));
       await database.drop();
+      await deleteTopicsUnder(kafkaBrokers, topicPrefix);
     },
   };
 }
