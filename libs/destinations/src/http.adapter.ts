@@ -19,6 +19,7 @@ import {
 import { ClientCache, clientKey } from './cloud-support';
 import { createGuardedLookup, resolveTargetName, Resolver } from './guarded-lookup';
 import { OAuth2TokenCache, TokenFetchError } from './oauth2-token-cache';
+import { AttemptDeadline, attemptDeadline } from './attempt-deadline';
 
 export interface HttpAdapterOptions {
   timeoutMs: number;
@@ -170,17 +171,15 @@ export class HttpDestinationAdapter implements DestinationAdapter {
     const auth = receiver?.auth ?? null;
     let result: AttemptResult;
     let excerpt: string | null = null;
+    // Each send's deadline also covers reading its answer; all are cleared when the attempt ends.
+    const deadlines: AttemptDeadline[] = [];
     try {
       const dispatcher = await this.dispatcherFor(url, receiver);
       const send = async (authorization: string | null) => {
         if (authorization !== null) headers.authorization = authorization;
-        return request(url, {
-          method: 'POST',
-          headers,
-          body,
-          dispatcher,
-          signal: AbortSignal.timeout(timeoutMs),
-        });
+        const deadline = attemptDeadline(timeoutMs);
+        deadlines.push(deadline);
+        return request(url, { method: 'POST', headers, body, dispatcher, signal: deadline.signal });
       };
       let response: Dispatcher.ResponseData;
       if (auth?.type === 'oauth2_client_credentials') {
@@ -222,6 +221,8 @@ export class HttpDestinationAdapter implements DestinationAdapter {
           responseExcerpt: null,
         };
       }
+    } finally {
+      for (const deadline of deadlines) deadline.clear();
     }
     return {
       outcome: classifyAttempt(result, new Date()),
