@@ -1,6 +1,7 @@
 import {
   PlatformaticProducer,
   PlatformaticProducerClient,
+  rememberedKeyHash,
   retryDelayMs,
   toPlatformaticMessage,
   warnedRetryDelay,
@@ -149,5 +150,35 @@ describe('warnedRetryDelay', () => {
       'producing to hookbase.events: produce failed (connect ECONNREFUSED 127.0.0.1:19092); retry 1 of 8 in 200 ms',
       'producing to hookbase.events: metadata failed (broker gone); retry 3 of 8 in 800 ms',
     ]);
+  });
+});
+
+describe('rememberedKeyHash', () => {
+  it('hashes each distinct key once and answers what the hash answered', () => {
+    const hashed: string[] = [];
+    const length = (key: Buffer) => key.length * 7;
+    const remembered = rememberedKeyHash((key) => {
+      hashed.push(key.toString());
+      return length(key);
+    });
+    const keys = ['ep_1', 'ep_22', 'ep_1', 'ep_22', 'ep_333', 'ep_1'];
+    expect(keys.map((key) => remembered(Buffer.from(key)))).toEqual([28, 35, 28, 35, 42, 28]);
+    expect(hashed).toEqual(['ep_1', 'ep_22', 'ep_333']);
+  });
+
+  it('keeps keys apart that differ only in bytes beyond ASCII', () => {
+    const remembered = rememberedKeyHash((key) => key[key.length - 1]);
+    expect(remembered(Buffer.from([0x6b, 0xc3, 0xa9]))).toBe(0xa9);
+    expect(remembered(Buffer.from([0x6b, 0xc3, 0xa8]))).toBe(0xa8);
+  });
+
+  it('starts over past its bound, still answering right', () => {
+    let calls = 0;
+    const remembered = rememberedKeyHash((key) => {
+      calls++;
+      return key[0];
+    }, 2);
+    for (const byte of [1, 2, 3, 1]) expect(remembered(Buffer.from([byte]))).toBe(byte);
+    expect(calls).toBe(4); // 1 and 2 remembered, 3 started the memory over, so 1 again
   });
 });

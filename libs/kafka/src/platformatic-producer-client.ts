@@ -61,6 +61,35 @@ export function warnedRetryDelay(
   };
 }
 
+/** Keys whose hash is remembered at most; past it the memory starts over. */
+const KEY_HASHES_MAX = 100_000;
+
+/**
+ * A key's hash, remembered: keys repeat (endpoint and organization ids), and the library's
+ * murmur2 works in BigInt, about 2 KB of garbage and a few microseconds per record. The hash
+ * does not depend on the topic or its partition count (the library takes it modulo those), so
+ * one memory serves every producer of the process.
+ */
+export function rememberedKeyHash(
+  hash: (key: Buffer) => number,
+  max = KEY_HASHES_MAX,
+): (key: Buffer) => number {
+  let known = new Map<string, number>();
+  return (key) => {
+    // latin1 maps each byte to one character: distinct keys stay distinct.
+    const text = key.toString('latin1');
+    let value = known.get(text);
+    if (value === undefined) {
+      value = hash(key);
+      if (known.size >= max) known = new Map();
+      known.set(text, value);
+    }
+    return value;
+  };
+}
+
+let keyHash: ((key: Buffer) => number) | undefined;
+
 /**
  * A producer of `@platformatic/kafka` for one topic: idempotent, `acks=all`, and keys placed as
  * kafkajs's default partitioner places them. The library's own default partitioner takes murmur2
@@ -77,6 +106,8 @@ export function createPlatformaticProducer(
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const client: typeof Platformatic = require('@platformatic/kafka');
   let nextPartition = 0;
+  keyHash ??= rememberedKeyHash((key) => client.compatibilityPartitioner({} as never, key));
+  const hashOf = keyHash;
   return new client.Producer<Buffer, Buffer, Buffer, Buffer>({
     clientId: `${settings.clientId}-${topic}`,
     bootstrapBrokers: settings.brokers,
@@ -87,8 +118,7 @@ export function createPlatformaticProducer(
     timeout: 30_000,
     retries: 8,
     retryDelay: warnedRetryDelay(topic, warn),
-    partitioner: (message, key) =>
-      key ? client.compatibilityPartitioner(message, key) : nextPartition++,
+    partitioner: (_message, key) => (key ? hashOf(key) : nextPartition++),
   });
 }
 
