@@ -1,6 +1,6 @@
 // moto's server (PyPI `moto[server]`, pinned) as the local AWS for SQS, SNS, EventBridge and S3:
 // installed once into a virtual environment under .cache/moto-<version> (needs Python 3 with the
-// venv module), started on 127.0.0.1:$MOTO_PORT (45000 by default), reused when the port already
+// venv module), started on 127.0.0.1:$MOTO_PORT (14566 by default), reused when the port already
 // answers as moto. State is in memory: a restart starts empty.
 //
 //   node scripts/lib/moto.mjs up | down | status
@@ -71,7 +71,7 @@ const moto = localEmulator({
   name: 'moto',
   title: `moto ${MOTO_VERSION}`,
   portEnv: 'MOTO_PORT',
-  defaultPort: 45000,
+  defaultPort: 14566,
   probe,
   commandMarker: serverBin,
   describe: (port) => ({ url: `http://127.0.0.1:${port}` }),

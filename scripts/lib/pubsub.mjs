@@ -1,7 +1,7 @@
 // Google's Pub/Sub fake (Go module cloud.google.com/go/pubsub/v2/pstest) as the local Pub/Sub:
 // deploy/pubsub-fake is a small Go program serving it, built once with `go build` (modules from
 // the Go module proxy) into .cache/pubsub-fake-<version>/, started on 127.0.0.1:$PUBSUB_PORT
-// (45085 by default), reused when the port already answers as Pub/Sub. State is in memory.
+// (18085 by default), reused when the port already answers as Pub/Sub. State is in memory.
 //
 //   node scripts/lib/pubsub.mjs up | down | status
 import { spawnSync } from 'node:child_process';
@@ -118,7 +118,7 @@ const pubsub = localEmulator({
   name: 'pubsub',
   title: `the Pub/Sub fake (pstest ${PSTEST_VERSION})`,
   portEnv: 'PUBSUB_PORT',
-  defaultPort: 45085,
+  defaultPort: 18085,
   probe,
   commandMarker: binary,
   readyTimeoutMs: 20_000,
