@@ -6,6 +6,7 @@ import {
   ApiClient,
   createTenant,
   createTestDatabase,
+  deleteTopicsUnder,
   HookbaseProcess,
   pollUntil,
   spawnHookbase,
@@ -52,6 +53,7 @@ describe('the chart topology under a rolling restart, scaling and a crash', () =
   const replicas: Replica[] = [];
   let env: Record<string, string>;
   let db: Client;
+  let dropDatabase: (() => Promise<void>) | undefined;
 
   const start = async (role: Role): Promise<Replica> => {
     const port: Record<string, string> =
@@ -84,6 +86,7 @@ describe('the chart topology under a rolling restart, scaling and a crash', () =
     receiver.respondWith(() => ({ status: 200, delayMs: 20 }));
     const { databaseUrl, kafkaBrokers } = testEnvironment();
     const database = await createTestDatabase(databaseUrl);
+    dropDatabase = () => database.drop();
     env = {
       DATABASE_URL: database.url,
       KAFKA_BROKERS: kafkaBrokers,
@@ -116,6 +119,9 @@ describe('the chart topology under a rolling restart, scaling and a crash', () =
     await Promise.all(replicas.map((r) => r.process.kill()));
     await db?.end();
     await receiver.stop();
+    // As a stack does: nothing left behind on the shared PostgreSQL and broker.
+    await dropDatabase?.();
+    if (env) await deleteTopicsUnder(env.KAFKA_BROKERS, env.HOOKBASE_TOPIC_PREFIX);
   });
 
   it('delivers everything, in order, through restarts, scaling and a SIGKILL', async () => {

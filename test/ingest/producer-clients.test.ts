@@ -178,8 +178,12 @@ describe.each(CLIENTS)('producing through $client', ({ client, line }) => {
           key !== null && partition !== kafkajsPartition(topic, key, partitions),
       );
       expect({ topic, misplaced: misplaced.length }).toEqual({ topic, misplaced: 0 });
-      // More than one partition in use, so the check compared real placements.
-      expect(new Set(written.map((record) => record.partition)).size).toBeGreaterThan(1);
+      // More than one partition in use, so the check compared real placements. Asked only of the
+      // deliveries: 13 endpoint ids over 12 partitions. The events' keys are the 3 organization
+      // ids over 6 partitions, which share one partition about once in 36 runs.
+      if (topic.endsWith('.deliveries')) {
+        expect(new Set(written.map((record) => record.partition)).size).toBeGreaterThan(1);
+      }
     }
   });
 });

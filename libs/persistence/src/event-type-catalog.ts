@@ -34,6 +34,8 @@ const MAX_ORGANIZATIONS = 10_000;
 export class EventTypeCatalog {
   private readonly logger = new Logger(EventTypeCatalog.name);
   private catalogs = new Map<string, CachedCatalog>();
+  /** First reads under way, by organization: the events that arrive meanwhile share one. */
+  private readonly firstReads = new Map<string, Promise<CachedCatalog | null>>();
 
   constructor(
     private readonly eventTypes: EventTypeRepository,
@@ -58,6 +60,8 @@ export class EventTypeCatalog {
   /** Drops this process's copy: the next event reads the catalog again. */
   forget(organizationId: string): void {
     this.catalogs.delete(organizationId);
+    // A first read under way may predate the change: later events do not join it.
+    this.firstReads.delete(organizationId);
   }
 
   private async catalogOf(organizationId: string): Promise<CachedCatalog | null> {
@@ -72,7 +76,15 @@ export class EventTypeCatalog {
       });
       return cached;
     }
-    return this.load(organizationId, undefined);
+    const under = this.firstReads.get(organizationId);
+    if (under) return under;
+    const read = this.load(organizationId, undefined);
+    this.firstReads.set(organizationId, read);
+    const done = () => {
+      if (this.firstReads.get(organizationId) === read) this.firstReads.delete(organizationId);
+    };
+    read.then(done, done);
+    return read;
   }
 
   private async load(
