@@ -1,3 +1,5 @@
+import { createServer, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { createTenant, pollUntil, RunningStack, startStack, TestReceiver } from '@hookbase/testing';
 
@@ -122,6 +124,50 @@ describe('an event published over REST reaches an HTTP receiver', () => {
     expect(message.body.data.attemptHistory).toEqual([
       expect.objectContaining({ attempt: 1, outcome: 'succeeded', responseStatus: 200 }),
     ]);
+  });
+
+  it('shows a message in flight while its attempt is under way, and succeeded once it answers', async () => {
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken);
+    // A receiver that holds its answer until the test has seen the message in flight.
+    const held: ServerResponse[] = [];
+    const slow = createServer((req, res) => {
+      req.resume();
+      held.push(res);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow`;
+      const endpoint = await client.post(`/api/organizations/${organizationId}/webhook-endpoints`, {
+        url,
+      });
+      expect(endpoint.status).toBe(201);
+      const event = await client.post('/v1/events', { eventType: 'slow.thing', payload: { n: 1 } });
+      expect(event.status).toBe(202);
+      const messageId = await pollUntil(
+        async () => {
+          const found = await client.get(
+            `/api/organizations/${organizationId}/events/${event.body.data.id}`,
+          );
+          return found.status === 200 ? found.body.data.messages[0]?.id : undefined;
+        },
+        { timeoutMs: 30_000, description: 'the event recorded with its message' },
+      );
+      const statusOf = async () =>
+        (await client.get(`/api/organizations/${organizationId}/messages/${messageId}`)).body.data
+          .status as string;
+      await pollUntil(async () => held.length === 1 && (await statusOf()) === 'in_flight', {
+        timeoutMs: 30_000,
+        description: 'the message shown in flight while the receiver holds its answer',
+      });
+      held[0].writeHead(200).end('ok');
+      await pollUntil(async () => (await statusOf()) === 'succeeded', {
+        timeoutMs: 30_000,
+        description: 'the message succeeded once the receiver answered',
+      });
+    } finally {
+      for (const res of held) if (!res.writableEnded) res.destroy();
+      await new Promise((resolve) => slow.close(resolve));
+    }
   });
 
   it('retries a failing receiver on the endpoint schedule and dead-letters a permanent failure', async () => {

@@ -249,6 +249,54 @@ describe('delivery state in PostgreSQL', () => {
     expect(await row(single)).toMatchObject({ status: 'succeeded', route: 'final' });
   });
 
+  it('records a stream attempt from pending, and shows one in flight only while it is still under way', async () => {
+    const record = (messageId: string, messageStatus: 'succeeded' | 'awaiting_retry') => ({
+      messageId,
+      attemptNumber: 1,
+      startedAt: new Date(),
+      durationMs: 5,
+      outcome: messageStatus === 'succeeded' ? ('succeeded' as const) : ('retry' as const),
+      responseStatus: messageStatus === 'succeeded' ? 200 : 503,
+      responseExcerpt: null,
+      error: messageStatus === 'succeeded' ? null : 'HTTP 503',
+      messageStatus,
+      nextAttemptAt: messageStatus === 'succeeded' ? null : future(),
+    });
+    // Quick attempts: recorded straight from pending, one alone and two together.
+    const quick = await message({ status: 'pending', route: 'stream' });
+    const quickFailed = await message({ status: 'pending', route: 'stream' });
+    const quickToo = await message({ status: 'pending', route: 'stream' });
+    await messages.recordAttempts([record(quick, 'succeeded')]);
+    await messages.recordAttempts([
+      record(quickFailed, 'awaiting_retry'),
+      record(quickToo, 'succeeded'),
+    ]);
+    expect(await row(quick)).toMatchObject({ status: 'succeeded', route: 'final' });
+    expect(await row(quickFailed)).toMatchObject({ status: 'awaiting_retry', route: 'schedule' });
+    expect(await row(quickToo)).toMatchObject({ status: 'succeeded', route: 'final' });
+
+    // A slow one is shown in flight; a mark that arrives after the record, or for a message that
+    // made another attempt meanwhile or left the stream, changes nothing.
+    const slow = await message({ status: 'pending', route: 'stream' });
+    const shown = await messages.showStreamAttemptsStarted([
+      { messageId: slow, attemptsBefore: 0 },
+      { messageId: quick, attemptsBefore: 0 },
+      { messageId: quickFailed, attemptsBefore: 0 },
+    ]);
+    expect(shown.transitioned).toEqual([slow]);
+    expect(shown.skipped.map((s) => s.messageId).sort()).toEqual([quick, quickFailed].sort());
+    expect(await row(slow)).toMatchObject({ status: 'in_flight', route: 'stream' });
+    expect(await row(quickFailed)).toMatchObject({ status: 'awaiting_retry', route: 'schedule' });
+    await dataSource.query(`UPDATE messages SET attempts = 1, status = 'pending' WHERE id = $1`, [
+      slow,
+    ]);
+    expect(
+      (await messages.showStreamAttemptsStarted([{ messageId: slow, attemptsBefore: 0 }]))
+        .transitioned,
+    ).toEqual([]);
+    expect(await row(slow)).toMatchObject({ status: 'pending', route: 'stream' });
+  });
+
   it('records an attempt whose lane head was shown in flight while the record waited for the row', async () => {
     const id = await message({ status: 'fifo_waiting', route: 'lane' }, { fifoSeq: 4 });
     const record = (messageId: string) => ({

@@ -41,9 +41,12 @@ function service(options: {
   endpoints?: EndpointEntity[];
   guards?: DeliveryGuards;
   outcome?: 'succeeded' | 'retry' | 'failed';
+  attemptFails?: boolean;
 }) {
   const held: { ids: readonly string[]; until: Date }[] = [];
   const inFlight: string[] = [];
+  /** Attempts of stream messages begun (`id:attemptsBefore`) and, later, ended (`id ended`). */
+  const marks: string[] = [];
   const attempted: string[] = [];
   const reported: string[] = [];
   const deadLettered: { ids: string[]; reason: DlqReason; status: string }[] = [];
@@ -59,6 +62,7 @@ function service(options: {
   } as unknown as EndpointRepository;
   const attempts: Attempts = {
     attempt: async (delivery, _endpoint, secrets) => {
+      if (options.attemptFails) throw new Error('store gone');
       attempted.push(`${delivery.messageId}:${secrets.join(',')}`);
       const outcome = options.outcome ?? 'succeeded';
       return {
@@ -88,8 +92,14 @@ function service(options: {
     guards,
     attempts,
     deadLetters,
+    {
+      begin: (messageId, attemptsBefore) => {
+        marks.push(`${messageId}:${attemptsBefore}`);
+        return () => void marks.push(`${messageId} ended`);
+      },
+    },
   );
-  return { deliveries, held, inFlight, attempted, reported, deadLettered, config };
+  return { deliveries, held, inFlight, marks, attempted, reported, deadLettered, config };
 }
 
 const refusing = (refusal: Refusal): DeliveryGuards => ({
@@ -101,16 +111,32 @@ const refusing = (refusal: Refusal): DeliveryGuards => ({
 });
 
 describe('DeliveryService', () => {
-  it('marks the ready messages in flight, attempts each with its endpoint’s secrets, and reports the outcome to the guards', async () => {
-    const { deliveries, inFlight, attempted, reported, held, deadLettered } = service({
+  it('claims scheduled messages in flight before their attempts, attempts each with its endpoint’s secrets, and reports the outcome to the guards', async () => {
+    const { deliveries, inFlight, marks, attempted, reported, held, deadLettered } = service({
       outcome: 'retry',
     });
-    await deliveries.deliver([deliveryOf(), deliveryOf({ messageId: 'msg_2' })]);
+    await deliveries.deliver([
+      deliveryOf({ source: 'scheduled', attemptsMade: 2 }),
+      deliveryOf({ messageId: 'msg_2', source: 'scheduled' }),
+    ]);
     expect(inFlight).toEqual(['msg_1', 'msg_2']);
+    expect(marks).toEqual([]);
     expect(attempted).toEqual(['msg_1:whsec_x', 'msg_2:whsec_x']);
     expect(reported).toEqual(['ep_1:retry', 'ep_1:retry']);
     expect(held).toEqual([]);
     expect(deadLettered).toEqual([]);
+  });
+
+  it('writes nothing before the attempts of new messages: each attempt is begun and ended with the marks, even when it throws', async () => {
+    const { deliveries, inFlight, marks, attempted } = service({});
+    await deliveries.deliver([deliveryOf(), deliveryOf({ messageId: 'msg_2', attemptsMade: 1 })]);
+    expect(inFlight).toEqual([]);
+    expect(attempted).toEqual(['msg_1:whsec_x', 'msg_2:whsec_x']);
+    expect(marks).toEqual(['msg_1:0', 'msg_2:1', 'msg_1 ended', 'msg_2 ended']);
+
+    const failing = service({ attemptFails: true });
+    await expect(failing.deliveries.deliver([deliveryOf()])).rejects.toThrow('store gone');
+    expect(failing.marks).toEqual(['msg_1:0', 'msg_1 ended']);
   });
 
   it('delivers with endpoints read earlier when given them, without reading again', async () => {

@@ -2,10 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { GroupedWork, nextDeliveryStep, refusedDeliveryStep } from '@hookbase/domain';
 import { EndpointEntity, EndpointRepository, MessageRepository } from '@hookbase/persistence';
-import { Attempts, AttemptService } from './attempt.service';
+import { AttemptResultOf, Attempts, AttemptService } from './attempt.service';
 import { DeadLetters, DeadLetterService } from './dead-letter.service';
 import { DeliveryGuards, EndpointGuards } from './endpoint-guards';
 import { PendingDelivery } from './pending-delivery';
+import { AttemptMarks, StreamAttemptMarks } from './stream-attempt-marks';
 
 export type { PendingDelivery } from './pending-delivery';
 
@@ -43,6 +44,7 @@ export class DeliveryService {
     @Inject(EndpointGuards) private readonly guards: DeliveryGuards,
     @Inject(AttemptService) private readonly attempts: Attempts,
     @Inject(DeadLetterService) private readonly deadLetters: DeadLetters,
+    @Inject(StreamAttemptMarks) private readonly marks: AttemptMarks,
   ) {
     this.shareHolds = new GroupedWork<string, void>(async (messageIds) => {
       await this.messages.hold(messageIds, new Date(Date.now() + SHARE_HOLD_MS));
@@ -128,7 +130,11 @@ export class DeliveryService {
       held.map((d) => d.messageId),
       new Date(now.getTime() + this.config.delivery.holdRecheckMs),
     );
-    await this.messages.claimForAttempt(ready.map((d) => d.messageId));
+    // A retry's claim is marked in flight before its attempt; a message on the stream is shown so
+    // only once its attempt takes a while (StreamAttemptMarks), so that no write comes first.
+    await this.messages.claimForAttempt(
+      ready.filter((d) => d.source === 'scheduled').map((d) => d.messageId),
+    );
     for (const delivery of ready) {
       // Bounded concurrency per endpoint, then a slot of the organization's share of the
       // process's pool, so neither one busy endpoint nor one organization's hanging endpoints can
@@ -165,7 +171,16 @@ export class DeliveryService {
       await this.messages.hold([delivery.messageId], admission.until);
       return;
     }
-    const { outcome } = await this.attempts.attempt(delivery, endpoint, secrets);
+    const ended =
+      delivery.source === 'new'
+        ? this.marks.begin(delivery.messageId, delivery.attemptsMade)
+        : undefined;
+    let outcome: AttemptResultOf['outcome'];
+    try {
+      ({ outcome } = await this.attempts.attempt(delivery, endpoint, secrets));
+    } finally {
+      ended?.();
+    }
     this.guards.afterAttempt(endpoint.id, outcome);
   }
 }

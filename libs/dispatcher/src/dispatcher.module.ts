@@ -14,6 +14,7 @@ import { FifoBlockedSweeper } from './fifo-blocked-sweeper';
 import { FifoLaneRunner } from './fifo-lane-runner';
 import { RetentionService } from './retention.service';
 import { RetryScheduler } from './retry-scheduler';
+import { StreamAttemptMarks } from './stream-attempt-marks';
 
 /** Sends messages to their endpoints, schedules retries, dead-letters what cannot succeed, prunes. */
 @Module({
@@ -32,6 +33,7 @@ import { RetryScheduler } from './retry-scheduler';
     OperationalOutboxRelay,
     AttemptService,
     DeadLetterService,
+    StreamAttemptMarks,
     DeliveryService,
     DispatcherConsumer,
     FifoLaneRunner,

@@ -38,6 +38,7 @@ const EXPECTED: Record<DeliveryEvent, string[]> = {
     'lane/awaiting_retry -> lane/in_flight',
   ],
   attempt_succeeded: [
+    'stream/pending -> final/succeeded',
     'stream/in_flight -> final/succeeded',
     'schedule/in_flight -> final/succeeded',
     'lane/fifo_waiting -> final/succeeded',
@@ -45,6 +46,7 @@ const EXPECTED: Record<DeliveryEvent, string[]> = {
     'lane/awaiting_retry -> final/succeeded',
   ],
   retry_scheduled: [
+    'stream/pending -> schedule/awaiting_retry',
     'stream/in_flight -> schedule/awaiting_retry',
     'schedule/in_flight -> schedule/awaiting_retry',
     'lane/fifo_waiting -> lane/awaiting_retry',
@@ -52,6 +54,7 @@ const EXPECTED: Record<DeliveryEvent, string[]> = {
     'lane/awaiting_retry -> lane/awaiting_retry',
   ],
   dead_lettered: [
+    'stream/pending -> final/failed',
     'stream/in_flight -> final/failed',
     'schedule/in_flight -> final/failed',
     'lane/fifo_waiting -> final/failed',

@@ -25,7 +25,10 @@ export interface DeliveryState {
 export const DELIVERY_EVENTS = [
   /** The retry scheduler claimed a due message (or one whose claim's lease ran out). */
   'claimed_for_retry',
-  /** An attempt is under way (a FIFO lane shows its head so once the attempt takes a moment). */
+  /**
+   * An attempt is under way: marked before a retry's attempt; a message on the stream or a FIFO
+   * lane's head is shown so once its attempt has taken a moment.
+   */
   'attempt_started',
   'attempt_succeeded',
   /** The attempt failed and another one is due later (on the schedule, or as the lane's head). */
@@ -96,8 +99,12 @@ export const DELIVERY_STATES: readonly DeliveryState[] = [
 ];
 
 const LANE = [LANE_WAITING, LANE_IN_FLIGHT, LANE_AWAITING];
-/** States an attempt is made from: stream and schedule mark it in flight first, a lane may not. */
-const ATTEMPTED = [STREAM_IN_FLIGHT, SCHEDULE_IN_FLIGHT, ...LANE];
+/**
+ * States an attempt is recorded from. A retry's claim marks it in flight before the attempt; a
+ * message on the stream or a lane's head is shown in flight only once its attempt has taken a
+ * moment (so a quick attempt costs no write before it), and may be recorded without that mark.
+ */
+const ATTEMPTED = [STREAM_PENDING, STREAM_IN_FLIGHT, SCHEDULE_IN_FLIGHT, ...LANE];
 /** Every state a deleted endpoint or an age limit can end. */
 const ENDABLE = [
   STREAM_PENDING,

@@ -49,6 +49,20 @@ const CLAIM_FOR_ATTEMPT = new NamedStatement<{ id: string }>(
        RETURNING m.id`,
 );
 
+/**
+ * `attempt_started` for stream messages whose attempts are under way (`$1`: ids, `$2`: the
+ * attempts each had made before), locking in id order like the attempt records it may meet.
+ */
+const SHOW_STREAM_ATTEMPTS_STARTED = new NamedStatement<{ id: string }>(
+  'hookbase-show-stream-attempts-started',
+  `WITH ${LOCK_IN_ID_ORDER('$1')}
+   UPDATE messages m SET ${ATTEMPT_STARTED.set}, updated_at = now()
+     FROM unnest($1::text[], $2::int[]) AS a(id, attempts)
+    WHERE ${LOCKED_FIRST} AND m.id = a.id AND m.attempts = a.attempts AND m.route = 'stream'
+      AND ${ATTEMPT_STARTED.allowed}
+   RETURNING m.id`,
+);
+
 /** Attempts and the transitions they cause, for a batch (columns as arrays, `$1`–`$11`). */
 const RECORD_ATTEMPTS = new NamedStatement<{ id: string }>(
   'hookbase-record-attempts',
@@ -189,6 +203,29 @@ export class MessageRepository {
     if (messageIds.length === 0) return { transitioned: [], skipped: [] };
     const rows = await CLAIM_FOR_ATTEMPT.run(this.dataSource, [messageIds]);
     return this.settle(asking(messageIds, 'attempt_started'), rows);
+  }
+
+  /**
+   * `attempt_started` for messages on the stream whose attempts have been under way a while, each
+   * with the attempts it had made before this one: shown `in_flight`. Their attempts do not wait
+   * for this (they may be recorded from `pending`), so a message whose attempt was recorded first,
+   * or that moved on, is left as it is (skipped).
+   */
+  async showStreamAttemptsStarted(
+    attempts: readonly { messageId: string; attemptsBefore: number }[],
+  ): Promise<TransitionReport> {
+    if (attempts.length === 0) return { transitioned: [], skipped: [] };
+    const rows = await SHOW_STREAM_ATTEMPTS_STARTED.run(this.dataSource, [
+      attempts.map((a) => a.messageId),
+      attempts.map((a) => a.attemptsBefore),
+    ]);
+    return this.settle(
+      asking(
+        attempts.map((a) => a.messageId),
+        'attempt_started',
+      ),
+      rows,
+    );
   }
 
   /**
