@@ -118,4 +118,30 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
     secrets = await endpoints.signingSecrets([created.id], new Date(Date.now() + 1_000));
     expect(secrets.get(created.id)).toEqual([third]);
   });
+
+  it('reads endpoints and the secrets that sign now in one statement, as the two reads do apart', async () => {
+    const created = await endpoints.create(endpoint(), generateSecret());
+    await endpoints.rotateSecret(created.id, generateSecret(), 3_600);
+    const deleted = await endpoints.create(endpoint({ status: 'paused' }), generateSecret());
+    await endpoints.softDelete(deleted);
+    const ids = [created.id, deleted.id, 'ep_missing'];
+    const now = new Date();
+
+    const read = await endpoints.forDelivery(ids, now);
+    const apart = await endpoints.findByIds(ids);
+    expect([...read.endpoints.keys()].sort()).toEqual([created.id, deleted.id].sort());
+    for (const one of apart) {
+      expect(read.endpoints.get(one.id)).toEqual(one);
+      expect(read.endpoints.get(one.id)).toBeInstanceOf(EndpointEntity);
+      expect(read.endpoints.get(one.id)).not.toHaveProperty('signingSecrets');
+    }
+    expect(read.secrets).toEqual(await endpoints.signingSecrets(ids, now));
+    expect(read.secrets.get(created.id)).toHaveLength(2);
+    expect(read.secrets.has('ep_missing')).toBe(false);
+
+    // Later, past the overlap: only the newest signs.
+    const later = await endpoints.forDelivery([created.id], new Date(Date.now() + 3_601_000));
+    expect(read.secrets.get(created.id)![0]).toBe(later.secrets.get(created.id)![0]);
+    expect(later.secrets.get(created.id)).toHaveLength(1);
+  });
 });

@@ -57,8 +57,10 @@ function service(options: {
     },
   } as unknown as MessageRepository;
   const endpoints = {
-    findByIds: async () => options.endpoints ?? [endpointOf()],
-    signingSecrets: async () => new Map([['ep_1', ['whsec_x']]]),
+    forDelivery: async () => ({
+      endpoints: new Map((options.endpoints ?? [endpointOf()]).map((e) => [e.id, e])),
+      secrets: new Map([['ep_1', ['whsec_x']]]),
+    }),
   } as unknown as EndpointRepository;
   const attempts: Attempts = {
     attempt: async (delivery, _endpoint, secrets) => {
@@ -228,9 +230,10 @@ describe('DeliveryService', () => {
 
   it('throws before any attempt when the management store cannot be read', async () => {
     const { deliveries, attempted } = service({});
-    (deliveries as unknown as { endpoints: EndpointRepository }).endpoints.findByIds = async () => {
-      throw new Error('store down');
-    };
+    (deliveries as unknown as { endpoints: EndpointRepository }).endpoints.forDelivery =
+      async () => {
+        throw new Error('store down');
+      };
     await expect(deliveries.deliver([deliveryOf()])).rejects.toThrow('store down');
     expect(attempted).toEqual([]);
   });

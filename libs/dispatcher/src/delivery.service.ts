@@ -71,16 +71,8 @@ export class DeliveryService {
    */
   async readEndpoints(endpointIds: readonly string[]): Promise<EndpointReads> {
     const at = new Date();
-    const ids = [...new Set(endpointIds)];
-    const [endpoints, secrets] = await Promise.all([
-      this.endpoints.findByIds(ids),
-      this.endpoints.signingSecrets(ids, at),
-    ]);
-    return {
-      endpoints: new Map(endpoints.map((endpoint) => [endpoint.id, endpoint])),
-      secrets,
-      at,
-    };
+    const { endpoints, secrets } = await this.endpoints.forDelivery([...new Set(endpointIds)], at);
+    return { endpoints, secrets, at };
   }
 
   /**

@@ -95,8 +95,10 @@ function lane(
     unowned: async () => [],
   } as unknown as FifoLaneRepository;
   const endpoints = {
-    findByIds: async () => [endpoint],
-    signingSecrets: async () => new Map([['ep_1', ['whsec_x']]]),
+    forDelivery: async () => ({
+      endpoints: new Map([[endpoint.id, endpoint]]),
+      secrets: new Map([['ep_1', ['whsec_x']]]),
+    }),
   } as unknown as EndpointRepository;
   const outcomes = [...(options.outcomes ?? [])];
   const attempts: Attempts = {

@@ -66,12 +66,12 @@ export class GroupedLaneStore implements LaneStore {
     }, MAX_LANES_PER_STATEMENT);
     this.endpoints = new GroupedWork<string, EndpointRead>(async (ids) => {
       const at = Date.now();
-      const [found, secrets] = await Promise.all([
-        endpoints.findByIds([...new Set(ids)]),
-        endpoints.signingSecrets([...new Set(ids)], new Date(at)),
-      ]);
-      const byId = new Map(found.map((endpoint) => [endpoint.id, endpoint]));
-      return ids.map((id) => ({ endpoint: byId.get(id), secrets: secrets.get(id) ?? [], at }));
+      const read = await endpoints.forDelivery([...new Set(ids)], new Date(at));
+      return ids.map((id) => ({
+        endpoint: read.endpoints.get(id),
+        secrets: read.secrets.get(id) ?? [],
+        at,
+      }));
     }, MAX_LANES_PER_STATEMENT);
     this.heads = new GroupedWork<{ messageId: string; attemptsBefore: number }, void>(
       async (heads) => {

@@ -156,6 +156,42 @@ export class EndpointRepository {
   /** findByIds's statement, made on first use (it needs the data source's metadata). */
   private byIds?: NamedStatement<Partial<EndpointEntity>>;
 
+  /**
+   * What the dispatcher reads before its attempts, in one statement: the endpoints by id (deleted
+   * ones included, as `findByIds`) and the secrets that sign for each at `now`, newest first and
+   * opened (as `signingSecrets`). An endpoint that does not exist is in neither map.
+   */
+  async forDelivery(
+    ids: readonly string[],
+    now: Date,
+  ): Promise<{ endpoints: Map<string, EndpointEntity>; secrets: Map<string, string[]> }> {
+    const endpoints = new Map<string, EndpointEntity>();
+    const secrets = new Map<string, string[]>();
+    if (ids.length === 0) return { endpoints, secrets };
+    this.withSecrets ??= new NamedStatement<Partial<EndpointEntity> & { signingSecrets: string[] }>(
+      'hookbase-endpoints-for-delivery',
+      `SELECT ${this.dataSource
+        .getMetadata(EndpointEntity)
+        .columns.map((column) => `e.${column.databaseName} AS "${column.propertyName}"`)
+        .join(', ')},
+              ARRAY(SELECT s.secret FROM endpoint_secrets s
+                     WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > $2)
+                     ORDER BY s.created_at DESC) AS "signingSecrets"
+         FROM endpoints e WHERE e.id = ANY($1)`,
+    );
+    const rows = await this.withSecrets.run(this.dataSource, [[...ids], now]);
+    for (const { signingSecrets, ...columns } of rows) {
+      const endpoint = Object.assign(new EndpointEntity(), columns);
+      endpoints.set(endpoint.id, endpoint);
+      const opened = this.openSigningSecrets(endpoint.id, signingSecrets);
+      if (opened.length > 0) secrets.set(endpoint.id, opened);
+    }
+    return { endpoints, secrets };
+  }
+
+  /** forDelivery's statement, made on first use (it needs the data source's metadata). */
+  private withSecrets?: NamedStatement<Partial<EndpointEntity> & { signingSecrets: string[] }>;
+
   /** The endpoints of these organizations that can receive new messages, for recipient resolution. */
   async liveRecipients(organizationIds: readonly string[]): Promise<RecipientEndpoint[]> {
     if (organizationIds.length === 0) return [];
@@ -334,21 +370,36 @@ export class EndpointRepository {
     const secrets = new Map<string, string[]>();
     if (endpointIds.length === 0) return secrets;
     const rows = await SIGNING_SECRETS.run(this.dataSource, [[...endpointIds], now]);
+    const sealedBy = new Map<string, string[]>();
     for (const row of rows) {
-      let secret: string;
-      try {
-        secret = this.sealer.open(row.secret, row.endpointId);
-      } catch (error) {
-        // The key is missing or changed: this secret cannot sign (the others still do), and an
-        // endpoint left with none is retried by the dispatcher until the key is back.
-        this.logger.error(
-          `endpoint ${row.endpointId}: a signing secret cannot be opened: ${(error as Error).message}`,
-        );
-        continue;
-      }
-      secrets.set(row.endpointId, [...(secrets.get(row.endpointId) ?? []), secret]);
+      const sealed = sealedBy.get(row.endpointId);
+      if (sealed) sealed.push(row.secret);
+      else sealedBy.set(row.endpointId, [row.secret]);
+    }
+    for (const [endpointId, sealed] of sealedBy) {
+      const opened = this.openSigningSecrets(endpointId, sealed);
+      if (opened.length > 0) secrets.set(endpointId, opened);
     }
     return secrets;
+  }
+
+  /**
+   * An endpoint's sealed signing secrets, opened, in their order. One that cannot be opened (the
+   * key is missing or changed) cannot sign and is left out and logged; the others still sign, and
+   * an endpoint left with none is retried by the dispatcher until the key is back.
+   */
+  private openSigningSecrets(endpointId: string, sealed: readonly string[]): string[] {
+    const opened: string[] = [];
+    for (const secret of sealed) {
+      try {
+        opened.push(this.sealer.open(secret, endpointId));
+      } catch (error) {
+        this.logger.error(
+          `endpoint ${endpointId}: a signing secret cannot be opened: ${(error as Error).message}`,
+        );
+      }
+    }
+    return opened;
   }
 
   /**
