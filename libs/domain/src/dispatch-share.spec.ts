@@ -126,6 +126,34 @@ describe('DispatchShares', () => {
     expect(order).toEqual(['a2', 'a4', 'a6']);
   });
 
+  it('serves thousands of waiting tickets in arrival order while most of them give up, front, middle or behind a front that does not move', () => {
+    const shares = new DispatchShares<string>(1, 1);
+    ask(shares, 'a', 5_001); // a1 holds the slot; a2..a5001 wait
+    // Behind a front that does not move: all but every tenth give up.
+    for (let n = 3; n <= 5_001; n++)
+      if (n % 10 !== 0) expect(shares.withdraw('a', `a${n}`)).toBe(true);
+    expect(shares.waitingCount('a')).toBe(1 + 500);
+    // A ticket withdrawn earlier cannot come back as granted, nor be withdrawn twice.
+    expect(shares.withdraw('a', 'a3')).toBe(false);
+    ask(shares, 'a', 3, 6_000); // a6000..a6002 wait behind them
+    const order: string[] = [];
+    for (let granted = 0; shares.waitingCount() > 0; granted++) {
+      order.push(...shares.release('a'));
+      // Now and then the ticket at the front gives up instead.
+      if (granted % 100 === 50) {
+        const front = `a${(granted + 5) * 10}`;
+        if (shares.withdraw('a', front)) order.push(`withdrew ${front}`);
+      }
+    }
+    const expected = ['a2'];
+    for (let n = 10; n <= 5_000; n += 10) expected.push(`a${n}`);
+    expected.push('a6000', 'a6001', 'a6002');
+    const served = order.filter((entry) => !entry.startsWith('withdrew'));
+    const withdrawn = order.filter((entry) => entry.startsWith('withdrew')).map((e) => e.slice(9));
+    expect(withdrawn.length).toBeGreaterThan(0);
+    expect(served).toEqual(expected.filter((ticket) => !withdrawn.includes(ticket)));
+  });
+
   it('refuses a ticket that already waits', () => {
     const shares = new DispatchShares<string>(1, 1);
     ask(shares, 'a', 2);

@@ -19,12 +19,8 @@ import { DomainError } from './errors';
 export class DispatchShares<T> {
   private used = 0;
   private readonly holding = new Map<string, number>();
-  /**
-   * Each organization's waiting tickets with their arrival numbers, in arrival order (a Map keeps
-   * insertion order, and a ticket that gives up leaves it in constant time: at saturation
-   * thousands wait, and they time out together).
-   */
-  private readonly waiting = new Map<string, Map<T, number>>();
+  /** Each organization's waiting tickets, in arrival order (TicketQueue). */
+  private readonly waiting = new Map<string, TicketQueue<T>>();
   private arrivals = 0;
 
   constructor(
@@ -50,8 +46,8 @@ export class DispatchShares<T> {
     }
     if (queue?.has(ticket))
       throw new DomainError('INTERNAL', `this ticket already waits for ${organizationId}`);
-    if (queue) queue.set(ticket, this.arrivals++);
-    else this.waiting.set(organizationId, new Map([[ticket, this.arrivals++]]));
+    if (queue) queue.push(ticket, this.arrivals++);
+    else this.waiting.set(organizationId, new TicketQueue(ticket, this.arrivals++));
     return false;
   }
 
@@ -72,7 +68,7 @@ export class DispatchShares<T> {
    */
   withdraw(organizationId: string, ticket: T): boolean {
     const queue = this.waiting.get(organizationId);
-    if (!queue?.delete(ticket)) return false;
+    if (!queue?.withdraw(ticket)) return false;
     if (queue.size === 0) this.waiting.delete(organizationId);
     return true;
   }
@@ -104,28 +100,98 @@ export class DispatchShares<T> {
   private grantWaiting(): T[] {
     const granted: T[] = [];
     for (;;) {
-      let best: { organizationId: string; held: number; seq: number } | undefined;
+      let best: { organizationId: string; queue: TicketQueue<T>; held: number } | undefined;
+      let bestSeq = 0;
       for (const [organizationId, queue] of this.waiting) {
         if (!this.allowed(organizationId)) continue;
         const held = this.inUse(organizationId);
-        const [, seq] = first(queue);
-        if (!best || held < best.held || (held === best.held && seq < best.seq))
-          best = { organizationId, held, seq };
+        const seq = queue.firstSeq();
+        if (!best || held < best.held || (held === best.held && seq < bestSeq)) {
+          best = { organizationId, queue, held };
+          bestSeq = seq;
+        }
       }
       if (!best) return granted;
-      const queue = this.waiting.get(best.organizationId)!;
-      const [ticket] = first(queue);
-      queue.delete(ticket);
-      granted.push(ticket);
-      if (queue.size === 0) this.waiting.delete(best.organizationId);
+      granted.push(best.queue.shift());
+      if (best.queue.size === 0) this.waiting.delete(best.organizationId);
       this.take(best.organizationId);
     }
   }
 }
 
-/** The earliest entry of a non-empty queue. */
-function first<T>(queue: Map<T, number>): [T, number] {
-  return queue.entries().next().value as [T, number];
+interface QueuedTicket<T> {
+  ticket: T;
+  seq: number;
+  waiting: boolean;
+}
+
+/**
+ * One organization's waiting tickets in arrival order: the first found, taken and given up in
+ * constant time. (A Map used as a queue is not: entries taken from its front leave holes that
+ * every look at its first entry walks past until the Map is rebuilt, and at saturation thousands
+ * wait and are granted one after another.) A ticket that gives up is only marked, and skipped
+ * when it reaches the front.
+ */
+class TicketQueue<T> {
+  private items: QueuedTicket<T>[] = [];
+  private head = 0;
+  private readonly byTicket = new Map<T, QueuedTicket<T>>();
+
+  constructor(ticket: T, seq: number) {
+    this.push(ticket, seq);
+  }
+
+  get size(): number {
+    return this.byTicket.size;
+  }
+
+  has(ticket: T): boolean {
+    return this.byTicket.has(ticket);
+  }
+
+  push(ticket: T, seq: number): void {
+    const item = { ticket, seq, waiting: true };
+    this.items.push(item);
+    this.byTicket.set(ticket, item);
+  }
+
+  withdraw(ticket: T): boolean {
+    const item = this.byTicket.get(ticket);
+    if (!item) return false;
+    item.waiting = false;
+    this.byTicket.delete(ticket);
+    // Tickets that gave up behind a front that does not move (the organization's slots all hang)
+    // are dropped now and then, so that waiting and giving up for long keeps no more than it holds.
+    if (this.items.length - this.head > 2 * this.byTicket.size + 1024) {
+      this.items = this.items.slice(this.head).filter((queued) => queued.waiting);
+      this.head = 0;
+    }
+    return true;
+  }
+
+  /** The arrival number of the first ticket still waiting (the queue is not empty). */
+  firstSeq(): number {
+    return this.front().seq;
+  }
+
+  /** Takes the first ticket still waiting (the queue is not empty). */
+  shift(): T {
+    const item = this.front();
+    item.waiting = false;
+    this.byTicket.delete(item.ticket);
+    this.head++;
+    return item.ticket;
+  }
+
+  private front(): QueuedTicket<T> {
+    while (!this.items[this.head].waiting) this.head++;
+    // Drops the taken front now and then, so the array does not grow with every ticket served.
+    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return this.items[this.head];
+  }
 }
 
 /**

@@ -149,6 +149,44 @@ describe('planMessages', () => {
     expect(narrowed.map((m) => m.endpointId)).toEqual(['ep_other']);
   });
 
+  it('matches an event that names its endpoints against those alone, in endpoint order, once each, and never another organization’s', () => {
+    const endpoints = [
+      live('ep_1'),
+      live('ep_2', { eventTypes: ['user.created'] }),
+      live('ep_3'),
+      live('ep_4', { status: 'disabled' }),
+      live('ep_x', { organizationId: 'org_b' }),
+    ];
+    const events = [
+      event('evt_1', { endpointIds: ['ep_3', 'ep_1', 'ep_3', 'ep_2', 'ep_4', 'ep_x', 'ep_gone'] }),
+      event('evt_2', { endpointIds: [] }),
+      event('evt_3', { organizationId: 'org_b', endpointIds: ['ep_x', 'ep_1'] }),
+    ];
+    expect(
+      planMessages(events, endpoints, counter()).map((m) => `${m.eventId}:${m.endpointId}`),
+    ).toEqual(['evt_1:ep_1', 'evt_1:ep_3', 'evt_3:ep_x']);
+    // Property: naming endpoints gives what matching all of them then narrowing to the names gives.
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('ep_1', 'ep_2', 'ep_3', 'ep_4', 'ep_x', 'ep_gone'), {
+          maxLength: 8,
+        }),
+        fc.constantFrom('org_a', 'org_b'),
+        (ids, organizationId) => {
+          const named = planMessages(
+            [event('evt', { organizationId, endpointIds: ids })],
+            endpoints,
+            counter(),
+          ).map((m) => m.endpointId);
+          const all = planMessages([event('evt', { organizationId })], endpoints, counter())
+            .map((m) => m.endpointId)
+            .filter((id) => (ids as string[]).includes(id));
+          expect(named).toEqual(all);
+        },
+      ),
+    );
+  });
+
   it("takes the attempts from the endpoint's retry setting, the default schedule without one", () => {
     const endpoints = [
       live('ep_default'),

@@ -169,13 +169,12 @@ export function planMessages(
   endpoints: readonly RecipientEndpoint[],
   newMessageId: () => string = () => newId('msg'),
 ): PlannedMessage[] {
-  const byOrganization = new Map<
-    string,
-    (RecipientCandidate & { endpoint: RecipientEndpoint })[]
-  >();
+  type Candidate = RecipientCandidate & { endpoint: RecipientEndpoint; place: number };
+  const byOrganization = new Map<string, Candidate[]>();
+  const byId = new Map<string, Candidate>();
   for (const endpoint of endpoints) {
     const candidates = byOrganization.get(endpoint.organizationId) ?? [];
-    candidates.push({
+    const candidate: Candidate = {
       id: endpoint.id,
       status: endpoint.status,
       eventTypes: endpoint.eventTypes,
@@ -186,24 +185,38 @@ export function planMessages(
       operational: endpoint.operational ?? false,
       applicationId: endpoint.applicationId,
       endpoint,
-    });
+      place: candidates.length,
+    };
+    candidates.push(candidate);
+    byId.set(endpoint.id, candidate);
     byOrganization.set(endpoint.organizationId, candidates);
   }
+  // An event that names its endpoints is matched against those alone (in the order given to
+  // this call), not against every endpoint of its organization.
+  const named = (event: EventToFanOut, ids: readonly string[]): Candidate[] =>
+    [...new Set(ids)]
+      .map((id) => byId.get(id))
+      .filter(
+        (candidate): candidate is Candidate =>
+          candidate !== undefined && candidate.endpoint.organizationId === event.organizationId,
+      )
+      .sort((a, b) => a.place - b.place);
   const planned = new Set<string>();
   return events.flatMap((event) => {
     if (planned.has(event.id)) return [];
     planned.add(event.id);
-    return matchRecipients(byOrganization.get(event.organizationId) ?? [], event).map(
-      ({ endpoint }): PlannedMessage => ({
-        messageId: newMessageId(),
-        eventId: event.id,
-        organizationId: event.organizationId,
-        endpointId: endpoint.id,
-        eventType: event.eventType,
-        maxAttempts: maxAttempts(endpoint.retry ?? DEFAULT_RETRY_POLICY),
-        polled: endpoint.kind === 'polling',
-      }),
-    );
+    const candidates = event.endpointIds
+      ? named(event, event.endpointIds)
+      : (byOrganization.get(event.organizationId) ?? []);
+    return matchRecipients(candidates, event).map(({ endpoint }): PlannedMessage => ({
+      messageId: newMessageId(),
+      eventId: event.id,
+      organizationId: event.organizationId,
+      endpointId: endpoint.id,
+      eventType: event.eventType,
+      maxAttempts: maxAttempts(endpoint.retry ?? DEFAULT_RETRY_POLICY),
+      polled: endpoint.kind === 'polling',
+    }));
   });
 }
 
