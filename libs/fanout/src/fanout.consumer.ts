@@ -90,7 +90,10 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       role: 'fanout',
       topic: topics.events,
       schema: eventEnvelopeSchema,
-      partitionsConsumedConcurrently: 3,
+      // Every partition's batch of a fetch joins one fan-out (GroupedWork), so one transaction
+      // and one produce per fetch; with fewer than the topic's partitions (6 by default) the rest
+      // of a fetch waited for a second and third round, which was most of the way to the fan-out.
+      partitionsConsumedConcurrently: 12,
     });
   }
 
