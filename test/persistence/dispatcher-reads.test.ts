@@ -119,6 +119,32 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
     expect(secrets.get(created.id)).toEqual([third]);
   });
 
+  it("reads an organization's live recipients, or only the named ones among them", async () => {
+    const live = await endpoints.create(endpoint(), generateSecret());
+    const paused = await endpoints.create(endpoint({ status: 'paused' }), generateSecret());
+    const disabled = await endpoints.create(endpoint({ status: 'disabled' }), generateSecret());
+    const deleted = await endpoints.create(endpoint(), generateSecret());
+    await endpoints.softDelete(deleted);
+    const organizationId = live.organizationId;
+    const mine = (list: { id: string }[]) =>
+      list
+        .map((e) => e.id)
+        .filter((id) => [live.id, paused.id, disabled.id, deleted.id].includes(id))
+        .sort();
+
+    expect(mine(await endpoints.liveRecipients([organizationId]))).toEqual(
+      [live.id, paused.id].sort(),
+    );
+    const named = await endpoints.liveRecipients(
+      [organizationId],
+      [paused.id, disabled.id, deleted.id, 'ep_missing'],
+    );
+    expect(named.map((e) => e.id)).toEqual([paused.id]);
+    expect(named[0]).toMatchObject({ organizationId, status: 'paused', kind: 'http' });
+    expect(await endpoints.liveRecipients([organizationId], [])).toEqual([]);
+    expect(await endpoints.liveRecipients(['org_other'], [live.id])).toEqual([]);
+  });
+
   it('reads endpoints and the secrets that sign now in one statement, as the two reads do apart', async () => {
     const created = await endpoints.create(endpoint(), generateSecret());
     await endpoints.rotateSecret(created.id, generateSecret(), 3_600);

@@ -168,9 +168,15 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
   ): Promise<void> {
     // Recipients are resolved here, once per event; the repository only stores the messages (and
     // keeps the ones an event already had when it was recorded before).
-    const endpoints = await this.endpoints.liveRecipients([
-      ...new Set(envelopes.map((envelope) => envelope.organizationId)),
-    ]);
+    // When every event names its endpoints (as FIFO producers often do), only those are read, not
+    // every endpoint of their organizations.
+    const named = envelopes.every((envelope) => envelope.endpointIds !== undefined)
+      ? [...new Set(envelopes.flatMap((envelope) => envelope.endpointIds!))]
+      : undefined;
+    const endpoints = await this.endpoints.liveRecipients(
+      [...new Set(envelopes.map((envelope) => envelope.organizationId))],
+      named,
+    );
     // Each event keeps its fan-out's trace context, for the attempts that start from the store.
     const traceParents = new Map(
       [...traces].map(([eventId, { context }]) => [eventId, traceParentOf(context)]),

@@ -192,9 +192,15 @@ export class EndpointRepository {
   /** forDelivery's statement, made on first use (it needs the data source's metadata). */
   private withSecrets?: NamedStatement<Partial<EndpointEntity> & { signingSecrets: string[] }>;
 
-  /** The endpoints of these organizations that can receive new messages, for recipient resolution. */
-  async liveRecipients(organizationIds: readonly string[]): Promise<RecipientEndpoint[]> {
-    if (organizationIds.length === 0) return [];
+  /**
+   * The endpoints of these organizations that can receive new messages, for recipient resolution;
+   * with `onlyIds`, only those of them (events that name their endpoints need no others).
+   */
+  async liveRecipients(
+    organizationIds: readonly string[],
+    onlyIds?: readonly string[],
+  ): Promise<RecipientEndpoint[]> {
+    if (organizationIds.length === 0 || onlyIds?.length === 0) return [];
     const rows: {
       id: string;
       organization_id: string;
@@ -208,8 +214,9 @@ export class EndpointRepository {
       operational: boolean;
     }[] = await this.dataSource.query(
       `SELECT id, organization_id, kind, status, event_types, channels, filter, application_id, retry, operational FROM endpoints
-        WHERE organization_id = ANY($1) AND deleted_at IS NULL AND status <> 'disabled'`,
-      [[...organizationIds]],
+        WHERE organization_id = ANY($1) AND deleted_at IS NULL AND status <> 'disabled'
+          ${onlyIds ? 'AND id = ANY($2)' : ''}`,
+      onlyIds ? [[...organizationIds], [...onlyIds]] : [[...organizationIds]],
     );
     return rows.map((row) => ({
       id: row.id,
