@@ -2,16 +2,24 @@ import type { HookbaseConfig } from '@hookbase/config';
 import { EventTypeCatalog } from './event-type-catalog';
 import type { CatalogSnapshot, EventTypeRepository } from './repositories/event-type.repository';
 
-/** A repository whose reads finish when the test says, counting them. */
+/**
+ * A repository whose reads finish when the test says, counting them: each read is one statement
+ * for the organizations it names, finished with one snapshot for all of them (or an error).
+ */
 function slowRepository() {
-  const reads: { organizationId: string; finish: (snapshot: CatalogSnapshot | Error) => void }[] =
-    [];
+  const reads: {
+    organizationIds: string[];
+    finish: (snapshot: CatalogSnapshot | Error) => void;
+  }[] = [];
   const repository = {
-    snapshot: (organizationId: string) =>
-      new Promise<CatalogSnapshot | null>((resolve, reject) =>
+    snapshots: (organizationIds: readonly string[]) =>
+      new Promise<Map<string, CatalogSnapshot>>((resolve, reject) =>
         reads.push({
-          organizationId,
-          finish: (result) => (result instanceof Error ? reject(result) : resolve(result)),
+          organizationIds: [...organizationIds],
+          finish: (result) =>
+            result instanceof Error
+              ? reject(result)
+              : resolve(new Map(organizationIds.map((id) => [id, result]))),
         }),
       ),
   } as unknown as EventTypeRepository;
@@ -35,7 +43,8 @@ describe('EventTypeCatalog', () => {
       catalog.admit('org_b', 'order.created', {}),
     ];
     await settle();
-    expect(reads.map((read) => read.organizationId)).toEqual(['org_a', 'org_b']);
+    // One statement for both organizations, and org_a in it once.
+    expect(reads.map((read) => read.organizationIds)).toEqual([['org_a', 'org_b']]);
     reads.forEach((read) => read.finish(declared));
     const [known, unknown, other] = await Promise.all(admissions);
     expect(known.kind).toBe('accepted');
@@ -43,7 +52,7 @@ describe('EventTypeCatalog', () => {
     expect(other.kind).toBe('accepted');
     // And kept: a later event reads nothing.
     await catalog.admit('org_a', 'order.created', {});
-    expect(reads).toHaveLength(2);
+    expect(reads).toHaveLength(1);
   });
 
   it('reads again for events after a change made during the first read', async () => {
@@ -54,8 +63,11 @@ describe('EventTypeCatalog', () => {
     catalog.forget('org_a');
     const after = catalog.admit('org_a', 'order.created', {});
     await settle();
-    expect(reads).toHaveLength(2);
+    // The read after the change waits for the one under way, then goes on its own.
+    expect(reads).toHaveLength(1);
     reads[0].finish(declared);
+    await settle();
+    expect(reads).toHaveLength(2);
     reads[1].finish({ policy: 'open', types: [] });
     expect((await before).kind).toBe('accepted');
     expect((await after).kind).toBe('accepted');
@@ -73,5 +85,48 @@ describe('EventTypeCatalog', () => {
     expect(reads).toHaveLength(2);
     reads[1].finish(declared);
     expect((await next).kind).toBe('accepted');
+  });
+
+  it('reads stale catalogs of many organizations again in one statement, serving the old ones meanwhile, and one that is gone as open', async () => {
+    const { repository, reads } = slowRepository();
+    const catalog = new EventTypeCatalog(repository, {
+      eventTypes: { cacheMs: 0 },
+    } as HookbaseConfig);
+    const organizations = Array.from({ length: 50 }, (_, n) => `org_${n}`);
+    const first = Promise.all(organizations.map((id) => catalog.admit(id, 'order.unknown', {})));
+    await settle();
+    expect(reads).toHaveLength(1);
+    reads[0].finish(declared);
+    expect((await first).every((admission) => admission.kind === 'refused')).toBe(true);
+
+    // Stale at once (cacheMs 0): every event is answered from the copy while one read refreshes all.
+    const again = await Promise.all(
+      organizations.map((id) => catalog.admit(id, 'order.unknown', {})),
+    );
+    expect(again.every((admission) => admission.kind === 'refused')).toBe(true);
+    await settle();
+    expect(reads).toHaveLength(2);
+    expect(reads[1].organizationIds).toEqual(organizations);
+    reads[1].finish({ policy: 'open', types: [] });
+    await settle();
+    expect((await catalog.admit('org_7', 'order.unknown', {})).kind).toBe('accepted');
+  });
+
+  it('serves the old copy when a refresh fails, and reads again later', async () => {
+    const { repository, reads } = slowRepository();
+    const catalog = new EventTypeCatalog(repository, {
+      eventTypes: { cacheMs: 0 },
+    } as HookbaseConfig);
+    const first = catalog.admit('org_a', 'order.unknown', {});
+    await settle();
+    reads[0].finish(declared);
+    expect((await first).kind).toBe('refused');
+    expect((await catalog.admit('org_a', 'order.unknown', {})).kind).toBe('refused');
+    await settle();
+    reads[1].finish(new Error('store gone'));
+    await settle();
+    expect((await catalog.admit('org_a', 'order.unknown', {})).kind).toBe('refused');
+    await settle();
+    expect(reads).toHaveLength(3);
   });
 });

@@ -105,36 +105,42 @@ export class EventTypeRepository {
   }
 
   /**
-   * The organization's policy and, unless it is `open`, its types (with schemas only under
-   * `validated`), in one query; null when the organization does not exist.
+   * Each organization's policy and, unless it is `open`, its types (with schemas only under
+   * `validated`), in one query for all of them; an organization that does not exist is left out.
    */
-  async snapshot(organizationId: string): Promise<CatalogSnapshot | null> {
+  async snapshots(organizationIds: readonly string[]): Promise<Map<string, CatalogSnapshot>> {
+    const found = new Map<string, CatalogSnapshot>();
+    if (organizationIds.length === 0) return found;
     const rows: {
+      organization_id: string;
       policy: EventTypePolicy;
       name: string | null;
       archived: boolean | null;
       version: number | null;
       schema: unknown;
     }[] = await this.dataSource.query(
-      `SELECT o.event_type_policy AS policy, t.name, t.archived, t.version,
+      `SELECT o.id AS organization_id, o.event_type_policy AS policy, t.name, t.archived, t.version,
          CASE WHEN o.event_type_policy = 'validated' THEN t.schema END AS schema
        FROM organizations o
        LEFT JOIN event_types t ON t.organization_id = o.id AND o.event_type_policy <> 'open'
-       WHERE o.id = $1`,
-      [organizationId],
+       WHERE o.id = ANY($1)`,
+      [[...new Set(organizationIds)]],
     );
-    if (rows.length === 0) return null;
-    return {
-      policy: rows[0].policy,
-      types: rows
-        .filter((row) => row.name !== null)
-        .map((row) => ({
-          name: row.name!,
-          archived: row.archived ?? false,
-          version: row.version ?? 0,
-          schema: row.schema ?? null,
-        })),
-    };
+    for (const row of rows) {
+      let snapshot = found.get(row.organization_id);
+      if (!snapshot) {
+        snapshot = { policy: row.policy, types: [] };
+        found.set(row.organization_id, snapshot);
+      }
+      if (row.name === null) continue;
+      snapshot.types.push({
+        name: row.name,
+        archived: row.archived ?? false,
+        version: row.version ?? 0,
+        schema: row.schema ?? null,
+      });
+    }
+    return found;
   }
 
   async setPolicy(organizationId: string, policy: EventTypePolicy): Promise<boolean> {
