@@ -1,3 +1,5 @@
+import { createServer, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { HttpDestinationAdapter } from '@hookbase/destinations';
 import { generateSecret } from '@hookbase/signing';
 import { TestReceiver } from '@hookbase/testing';
@@ -148,5 +150,40 @@ describe('HttpDestinationAdapter', () => {
       kind: 'failed',
       error: expect.stringMatching(/cannot sign/),
     });
+  });
+
+  it('keeps as many requests open to one receiver host as it is given connections', async () => {
+    // A receiver that answers only once `count` requests are open at the same time: requests
+    // queued behind a smaller connection limit would wait until their timeout instead.
+    const count = 100;
+    const open: ServerResponse[] = [];
+    let most = 0;
+    const host = createServer((req, res) => {
+      req.resume();
+      open.push(res);
+      most = Math.max(most, open.length);
+      if (open.length === count) for (const held of open.splice(0)) held.writeHead(204).end();
+    });
+    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+    const hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
+    const http = adapter({ timeoutMs: 5_000, connectionsPerOrigin: count });
+    try {
+      const reports = await Promise.all(
+        Array.from({ length: count }, (_, n) =>
+          http.deliver(
+            { ...message, messageId: `msg_${n}`, webhookId: `msg_${n}` },
+            { ...target(), endpointId: `ep_${n}`, url: `${hostUrl}/ep_${n}` },
+          ),
+        ),
+      );
+      expect(reports.map((report) => report.outcome.kind)).toEqual(
+        Array.from({ length: count }, () => 'succeeded'),
+      );
+      expect(most).toBe(count);
+    } finally {
+      await http.close();
+      for (const held of open) held.destroy();
+      await new Promise((resolve) => host.close(resolve));
+    }
   });
 });

@@ -214,7 +214,9 @@ export const envSchema = z.object({
     .describe('Attempts in flight per endpoint, per dispatcher.'),
   HOOKBASE_DISPATCH_CONCURRENCY: int(1, 10_000)
     .default(256)
-    .describe('Attempts in flight per dispatcher.'),
+    .describe(
+      'Attempts in flight per dispatcher; also the most connections it opens to one receiver host.',
+    ),
   HOOKBASE_DISPATCH_READ_AHEAD: int(10, 100_000)
     .default(1000)
     .describe(

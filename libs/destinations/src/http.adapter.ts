@@ -31,7 +31,16 @@ export interface HttpAdapterOptions {
   resolver?: Resolver;
   /** HOOKBASE_EGRESS_PROXY: an HTTP proxy that requests tunnel through with CONNECT. */
   egressProxy?: { url: string; noProxy: readonly NoProxyRule[] } | null;
+  /**
+   * Connections open at once to one origin (or to the proxy) at most; requests beyond wait for
+   * one. The dispatcher gives its whole pool of attempts in flight (HOOKBASE_DISPATCH_CONCURRENCY),
+   * so that many endpoints on one receiver host never queue behind each other here, where their
+   * attempts' time runs. 64 when not given.
+   */
+  connectionsPerOrigin?: number;
 }
+
+const DEFAULT_CONNECTIONS_PER_ORIGIN = 64;
 
 interface TlsMaterial {
   cert?: string;
@@ -76,7 +85,7 @@ export class HttpDestinationAdapter implements DestinationAdapter {
       headersTimeout: this.options.timeoutMs,
       bodyTimeout: this.options.timeoutMs,
       keepAliveTimeout: 4_000,
-      connections: 64,
+      connections: this.options.connectionsPerOrigin ?? DEFAULT_CONNECTIONS_PER_ORIGIN,
     });
   }
 
@@ -119,7 +128,7 @@ export class HttpDestinationAdapter implements DestinationAdapter {
             headersTimeout: this.options.timeoutMs,
             bodyTimeout: this.options.timeoutMs,
             keepAliveTimeout: 4_000,
-            connections: 64,
+            connections: this.options.connectionsPerOrigin ?? DEFAULT_CONNECTIONS_PER_ORIGIN,
           }),
       );
     }

@@ -19,6 +19,7 @@ export const destinationRegistryProvider: Provider = {
         allowPrivateTargets: config.delivery.allowPrivateTargets,
         responseExcerptBytes: config.delivery.responseExcerptBytes,
         egressProxy: config.delivery.egressProxy,
+        connectionsPerOrigin: config.delivery.dispatchConcurrency,
         userAgent: 'Hookbase/0.1 (+https://github.com/hookbase/hookbase)',
       },
       cloud: {
