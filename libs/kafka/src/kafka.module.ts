@@ -12,6 +12,7 @@ import { KafkajsProducerClient } from './kafkajs-producer-client';
 import { KAFKA, PRODUCER_CLIENT, TOPICS } from './kafka.tokens';
 import {
   createPlatformaticProducer,
+  loadPlatformaticKafka,
   PlatformaticProducerClient,
 } from './platformatic-producer-client';
 import { ProducerClient } from './producer-client';
@@ -82,11 +83,15 @@ export async function ensureTopics(
   }
 }
 
-/** The producer client HOOKBASE_KAFKA_PRODUCER names; its clients carry the process's suffix. */
+/**
+ * The producer client HOOKBASE_KAFKA_PRODUCER names; its clients carry the process's suffix. The
+ * library it needs is loaded here, at boot (`load`), so that no send waits for it.
+ */
 export function createProducerClient(
   config: HookbaseConfig,
   kafka: Kafka,
   clientSuffix: string,
+  load: () => unknown = loadPlatformaticKafka,
 ): ProducerClient {
   switch (config.kafka.producer) {
     case 'kafkajs':
@@ -94,6 +99,7 @@ export function createProducerClient(
       return new KafkajsProducerClient(kafka);
     case 'platformatic': {
       const logger = new Logger('KafkaProducer');
+      load();
       logger.log('producing through @platformatic/kafka');
       const settings = {
         clientId: `${config.kafka.clientId}-${clientSuffix}`,

@@ -90,6 +90,21 @@ export function rememberedKeyHash(
 
 let keyHash: ((key: Buffer) => number) | undefined;
 
+let library: typeof Platformatic | undefined;
+
+/**
+ * `@platformatic/kafka`, loaded on the first call. It is not imported at the top because the package
+ * is ES modules only, so a process (or a Jest run) that produces through kafkajs never loads it.
+ * Loading it with `require` is synchronous and takes a few hundred milliseconds, during which the
+ * process serves nothing. Processes that produce through it therefore load it when their client
+ * is made, at boot (`createProducerClient`), and not on their first send.
+ */
+export function loadPlatformaticKafka(): typeof Platformatic {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  library ??= require('@platformatic/kafka') as typeof Platformatic;
+  return library;
+}
+
 /**
  * A producer of `@platformatic/kafka` for one topic: idempotent, `acks=all`, and keys placed as
  * kafkajs's default partitioner places them. The library's own default partitioner takes murmur2
@@ -101,10 +116,7 @@ export function createPlatformaticProducer(
   topic: string,
   warn: (line: string) => void = () => undefined,
 ): PlatformaticProducer {
-  // Loaded here, not imported at the top: the package is ES modules only, so a process (or a
-  // Jest run) that produces through kafkajs never loads it.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const client: typeof Platformatic = require('@platformatic/kafka');
+  const client = loadPlatformaticKafka();
   let nextPartition = 0;
   keyHash ??= rememberedKeyHash((key) => client.compatibilityPartitioner({} as never, key));
   const hashOf = keyHash;
