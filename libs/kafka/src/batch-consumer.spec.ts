@@ -27,12 +27,12 @@ class FakeConsumer {
   async commitOffsets(offsets: { partition: number; offset: string }[]) {
     this.commits.push(offsets.map(({ partition, offset }) => ({ partition, offset })));
   }
-  /** Hands a batch of `offsets` on partition 0 to the consumer as kafkajs would. */
-  deliver(offsets: string[], resolved: string[] = []) {
+  /** Hands a batch of `offsets` on `partition` (0 unless said) to the consumer as kafkajs would. */
+  deliver(offsets: string[], resolved: string[] = [], partition = 0) {
     return this.runOptions.eachBatch!({
       batch: {
         topic: 't',
-        partition: 0,
+        partition,
         messages: offsets.map((offset) => ({
           offset,
           key: null,
@@ -174,6 +174,31 @@ describe('BatchConsumer commits', () => {
     await jest.advanceTimersByTimeAsync(50);
     // The two batches' completions go in one commit: the offset after the last finished record.
     expect(consumer.commits).toEqual([[{ partition: 0, offset: '8' }]]);
+  });
+
+  it('commits the partitions finished meanwhile in one request, not one per partition', async () => {
+    const batchConsumer = new BatchConsumer(
+      kafka,
+      { groupId: 'g', topic: 't', sessionTimeoutMs: 6_000, partitionsConsumedConcurrently: 3 },
+      async () => undefined,
+    );
+    await batchConsumer.start();
+    await consumer.deliver(['5'], [], 0);
+    await consumer.deliver(['10', '11'], [], 1);
+    await consumer.deliver(['3'], [], 2);
+    await jest.advanceTimersByTimeAsync(50);
+    // Each request shares the consumer's connection with its fetches, which the broker answers
+    // one at a time: one request for the moment's completions, whatever their partitions.
+    expect(consumer.commits).toEqual([
+      [
+        { partition: 0, offset: '6' },
+        { partition: 1, offset: '12' },
+        { partition: 2, offset: '4' },
+      ],
+    ]);
+    // Nothing moved since: nothing more is asked.
+    await jest.advanceTimersByTimeAsync(200);
+    expect(consumer.commits).toHaveLength(1);
   });
 
   it('never commits past a batch whose handler failed', async () => {

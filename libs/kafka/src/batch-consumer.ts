@@ -69,7 +69,6 @@ class PartitionProgress {
   readonly watermark = new OffsetWatermark();
   lastOffset: bigint | null = null;
   committed: string | null = null;
-  commitTimer: NodeJS.Timeout | undefined;
   private waiters: (() => void)[] = [];
 
   constructor(
@@ -121,6 +120,9 @@ export class BatchConsumer {
   private readonly batches = new Set<Promise<unknown>>();
   private stopped: Promise<void> | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
+  /** Partitions whose watermark moved since the last commit, committed together soon. */
+  private readonly commitsDue = new Set<string>();
+  private commitTimer: NodeJS.Timeout | undefined;
   private restarts = 0;
   /** Why this consumer is not reading now (see membershipProblem); undefined once in its group. */
   private problem: string | undefined = 'not yet in its consumer group';
@@ -253,7 +255,7 @@ export class BatchConsumer {
       const tracked = work.done.then(
         () => {
           progress.finish(work.offset);
-          this.scheduleCommit(key, progress);
+          this.scheduleCommit(key);
         },
         (error: Error) => {
           // Left unfinished: the partition's next owner (or this process after a restart)
@@ -266,37 +268,58 @@ export class BatchConsumer {
       this.inFlight.add(tracked);
       void tracked.finally(() => this.inFlight.delete(tracked));
     }
-    this.scheduleCommit(key, progress);
+    this.scheduleCommit(key);
     return true;
   }
 
-  /** Commits a partition's low watermark soon, coalescing the completions of the moment. */
-  private scheduleCommit(key: string, progress: PartitionProgress): void {
-    if (progress.commitTimer) return;
-    progress.commitTimer = setTimeout(() => {
-      progress.commitTimer = undefined;
-      void this.commit(key, progress);
+  /**
+   * Commits a partition's low watermark soon, coalescing the completions of the moment and those
+   * of every other partition: one commit request for all of them, not one per partition. Each
+   * request shares the consumer's connection with its fetches, and the broker answers a
+   * connection's requests one at a time.
+   */
+  private scheduleCommit(key: string): void {
+    this.commitsDue.add(key);
+    if (this.commitTimer) return;
+    this.commitTimer = setTimeout(() => {
+      this.commitTimer = undefined;
+      const keys = [...this.commitsDue];
+      this.commitsDue.clear();
+      void this.commit(keys);
     }, COMMIT_DELAY_MS);
   }
 
-  private async commit(key: string, progress: PartitionProgress): Promise<void> {
-    if (this.partitions.get(key) !== progress || !this.consumer) return;
-    const offset = progress.watermark.committable();
-    if (offset === null || offset === progress.committed) return;
+  /** Commits the low watermarks of these partitions that moved, in one request. */
+  private async commit(keys: readonly string[]): Promise<void> {
+    if (!this.consumer) return;
+    const moved: { progress: PartitionProgress; offset: string }[] = [];
+    for (const key of keys) {
+      const progress = this.partitions.get(key);
+      const offset = progress?.watermark.committable() ?? null;
+      if (progress && offset !== null && offset !== progress.committed) {
+        moved.push({ progress, offset });
+      }
+    }
+    if (moved.length === 0) return;
     try {
-      await this.consumer.commitOffsets([
-        { topic: progress.topic, partition: progress.partition, offset },
-      ]);
-      progress.committed = offset;
-    } catch (error) {
-      this.logger.warn(
-        `commit of partition ${progress.partition} at ${offset} failed: ${(error as Error).message}`,
+      await this.consumer.commitOffsets(
+        moved.map(({ progress, offset }) => ({
+          topic: progress.topic,
+          partition: progress.partition,
+          offset,
+        })),
       );
+      for (const { progress, offset } of moved) progress.committed = offset;
+    } catch (error) {
+      const partitions = moved.map(({ progress }) => progress.partition).join(', ');
+      this.logger.warn(`commit of partitions ${partitions} failed: ${(error as Error).message}`);
     }
   }
 
   private forgetPartitions(): void {
-    for (const progress of this.partitions.values()) clearTimeout(progress.commitTimer);
+    clearTimeout(this.commitTimer);
+    this.commitTimer = undefined;
+    this.commitsDue.clear();
     this.partitions.clear();
   }
 
@@ -387,12 +410,10 @@ export class BatchConsumer {
         );
       }
     }
-    await Promise.all(
-      [...this.partitions.entries()].map(([key, progress]) => {
-        clearTimeout(progress.commitTimer);
-        return this.commit(key, progress);
-      }),
-    );
+    clearTimeout(this.commitTimer);
+    this.commitTimer = undefined;
+    this.commitsDue.clear();
+    await this.commit([...this.partitions.keys()]);
     // Leaving the group (not waiting out the session) lets the others take the partitions now.
     await this.consumer?.disconnect().catch(() => undefined);
   }
