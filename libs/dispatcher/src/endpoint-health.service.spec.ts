@@ -7,7 +7,9 @@ describe('EndpointHealthService', () => {
   const t0 = new Date('2026-01-01T00:00:00Z');
   const at = (ms: number) => new Date(t0.getTime() + ms);
 
-  function setup(options: { periodMs?: number | null; failingAfter?: number } = {}) {
+  function setup(
+    options: { periodMs?: number | null; failingAfter?: number; successWrites?: Error[] } = {},
+  ) {
     const writes: string[] = [];
     const emitted: { type: string; data: unknown }[] = [];
     let streak = { consecutiveFailures: 0, failingSince: null as Date | null };
@@ -26,6 +28,8 @@ describe('EndpointHealthService', () => {
         };
       },
       recordSuccess: async () => {
+        const refusal = options.successWrites?.shift();
+        if (refusal) throw refusal;
         writes.push('success');
         streak = { consecutiveFailures: 0, failingSince: null };
       },
@@ -71,6 +75,23 @@ describe('EndpointHealthService', () => {
     await health.afterAttempt(endpoint, 'succeeded', at(60_000));
     expect(writes).toEqual(['success', 'success']);
     expect(emitted).toEqual([]);
+  });
+
+  it('writes once for successes that finish together, as for one', async () => {
+    const { health, endpoint, writes } = setup();
+    await Promise.all(
+      [0, 1, 2, 3, 4].map((ms) => health.afterAttempt(endpoint, 'succeeded', at(ms))),
+    );
+    expect(writes).toEqual(['success']);
+  });
+
+  it('writes the next success again when the write of one failed', async () => {
+    const { health, endpoint, writes } = setup({ successWrites: [new Error('connection lost')] });
+    await expect(health.afterAttempt(endpoint, 'succeeded', at(0))).rejects.toThrow(
+      'connection lost',
+    );
+    await health.afterAttempt(endpoint, 'succeeded', at(1_000));
+    expect(writes).toEqual(['success']);
   });
 
   it('writes every failure, the success ending the streak, and tells of both once', async () => {

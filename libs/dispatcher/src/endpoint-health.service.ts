@@ -132,8 +132,16 @@ export class EndpointHealthService {
     if (!successNeedsWrite({ consecutiveFailures: failures, lastSuccessAt, now })) {
       return { kind: 'none' };
     }
-    await this.endpoints.recordSuccess(endpoint.id, now);
+    // Noted before the write, so that the successes finishing meanwhile do not write it again;
+    // put back if the write fails, so that the next success tries again.
     this.remember(endpoint.id, { lastSuccessAt: now, failed: false });
+    try {
+      await this.endpoints.recordSuccess(endpoint.id, now);
+    } catch (error) {
+      if (mine) this.remember(endpoint.id, mine);
+      else this.written.delete(endpoint.id);
+      throw error;
+    }
     return failures > 0 ? { kind: 'recovered', failures } : { kind: 'none' };
   }
 
