@@ -106,4 +106,54 @@ describe('CredentialsCipher', () => {
     expect(new CredentialsCipher(raw).decrypt(cipher.encrypt(credentials))).toEqual(credentials);
     expect(codeOf(() => new CredentialsCipher(Buffer.alloc(31)))).toBe('INVALID_KEY');
   });
+
+  describe('what it opened', () => {
+    afterEach(() => jest.restoreAllMocks());
+    const opens = () =>
+      jest.spyOn(
+        CredentialsCipher.prototype as unknown as { openEnvelope: () => string },
+        'openEnvelope',
+      );
+
+    it('opens an envelope once per context and answers the same text after', () => {
+      const cipher = new CredentialsCipher(Buffer.alloc(32, 9));
+      const mine = cipher.sealText('whsec_mine', 'ep_a');
+      const theirs = cipher.sealText('whsec_theirs', 'ep_b');
+      const spy = opens();
+      for (let i = 0; i < 3; i++) expect(cipher.openText(mine, 'ep_a')).toBe('whsec_mine');
+      expect(spy).toHaveBeenCalledTimes(1);
+      expect(cipher.openText(theirs, 'ep_b')).toBe('whsec_theirs');
+      expect(spy).toHaveBeenCalledTimes(2);
+    });
+
+    it('keeps nothing that did not open: another context still fails every time', () => {
+      const cipher = new CredentialsCipher(Buffer.alloc(32, 9));
+      const sealed = cipher.sealText('whsec_mine', 'ep_a');
+      expect(cipher.openText(sealed, 'ep_a')).toBe('whsec_mine');
+      for (let i = 0; i < 2; i++) {
+        expect(() => cipher.openText(sealed, 'ep_b')).toThrow(CredentialsCipherError);
+      }
+    });
+
+    it('keeps at most keepOpened texts, letting the oldest go', () => {
+      const cipher = new CredentialsCipher(Buffer.alloc(32, 9), { keepOpened: 2 });
+      const sealed = ['a', 'b', 'c'].map((name) => cipher.sealText(`text ${name}`, name));
+      const spy = opens();
+      sealed.forEach((envelope, i) => cipher.openText(envelope, ['a', 'b', 'c'][i]));
+      expect(spy).toHaveBeenCalledTimes(3);
+      cipher.openText(sealed[2], 'c');
+      cipher.openText(sealed[1], 'b');
+      expect(spy).toHaveBeenCalledTimes(3);
+      expect(cipher.openText(sealed[0], 'a')).toBe('text a');
+      expect(spy).toHaveBeenCalledTimes(4);
+    });
+
+    it('decrypts credentials it opened before into a new object each time', () => {
+      const cipher = new CredentialsCipher(Buffer.alloc(32, 9));
+      const envelope = cipher.encrypt({ accessKeyId: 'AKIA' }, 'org_a');
+      const first = cipher.decrypt(envelope, 'org_a');
+      first.accessKeyId = 'changed';
+      expect(cipher.decrypt(envelope, 'org_a')).toEqual({ accessKeyId: 'AKIA' });
+    });
+  });
 });

@@ -33,21 +33,12 @@ function context(endpointId: string): string {
 
 export class EndpointSecretSealer implements SecretSealer {
   private readonly cipher: CredentialsCipher | undefined;
-  /** Secrets opened, by endpoint and envelope, oldest first (see open). */
-  private readonly opened = new Map<string, string>();
-  private readonly keep: number;
 
-  constructor(settings: {
-    key: string | undefined;
-    previousKeys?: readonly string[];
-    /** How many opened secrets it keeps; 10,000 unless set. */
-    keepOpened?: number;
-  }) {
+  constructor(settings: { key: string | undefined; previousKeys?: readonly string[] }) {
     this.cipher =
       settings.key === undefined
         ? undefined
         : new CredentialsCipher(settings.key, { previousKeys: settings.previousKeys ?? [] });
-    this.keep = settings.keepOpened ?? 10_000;
   }
 
   get seals(): boolean {
@@ -65,17 +56,8 @@ export class EndpointSecretSealer implements SecretSealer {
         `endpoint ${endpointId} has a sealed signing secret but HOOKBASE_CREDENTIALS_KEY is not configured`,
       );
     }
-    // The dispatcher opens the secrets of every endpoint of every batch it reads, and each AES-GCM
-    // open costs tens of microseconds. An envelope opens to the same secret for as long as the
-    // process has its keys (they are read at boot), so what opened is kept, per endpoint (the
-    // envelope is bound to one) and bounded: past the limit the oldest goes.
-    const key = `${endpointId}\n${stored}`;
-    const kept = this.opened.get(key);
-    if (kept !== undefined) return kept;
-    const secret = this.cipher.openText(stored, context(endpointId));
-    if (this.opened.size >= this.keep) this.opened.delete(this.opened.keys().next().value!);
-    this.opened.set(key, secret);
-    return secret;
+    // Kept by the cipher once opened: the dispatcher opens the secrets of every batch it reads.
+    return this.cipher.openText(stored, context(endpointId));
   }
 }
 
