@@ -145,6 +145,8 @@ export async function startBenchStack(
     KAFKA_BROKERS: options.brokers,
     HOOKBASE_TOPIC_PREFIX: topicPrefix,
     HOOKBASE_ADMIN_TOKEN: adminToken,
+    // As `npm start` and production run: signing secrets sealed, opened by the dispatcher.
+    HOOKBASE_CREDENTIALS_KEY: randomBytes(32).toString('base64'),
     HOOKBASE_ALLOW_PRIVATE_TARGETS: 'true',
     HOOKBASE_RUN_MIGRATIONS: 'true',
     LOG_LEVEL: options.logLevel,
