@@ -250,4 +250,43 @@ describe('OpenTelemetry traces', () => {
       }),
     ]);
   });
+
+  it('gives each event of a REST batch its own publish span in the caller trace, parent of its fan-out', async () => {
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken);
+    const created = await client.post(`/api/organizations/${organizationId}/webhook-endpoints`, {
+      url: `${receiverUrl}/batch`,
+    });
+    expect(created.status).toBe(201);
+    const endpointId: string = created.body.data.id;
+
+    const caller = callerSpan();
+    const published = await client.request(
+      'POST',
+      '/v1/events/batch',
+      { events: [1, 2, 3].map((n) => ({ eventType: 'batch.traced', payload: { n } })) },
+      { headers: { traceparent: caller.traceparent } },
+    );
+    expect(published.status).toBe(207);
+    const eventIds: string[] = published.body.data.map(
+      (result: { status: number; data: { id: string } }) => result.data.id,
+    );
+    expect(new Set(eventIds).size).toBe(3);
+
+    await pollUntil(() => attemptsAt(caller.traceId, endpointId).length === 3, {
+      timeoutMs: 30_000,
+      description: 'the attempt spans of the three batched events',
+    });
+    const publishes = spansOf(caller.traceId, 'publish');
+    expect(publishes.map((span) => span.attributes['hookbase.event.id']).sort()).toEqual(
+      [...eventIds].sort(),
+    );
+    expect(publishes.every((span) => span.parentSpanId === caller.spanId)).toBe(true);
+    for (const publish of publishes) {
+      const eventId = publish.attributes['hookbase.event.id'];
+      const fanouts = spansOf(caller.traceId, 'fan-out').filter(
+        (span) => span.attributes['hookbase.event.id'] === eventId,
+      );
+      expect(fanouts.map((span) => span.parentSpanId)).toEqual([publish.spanId]);
+    }
+  });
 });

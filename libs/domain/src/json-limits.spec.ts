@@ -41,6 +41,8 @@ describe('jsonShapeProblem', () => {
     ['1e308', null],
     ['12345678901234567890.5', null],
     ['1.7976931348623157e308', null],
+    [`${'9'.repeat(290)}.5`, null],
+    ['-1234567890123.25', null],
   ])('takes the number %s', (number, expected) => {
     expect(both(`{"n":${number}}`)).toEqual([expected, expected]);
   });
@@ -52,6 +54,7 @@ describe('jsonShapeProblem', () => {
     ['1e400', 'out of range'],
     ['-1e400', 'out of range'],
     ['2E+999', 'out of range'],
+    [`${'9'.repeat(400)}.5`, 'out of range'],
   ])('refuses the number %s (%s)', (number, reason) => {
     for (const problem of both(`[1, ${number}]`)) {
       expect(problem?.message).toContain(reason);

@@ -45,15 +45,18 @@ export function jsonShapeProblem(
   text: string | Uint8Array,
   maxDepth: number = MAX_JSON_DEPTH,
 ): JsonShapeProblem | null {
-  const at = typeof text === 'string' ? (i: number) => text.charCodeAt(i) : (i: number) => text[i];
+  // One loop for both kinds, reading through a branch rather than a function per character: the
+  // scan runs over every request body, and a call per character was most of its cost.
+  const bytes = typeof text === 'string' ? null : text;
+  const chars = typeof text === 'string' ? text : '';
   const length = text.length;
   let depth = 0;
   for (let i = 0; i < length; i++) {
-    const code = at(i);
+    const code = bytes ? bytes[i] : chars.charCodeAt(i);
     if (code === QUOTE) {
       // Skip the string, escapes included.
       for (i++; i < length; i++) {
-        const inner = at(i);
+        const inner = bytes ? bytes[i] : chars.charCodeAt(i);
         if (inner === BACKSLASH) i++;
         else if (inner === QUOTE) break;
       }
@@ -65,14 +68,31 @@ export function jsonShapeProblem(
       depth--;
     } else if (code === MINUS || isDigit(code)) {
       let end = i + 1;
-      while (end < length && isNumberPart(at(end))) end++;
-      const token = sliceText(text, i, end);
-      const problem = numberProblem(token);
-      if (problem) return problem;
+      let plain = true; // digits only, after an optional minus
+      for (; end < length; end++) {
+        const part = bytes ? bytes[end] : chars.charCodeAt(end);
+        if (!isNumberPart(part)) break;
+        if (!isDigit(part)) plain = false;
+      }
+      // An integer of up to 15 digits is always exact, and a number without an exponent needs
+      // over 300 digits to overflow: only the rest are read as text and checked.
+      const digits = code === MINUS ? end - i - 1 : end - i;
+      if (!(plain && digits <= 15) && !(!plain && end - i < 300 && !hasExponent(text, i, end))) {
+        const problem = numberProblem(sliceText(text, i, end));
+        if (problem) return problem;
+      }
       i = end - 1;
     }
   }
   return null;
+}
+
+function hasExponent(text: string | Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const code = typeof text === 'string' ? text.charCodeAt(i) : text[i];
+    if (code === 0x65 || code === 0x45) return true;
+  }
+  return false;
 }
 
 function sliceText(text: string | Uint8Array, start: number, end: number): string {

@@ -15,19 +15,32 @@ function setUp(maxBatchEvents = 3) {
     },
   } as unknown as RequestLimits;
   const published: { organizationId: string; input: PublishEventInput }[] = [];
+  const calls: number[] = [];
   const publishEvent = {
-    execute: async (organizationId: string, input: PublishEventInput): Promise<PublishedEvent> => {
-      if (input.eventType === 'broken') throw new DomainError('SERVICE_UNAVAILABLE', 'down');
-      published.push({ organizationId, input });
-      return {
-        id: `evt_${input.eventType}`,
-        eventType: input.eventType,
-        acceptedAt: 'now',
-        duplicate: false,
-      };
+    executeAll: async (organizationId: string, inputs: PublishEventInput[]) => {
+      calls.push(inputs.length);
+      return inputs.map((input) => {
+        if (input.eventType === 'broken') {
+          return { kind: 'refused', error: new DomainError('SERVICE_UNAVAILABLE', 'down') };
+        }
+        published.push({ organizationId, input });
+        const event: PublishedEvent = {
+          id: `evt_${input.eventType}`,
+          eventType: input.eventType,
+          acceptedAt: 'now',
+          duplicate: false,
+        };
+        return { kind: 'published', event };
+      });
     },
   } as unknown as PublishEvent;
-  return { batch: new PublishBatch(publishEvent, limits, config), taken, published, limits };
+  return {
+    batch: new PublishBatch(publishEvent, limits, config),
+    taken,
+    published,
+    limits,
+    calls,
+  };
 }
 
 const toInput = (event: string): PublishEventInput => {
@@ -38,8 +51,9 @@ const sizeHint = (max: number) => `send 1 to ${max}`;
 
 describe('PublishBatch', () => {
   it('publishes each event for the key organization, outcomes in the order sent', async () => {
-    const { batch, taken, published } = setUp();
+    const { batch, taken, published, calls } = setUp();
     const outcomes = await batch.execute({ key, events: ['a', 'b', 'c'], toInput, sizeHint });
+    expect(calls).toEqual([3]);
     expect(outcomes.map((outcome) => outcome.kind)).toEqual([
       'published',
       'published',

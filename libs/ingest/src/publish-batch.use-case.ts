@@ -2,11 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { DomainError, PublishEventInput } from '@hookbase/domain';
 import { ApiKeyPrincipal, RequestLimits } from '@hookbase/auth';
-import { PublishedEvent, PublishEvent } from './publish-event.use-case';
+import { PublishEvent, PublishOutcome } from './publish-event.use-case';
 
 /** One event of a batch: published, or refused with the error that refused it. */
-export type BatchItemOutcome =
-  { kind: 'published'; event: PublishedEvent } | { kind: 'refused'; error: unknown };
+export type BatchItemOutcome = PublishOutcome;
 
 /** A batch as an edge (REST or gRPC) received it. */
 export interface PublishBatchCommand<T> {
@@ -39,15 +38,22 @@ export class PublishBatch {
       throw new DomainError('VALIDATION_FAILED', command.sizeHint(max));
     }
     await this.limits.takeIngest(key, events.length);
-    return Promise.all(
-      (events as T[]).map(async (event): Promise<BatchItemOutcome> => {
-        try {
-          const published = await this.publishEvent.execute(key.organizationId, toInput(event));
-          return { kind: 'published', event: published };
-        } catch (error) {
-          return { kind: 'refused', error };
-        }
-      }),
-    );
+    // An event that does not read as one is refused on its own; the rest are published together.
+    const outcomes: BatchItemOutcome[] = new Array(events.length);
+    const inputs: PublishEventInput[] = [];
+    const positions: number[] = [];
+    (events as T[]).forEach((event, i) => {
+      try {
+        inputs.push(toInput(event));
+        positions.push(i);
+      } catch (error) {
+        outcomes[i] = { kind: 'refused', error };
+      }
+    });
+    if (inputs.length > 0) {
+      const published = await this.publishEvent.executeAll(key.organizationId, inputs);
+      published.forEach((outcome, j) => (outcomes[positions[j]] = outcome));
+    }
+    return outcomes;
   }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, Context, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   admissionError,
   DomainError,
@@ -55,21 +55,82 @@ export class PublishEvent {
    * One `publish` span per event, in the caller's trace when the edge continues one; its context
    * goes to Kafka in the record's headers.
    */
-  execute(organizationId: string, input: PublishEventInput): Promise<PublishedEvent> {
-    return tracer.startActiveSpan(
-      'publish',
-      {
-        kind: SpanKind.PRODUCER,
-        attributes: {
-          'hookbase.organization.id': organizationId,
-          'hookbase.event.type': input.eventType,
-        },
-      },
-      (span) => traced(span, this.accept(organizationId, input)),
-    );
+  async execute(organizationId: string, input: PublishEventInput): Promise<PublishedEvent> {
+    const [outcome] = await this.executeAll(organizationId, [input]);
+    if (outcome.kind === 'refused') throw outcome.error;
+    return outcome.event;
   }
 
-  private async accept(organizationId: string, input: PublishEventInput): Promise<PublishedEvent> {
+  /**
+   * Accepts several events of one organization (a batch), each admitted or refused on its own;
+   * outcomes come back in the order given. The events without an idempotency key go to Kafka
+   * together, in one publish: a batch waits once for its acknowledgement, not once per event.
+   * Each event has its own `publish` span, as `execute` gives it.
+   */
+  async executeAll(
+    organizationId: string,
+    inputs: readonly PublishEventInput[],
+  ): Promise<PublishOutcome[]> {
+    const parent = context.active();
+    const publishes = inputs.map((input) => {
+      const span = tracer.startSpan(
+        'publish',
+        {
+          kind: SpanKind.PRODUCER,
+          attributes: {
+            'hookbase.organization.id': organizationId,
+            'hookbase.event.type': input.eventType,
+          },
+        },
+        parent,
+      );
+      return { input, span, context: trace.setSpan(parent, span) };
+    });
+    const envelopes = await Promise.all(
+      publishes.map(({ input }) => settled(this.envelopeFor(organizationId, input))),
+    );
+    const outcomes: PublishOutcome[] = new Array(inputs.length);
+    const plain: number[] = [];
+    const keyed: Promise<void>[] = [];
+    envelopes.forEach((prepared, i) => {
+      if (prepared.kind === 'refused') outcomes[i] = prepared;
+      else if (!prepared.value.idempotencyKey) plain.push(i);
+      else {
+        keyed.push(
+          settled(this.acceptKeyed(inputs[i], prepared.value, publishes[i].context)).then(
+            (outcome) => {
+              outcomes[i] = outcome.kind === 'refused' ? outcome : published(outcome.value);
+            },
+          ),
+        );
+      }
+    });
+    const sent = async () => {
+      if (plain.length === 0) return;
+      const produced = await settled(
+        this.produce(
+          plain.map((i) => (envelopes[i] as Value<EventEnvelope>).value),
+          plain.map((i) => publishes[i].context),
+        ),
+      );
+      for (const i of plain) {
+        const envelope = (envelopes[i] as Value<EventEnvelope>).value;
+        outcomes[i] =
+          produced.kind === 'refused'
+            ? produced
+            : published({ ...envelopeEvent(envelope), duplicate: false });
+      }
+    };
+    await Promise.all([sent(), ...keyed]);
+    publishes.forEach(({ span }, i) => endSpan(span, outcomes[i]));
+    return outcomes;
+  }
+
+  /** The event's envelope, once its organization's policy admits it and its application exists. */
+  private async envelopeFor(
+    organizationId: string,
+    input: PublishEventInput,
+  ): Promise<EventEnvelope> {
     // The organization's event type policy first: a refused event reserves no idempotency key.
     const admission = await this.unavailableOnError(() =>
       this.catalog.admit(organizationId, input.eventType, input.payload),
@@ -82,7 +143,7 @@ export class PublishEvent {
         )
       : undefined;
     const now = new Date();
-    const envelope: EventEnvelope = {
+    return {
       id: newId('evt', now.getTime()),
       organizationId,
       eventType: input.eventType,
@@ -93,16 +154,25 @@ export class PublishEvent {
       ...(input.channels ? { channels: input.channels } : {}),
       ...(applicationId ? { applicationId } : {}),
     };
-    if (!input.idempotencyKey) {
-      await this.produce(envelope);
-      return published(envelope, false);
-    }
+  }
 
+  /**
+   * An event with an idempotency key: the key is reserved in PostgreSQL first, and a repeat
+   * returns the original event (or a conflict).
+   */
+  private async acceptKeyed(
+    input: PublishEventInput,
+    envelope: EventEnvelope,
+    spanContext: Context,
+  ): Promise<PublishedEvent> {
+    const { organizationId, applicationId } = envelope;
+    const key = envelope.idempotencyKey!;
+    const now = new Date(envelope.acceptedAt);
     const fingerprint = eventFingerprint(input.eventType, input.payload, applicationId);
     const reservation = await this.unavailableOnError(() =>
       this.idempotency.reserve({
         organizationId,
-        key: input.idempotencyKey!,
+        key,
         eventId: envelope.id,
         eventType: input.eventType,
         fingerprint,
@@ -114,25 +184,23 @@ export class PublishEvent {
       }),
     );
     if (reservation.kind === 'existing') {
-      return this.repeat(organizationId, input.idempotencyKey, fingerprint, reservation.record);
+      return this.repeat(organizationId, key, fingerprint, reservation.record, spanContext);
     }
     try {
-      await this.produce(envelope);
+      await this.produce([envelope], [spanContext]);
     } catch (error) {
       // A record Kafka may still store keeps its reservation: a repeat re-sends the same event id.
       if ((error as DomainError).details === UNCONFIRMED) throw error;
       await this.idempotency
-        .release(organizationId, input.idempotencyKey, envelope.id)
+        .release(organizationId, key, envelope.id)
         .catch((releaseError: Error) =>
           // The reservation stays unaccepted; a repeat with the same key will complete it.
           this.logger.warn(`could not release idempotency key: ${releaseError.message}`),
         );
       throw error;
     }
-    await this.unavailableOnError(() =>
-      this.idempotency.markAccepted(organizationId, input.idempotencyKey!, now),
-    );
-    return published(envelope, false);
+    await this.unavailableOnError(() => this.idempotency.markAccepted(organizationId, key, now));
+    return { ...envelopeEvent(envelope), duplicate: false };
   }
 
   /** A publish with a key already used: the same event again, or a conflict. */
@@ -141,6 +209,7 @@ export class PublishEvent {
     key: string,
     fingerprint: string,
     record: IdempotencyRecord,
+    spanContext: Context,
   ): Promise<PublishedEvent> {
     if (record.fingerprint !== fingerprint) {
       throw new DomainError(
@@ -160,17 +229,22 @@ export class PublishEvent {
     // The first publish was interrupted before Kafka acknowledged (or is still under way):
     // send the same event again. Downstream deduplicates by event id, so at most a duplicate.
     const acceptedAt = record.createdAt;
-    await this.produce({
-      id: record.eventId,
-      organizationId,
-      eventType: record.eventType,
-      payload: record.payload,
-      acceptedAt: acceptedAt.toISOString(),
-      idempotencyKey: key,
-      ...(record.endpointIds ? { endpointIds: record.endpointIds } : {}),
-      ...(record.channels ? { channels: record.channels } : {}),
-      ...(record.applicationId ? { applicationId: record.applicationId } : {}),
-    });
+    await this.produce(
+      [
+        {
+          id: record.eventId,
+          organizationId,
+          eventType: record.eventType,
+          payload: record.payload,
+          acceptedAt: acceptedAt.toISOString(),
+          idempotencyKey: key,
+          ...(record.endpointIds ? { endpointIds: record.endpointIds } : {}),
+          ...(record.channels ? { channels: record.channels } : {}),
+          ...(record.applicationId ? { applicationId: record.applicationId } : {}),
+        },
+      ],
+      [spanContext],
+    );
     await this.unavailableOnError(() =>
       this.idempotency.markAccepted(organizationId, key, acceptedAt),
     );
@@ -182,25 +256,32 @@ export class PublishEvent {
     };
   }
 
-  private async produce(envelope: EventEnvelope): Promise<void> {
+  /**
+   * Sends events to Kafka together, each record with its own span's context in its headers;
+   * resolves once Kafka acknowledged all of them (acks=all), or refuses all of them.
+   */
+  private async produce(envelopes: EventEnvelope[], traces: Context[]): Promise<void> {
     const started = performance.now();
+    const finished = (outcome: 'acked' | 'timeout' | 'error') => {
+      const seconds = (performance.now() - started) / 1000;
+      for (let i = 0; i < envelopes.length; i++) this.metrics.publishFinished(outcome, seconds);
+    };
     try {
-      await this.producer.publish(
+      await this.producer.publishAll(
         this.topics.events,
-        {
+        envelopes.map((envelope, i) => ({
           key: envelope.organizationId,
           value: JSON.stringify(envelope),
-          headers: ingestRecordHeaders(traceHeaders()),
-        },
+          headers: ingestRecordHeaders(traceHeaders(traces[i])),
+        })),
         this.config.http.ackTimeoutMs,
       );
-      this.metrics.publishFinished('acked', (performance.now() - started) / 1000);
+      finished('acked');
     } catch (error) {
-      this.metrics.publishFinished(
-        error instanceof PublishTimeoutError ? 'timeout' : 'error',
-        (performance.now() - started) / 1000,
+      finished(error instanceof PublishTimeoutError ? 'timeout' : 'error');
+      this.logger.error(
+        `${envelopes.length === 1 ? 'event' : `${envelopes.length} events`} not accepted: ${(error as Error).message}`,
       );
-      this.logger.error(`event not accepted: ${(error as Error).message}`);
       if (error instanceof PublishTimeoutError) {
         throw new DomainError(
           'SERVICE_UNAVAILABLE',
@@ -227,29 +308,40 @@ export class PublishEvent {
   }
 }
 
-/** Ends the publish span with what came of it: the event id, or the error that refused it. */
-async function traced(span: Span, accepting: Promise<PublishedEvent>): Promise<PublishedEvent> {
-  try {
-    const event = await accepting;
-    span.setAttributes({
-      'hookbase.event.id': event.id,
-      'hookbase.event.duplicate': event.duplicate,
-    });
-    return event;
-  } catch (error) {
-    const code = error instanceof DomainError ? error.code : 'UNEXPECTED';
-    span.setStatus({ code: SpanStatusCode.ERROR, message: code });
-    throw error;
-  } finally {
-    span.end();
-  }
+/** One event's outcome: published, or refused with the error that refused it. */
+export type PublishOutcome =
+  { kind: 'published'; event: PublishedEvent } | { kind: 'refused'; error: unknown };
+
+type Value<T> = { kind: 'value'; value: T };
+
+/** A promise's end as a value, so that one event's refusal never rejects its batch. */
+function settled<T>(work: Promise<T>): Promise<Value<T> | { kind: 'refused'; error: unknown }> {
+  return work.then(
+    (value) => ({ kind: 'value', value }),
+    (error: unknown) => ({ kind: 'refused', error }),
+  );
 }
 
-function published(envelope: EventEnvelope, duplicate: boolean): PublishedEvent {
-  return {
-    id: envelope.id,
-    eventType: envelope.eventType,
-    acceptedAt: envelope.acceptedAt,
-    duplicate,
-  };
+function published(event: PublishedEvent): PublishOutcome {
+  return { kind: 'published', event };
+}
+
+/** What a publish answers about an event it sent. */
+function envelopeEvent(envelope: EventEnvelope): Omit<PublishedEvent, 'duplicate'> {
+  return { id: envelope.id, eventType: envelope.eventType, acceptedAt: envelope.acceptedAt };
+}
+
+/** Ends the publish span with what came of it: the event id, or the error that refused it. */
+function endSpan(span: Span, outcome: PublishOutcome): void {
+  if (outcome.kind === 'published') {
+    span.setAttributes({
+      'hookbase.event.id': outcome.event.id,
+      'hookbase.event.duplicate': outcome.event.duplicate,
+    });
+  } else {
+    const { error } = outcome;
+    const code = error instanceof DomainError ? error.code : 'UNEXPECTED';
+    span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+  }
+  span.end();
 }

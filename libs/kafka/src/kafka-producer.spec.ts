@@ -59,6 +59,39 @@ describe('KafkaProducer.publish', () => {
     }
   });
 
+  it('sends the records of one publishAll together, in order, in one send', async () => {
+    const { kafka, sends } = fakeKafka();
+    const producer = new KafkaProducer(new KafkajsProducerClient(kafka));
+    const batch = producer.publishAll('t', [{ value: 'a' }, { value: 'b' }, { value: 'c' }], 1_000);
+    await until(() => sends.length === 1);
+    expect(sends[0].messages.map((m) => m.value)).toEqual(['a', 'b', 'c']);
+    sends[0].finish();
+    await batch;
+    expect(sends).toHaveLength(1);
+  });
+
+  it('withdraws every queued record of a publishAll whose caller stopped waiting', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      const { kafka, sends } = fakeKafka();
+      const producer = new KafkaProducer(new KafkajsProducerClient(kafka));
+      const inFlight = producer.publish('t', { value: 'in-flight' });
+      await until(() => sends.length === 1);
+      const queued = producer.publishAll('t', [{ value: 'q1' }, { value: 'q2' }], 1_000);
+      jest.advanceTimersByTime(1_000);
+      await expect(queued).rejects.toBeInstanceOf(PublishTimeoutError);
+      sends[0].finish();
+      await inFlight;
+      const after = producer.publish('t', { value: 'after' });
+      await until(() => sends.length === 2);
+      expect(sends[1].messages.map((m) => m.value)).toEqual(['after']);
+      sends[1].finish();
+      await after;
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('rejects every record of a failed send', async () => {
     const { kafka, sends } = fakeKafka();
     const producer = new KafkaProducer(new KafkajsProducerClient(kafka));

@@ -56,28 +56,37 @@ export class KafkaProducer implements OnApplicationShutdown {
    * queue and go together in the next send. No timer, so an idle producer adds no latency, and a
    * busy one turns many small sends into few large ones. Resolves once the broker acknowledged.
    */
-  async publish(topic: string, message: ProducedRecord, timeoutMs?: number): Promise<void> {
+  publish(topic: string, message: ProducedRecord, timeoutMs?: number): Promise<void> {
+    return this.publishAll(topic, [message], timeoutMs);
+  }
+
+  /**
+   * Sends records together, as `publish` sends one: they stay together and in order in one group
+   * (a batch of events costs one wait and one timer, not one per event). Resolves once the broker
+   * acknowledged all of them; rejects for all of them.
+   */
+  async publishAll(topic: string, messages: ProducedRecord[], timeoutMs?: number): Promise<void> {
     let queue = this.queues.get(topic);
     if (!queue) {
       queue = new GroupedWork<ProducedRecord, void>(
-        async (messages) => {
-          await this.send(topic, messages);
-          return messages.map(() => undefined);
+        async (grouped) => {
+          await this.send(topic, grouped);
+          return grouped.map(() => undefined);
         },
         { maxItems: MAX_GROUP_RECORDS, start: 'at-once' },
       );
       this.queues.set(topic, queue);
     }
     if (timeoutMs === undefined) {
-      await queue.run([message]);
+      await queue.run(messages);
       return;
     }
-    // The caller stops waiting. A record still queued is never sent (withdrawn); one already in
+    // The caller stops waiting. Records still queued are never sent (withdrawn); those already in
     // a produce request may yet be stored: the caller cannot know, and says so.
     const giveUp = new AbortController();
     const timer = setTimeout(() => giveUp.abort(new PublishTimeoutError(timeoutMs)), timeoutMs);
     try {
-      await queue.run([message], giveUp.signal);
+      await queue.run(messages, giveUp.signal);
     } finally {
       clearTimeout(timer);
     }

@@ -1,0 +1,161 @@
+import { loadConfig } from '@hookbase/config';
+import { DomainError, EventEnvelope, PublishEventInput } from '@hookbase/domain';
+import { KafkaProducer, ProducedRecord, PublishTimeoutError, topicNames } from '@hookbase/kafka';
+import { EventTypeCatalog, IdempotencyRepository, Reservation } from '@hookbase/persistence';
+import { ApplicationLookup } from './application-lookup';
+import { PublishEvent, PublishOutcome } from './publish-event.use-case';
+
+/** A PublishEvent over stand-ins that record what would have gone to Kafka and PostgreSQL. */
+function setUp(options: { sendFails?: Error; reservation?: Reservation } = {}) {
+  const sends: ProducedRecord[][] = [];
+  const producer = {
+    publishAll: async (_topic: string, records: ProducedRecord[]) => {
+      sends.push(records);
+      if (options.sendFails) throw options.sendFails;
+    },
+  } as unknown as KafkaProducer;
+  const reserved: string[] = [];
+  const accepted: string[] = [];
+  const released: string[] = [];
+  const idempotency = {
+    reserve: async ({ key }: { key: string }) => {
+      reserved.push(key);
+      return options.reservation ?? { kind: 'reserved' };
+    },
+    markAccepted: async (_organizationId: string, key: string) => void accepted.push(key),
+    release: async (_organizationId: string, key: string) => void released.push(key),
+  } as unknown as IdempotencyRepository;
+  const catalog = {
+    admit: async (_organizationId: string, eventType: string) =>
+      eventType === 'refused.type'
+        ? { kind: 'refused', code: 'EVENT_TYPE_UNKNOWN', message: 'not declared', details: {} }
+        : { kind: 'accepted' },
+  } as unknown as EventTypeCatalog;
+  const applications = {
+    resolve: async (_organizationId: string, reference: string) => {
+      if (reference === 'missing') throw new DomainError('NOT_FOUND', 'no such application');
+      return `app_${reference}`;
+    },
+  } as unknown as ApplicationLookup;
+  const publish = new PublishEvent(
+    producer,
+    idempotency,
+    catalog,
+    topicNames('test'),
+    loadConfig({}),
+    applications,
+  );
+  return { publish, sends, reserved, accepted, released };
+}
+
+const input = (eventType: string, extra: Partial<PublishEventInput> = {}): PublishEventInput => ({
+  eventType,
+  payload: { n: 1 },
+  ...extra,
+});
+
+const envelopes = (records: ProducedRecord[]): EventEnvelope[] =>
+  records.map((record) => JSON.parse(String(record.value)) as EventEnvelope);
+
+const codeOf = (outcome: PublishOutcome) =>
+  outcome.kind === 'refused' ? (outcome.error as DomainError).code : 'published';
+
+describe('PublishEvent.executeAll', () => {
+  it('sends the events without a key to Kafka together, in order, one record each', async () => {
+    const { publish, sends } = setUp();
+    const outcomes = await publish.executeAll('org_1', [input('a'), input('b'), input('c')]);
+    expect(sends).toHaveLength(1);
+    const sent = envelopes(sends[0]);
+    expect(sent.map((envelope) => envelope.eventType)).toEqual(['a', 'b', 'c']);
+    expect(sends[0].every((record) => record.key === 'org_1')).toBe(true);
+    expect(outcomes.map((outcome) => outcome.kind === 'published' && outcome.event.id)).toEqual(
+      sent.map((envelope) => envelope.id),
+    );
+    expect(new Set(sent.map((envelope) => envelope.id)).size).toBe(3);
+  });
+
+  it('refuses an event on its own: the others of the batch are still sent', async () => {
+    const { publish, sends } = setUp();
+    const outcomes = await publish.executeAll('org_1', [
+      input('a'),
+      input('refused.type'),
+      input('b', { applicationId: 'missing' }),
+      input('c', { applicationId: 'shop' }),
+    ]);
+    expect(outcomes.map(codeOf)).toEqual([
+      'published',
+      'EVENT_TYPE_UNKNOWN',
+      'NOT_FOUND',
+      'published',
+    ]);
+    expect(
+      envelopes(sends[0]).map((envelope) => [envelope.eventType, envelope.applicationId]),
+    ).toEqual([
+      ['a', undefined],
+      ['c', 'app_shop'],
+    ]);
+  });
+
+  it('refuses every event of a send Kafka did not acknowledge, as SERVICE_UNAVAILABLE', async () => {
+    const { publish } = setUp({ sendFails: new Error('broker gone') });
+    const outcomes = await publish.executeAll('org_1', [input('a'), input('b')]);
+    expect(outcomes.map(codeOf)).toEqual(['SERVICE_UNAVAILABLE', 'SERVICE_UNAVAILABLE']);
+  });
+
+  it('says that a timed-out event may be stored, so that a retry keeps its key', async () => {
+    const { publish } = setUp({ sendFails: new PublishTimeoutError(5) });
+    const [outcome] = await publish.executeAll('org_1', [input('a')]);
+    expect(outcome.kind === 'refused' && (outcome.error as DomainError).details).toMatchObject({
+      stored: 'unknown',
+    });
+  });
+
+  it('reserves the key of a keyed event and sends it on its own, the others together', async () => {
+    const { publish, sends, reserved, accepted } = setUp();
+    const outcomes = await publish.executeAll('org_1', [
+      input('a'),
+      input('keyed', { idempotencyKey: 'k1' }),
+      input('b'),
+    ]);
+    expect(outcomes.map(codeOf)).toEqual(['published', 'published', 'published']);
+    expect(reserved).toEqual(['k1']);
+    expect(accepted).toEqual(['k1']);
+    const sent = sends.map((records) => envelopes(records).map((envelope) => envelope.eventType));
+    expect(sent).toHaveLength(2);
+    expect(sent).toEqual(expect.arrayContaining([['a', 'b'], ['keyed']]));
+  });
+
+  it('answers a repeated key with the first event, sending nothing new when it was accepted', async () => {
+    const { publish, sends } = setUp({
+      reservation: {
+        kind: 'existing',
+        record: {
+          eventId: 'evt_first',
+          eventType: 'keyed',
+          fingerprint: 'another',
+          payload: { n: 1 },
+          endpointIds: null,
+          channels: null,
+          applicationId: null,
+          createdAt: new Date('2026-01-01T00:00:00Z'),
+          acceptedAt: new Date('2026-01-01T00:00:00Z'),
+        },
+      },
+    });
+    const [conflict] = await publish.executeAll('org_1', [
+      input('keyed', { idempotencyKey: 'k1' }),
+    ]);
+    expect(codeOf(conflict)).toBe('IDEMPOTENCY_CONFLICT');
+    expect(sends).toHaveLength(0);
+  });
+
+  it('execute publishes one event, and throws the error that refused it', async () => {
+    const { publish, sends } = setUp();
+    const event = await publish.execute('org_1', input('a'));
+    expect(event).toMatchObject({ eventType: 'a', duplicate: false });
+    expect(envelopes(sends[0])[0].id).toBe(event.id);
+    await expect(publish.execute('org_1', input('refused.type'))).rejects.toMatchObject({
+      code: 'EVENT_TYPE_UNKNOWN',
+    });
+  });
+});
