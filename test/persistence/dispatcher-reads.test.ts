@@ -170,4 +170,76 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
     expect(read.secrets.get(created.id)![0]).toBe(later.secrets.get(created.id)![0]);
     expect(later.secrets.get(created.id)).toHaveLength(1);
   });
+
+  it('keeps what it read by configuration version, reading health and any change at once', async () => {
+    const first = generateSecret();
+    const created = await endpoints.create(endpoint(), first);
+    // Another process: its own repository over the same database.
+    const elsewhere = new EndpointRepository(
+      dataSource,
+      new EndpointSecretSealer({ key: Buffer.alloc(32, 7).toString('base64') }),
+    );
+    const versionOf = async () =>
+      (
+        await dataSource.query('SELECT config_version AS v FROM endpoints WHERE id = $1', [
+          created.id,
+        ])
+      )[0].v as string;
+    const read = async (at = new Date()) => {
+      const { endpoints: byId, secrets } = await endpoints.forDelivery([created.id], at);
+      return { endpoint: byId.get(created.id)!, secrets: secrets.get(created.id) };
+    };
+
+    const before = await read();
+    expect(before.endpoint.url).toBe('https://receiver.example/hook');
+    expect(before.secrets).toEqual([first]);
+    expect(Object.isFrozen(before.endpoint.retry)).toBe(true);
+
+    // Health is written by every attempt: it is no change of configuration, and is read fresh.
+    const version = await versionOf();
+    await elsewhere.recordFailure(created.id, new Date('2026-12-01T10:00:00Z'));
+    expect(await versionOf()).toBe(version);
+    expect((await read()).endpoint).toMatchObject({
+      consecutiveFailures: 1,
+      failingSince: new Date('2026-12-01T10:00:00Z'),
+    });
+    await elsewhere.recordSuccess(created.id, new Date('2026-12-01T10:01:00Z'));
+    expect(await versionOf()).toBe(version);
+    expect((await read()).endpoint).toMatchObject({
+      consecutiveFailures: 0,
+      failingSince: null,
+      lastSuccessAt: new Date('2026-12-01T10:01:00Z'),
+    });
+
+    // What is kept is what is used: a change made without a new version is not seen...
+    await dataSource.query('ALTER TABLE endpoints DISABLE TRIGGER endpoints_config_version');
+    try {
+      await dataSource.query(`UPDATE endpoints SET url = 'https://unseen.example/' WHERE id = $1`, [
+        created.id,
+      ]);
+    } finally {
+      await dataSource.query('ALTER TABLE endpoints ENABLE TRIGGER endpoints_config_version');
+    }
+    expect((await read()).endpoint.url).toBe('https://receiver.example/hook');
+
+    // ...and every change made by anyone takes a new version, so the next read has it.
+    const changed = (await elsewhere.findLive(created.organizationId, created.id))!;
+    changed.url = 'https://moved.example/hook';
+    await elsewhere.save(changed);
+    expect(await versionOf()).not.toBe(version);
+    expect((await read()).endpoint.url).toBe('https://moved.example/hook');
+    await dataSource.query(`UPDATE endpoints SET status = 'paused' WHERE id = $1`, [created.id]);
+    expect((await read()).endpoint.status).toBe('paused');
+
+    // A rotated secret is a change of the endpoint; the retired one signs until its overlap ends.
+    const second = generateSecret();
+    await elsewhere.rotateSecret(created.id, second, 3_600);
+    expect((await read()).secrets).toEqual([second, first]);
+    expect((await read(new Date(Date.now() + 3_601_000))).secrets).toEqual([second]);
+    await dataSource.query('DELETE FROM endpoint_secrets WHERE endpoint_id = $1', [created.id]);
+    expect((await read()).secrets).toBeUndefined();
+
+    await elsewhere.softDelete(changed);
+    expect((await read()).endpoint.deletedAt).toBeInstanceOf(Date);
+  });
 });

@@ -21,6 +21,7 @@ import { PayloadPurge1765584000004 } from './1765584000004-payload-purge';
 import { EventsByApplication1765670400000 } from './1765670400000-events-by-application';
 import { FifoBlockedEpisodes1765756800000 } from './1765756800000-fifo-blocked-episodes';
 import { OperationalOutbox1765756800001 } from './1765756800001-operational-outbox';
+import { EndpointConfigVersion1765843200000 } from './1765843200000-endpoint-config-version';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -46,4 +47,5 @@ export const MIGRATIONS = [
   EventsByApplication1765670400000,
   FifoBlockedEpisodes1765756800000,
   OperationalOutbox1765756800001,
+  EndpointConfigVersion1765843200000,
 ];

@@ -11,6 +11,13 @@ import {
 } from '@hookbase/domain';
 import { SECRET_SEALER, type SecretSealer } from '../endpoint-secret-sealer';
 import { EndpointEntity, EndpointSecretEntity } from '../entities';
+import {
+  DeliveryEndpointCache,
+  deepFreeze,
+  KeptEndpoint,
+  KeptSecret,
+  secretsSigningAt,
+} from './delivery-endpoint-cache';
 import { NamedStatement } from './named-statement';
 import { Page, toPage } from './page';
 
@@ -24,6 +31,48 @@ const SIGNING_SECRETS = new NamedStatement<{ endpointId: string; secret: string 
     WHERE endpoint_id = ANY($1) AND (expires_at IS NULL OR expires_at > $2)
     ORDER BY created_at DESC`,
 );
+
+/**
+ * The health columns of an endpoint: they change with attempts, so they are read fresh for every
+ * delivery and are not part of its configuration version (the migration's trigger leaves them
+ * out under their column names).
+ */
+interface EndpointHealthColumns {
+  consecutiveFailures: number;
+  failingSince: Date | null;
+  lastSuccessAt: Date | null;
+}
+
+/** Each endpoint's configuration version and health, read before every delivery. */
+const FOR_DELIVERY_VERSIONS = new NamedStatement<
+  { id: string; version: string } & EndpointHealthColumns
+>(
+  'hookbase-endpoint-versions-for-delivery',
+  `SELECT id, config_version AS "version", consecutive_failures AS "consecutiveFailures",
+          failing_since AS "failingSince", last_success_at AS "lastSuccessAt"
+     FROM endpoints WHERE id = ANY($1)`,
+);
+
+type FullDeliveryRow = Partial<EndpointEntity> & {
+  version: string;
+  signingSecrets: { secret: string; expiresAt: string | null }[];
+};
+
+function healthOf(columns: Partial<EndpointEntity>): EndpointHealthColumns {
+  return {
+    consecutiveFailures: columns.consecutiveFailures!,
+    failingSince: columns.failingSince ?? null,
+    lastSuccessAt: columns.lastSuccessAt ?? null,
+  };
+}
+
+function withoutHealth(columns: Partial<EndpointEntity>): Partial<EndpointEntity> {
+  const { consecutiveFailures, failingSince, lastSuccessAt, ...rest } = columns;
+  void consecutiveFailures;
+  void failingSince;
+  void lastSuccessAt;
+  return rest;
+}
 
 export type NewEndpoint = Omit<EndpointEntity, 'id' | 'createdAt' | 'updatedAt' | 'deletedAt'>;
 
@@ -169,9 +218,13 @@ export class EndpointRepository {
   private byIds?: NamedStatement<Partial<EndpointEntity>>;
 
   /**
-   * What the dispatcher reads before its attempts, in one statement: the endpoints by id (deleted
-   * ones included, as `findByIds`) and the secrets that sign for each at `now`, newest first and
-   * opened (as `signingSecrets`). An endpoint that does not exist is in neither map.
+   * What the dispatcher reads before its attempts: the endpoints by id (deleted ones included, as
+   * `findByIds`) and the secrets that sign for each at `now`, newest first and opened (as
+   * `signingSecrets`). An endpoint that does not exist is in neither map.
+   *
+   * What was read is kept by configuration version (ADR 0040): a first statement reads each
+   * endpoint's version and health columns, and only the endpoints whose version changed since the
+   * last read (or that were never read) are read in full, in a second statement.
    */
   async forDelivery(
     ids: readonly string[],
@@ -180,26 +233,67 @@ export class EndpointRepository {
     const endpoints = new Map<string, EndpointEntity>();
     const secrets = new Map<string, string[]>();
     if (ids.length === 0) return { endpoints, secrets };
-    this.withSecrets ??= new NamedStatement<Partial<EndpointEntity> & { signingSecrets: string[] }>(
-      'hookbase-endpoints-for-delivery',
-      `SELECT ${this.endpointColumns('e')},
-              to_json(ARRAY(SELECT s.secret FROM endpoint_secrets s
+    const at = now.getTime();
+    const current = await FOR_DELIVERY_VERSIONS.run(this.dataSource, [[...ids]]);
+    const changed: string[] = [];
+    for (const { id, version, ...health } of current) {
+      const kept = this.kept.get(id, version, at);
+      if (kept) this.deliverable(endpoints, secrets, kept, health, at);
+      else changed.push(id);
+    }
+    if (changed.length === 0) return { endpoints, secrets };
+    this.fullForDelivery ??= new NamedStatement<FullDeliveryRow>(
+      'hookbase-endpoints-for-delivery-full',
+      `SELECT ${this.endpointColumns('e')}, e.config_version AS "version",
+              to_json(ARRAY(SELECT json_build_object('secret', s.secret, 'expiresAt', s.expires_at)
+                              FROM endpoint_secrets s
                              WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > $2)
                              ORDER BY s.created_at DESC)) AS "signingSecrets"
          FROM endpoints e WHERE e.id = ANY($1)`,
     );
-    const rows = await this.withSecrets.run(this.dataSource, [[...ids], now]);
-    for (const { signingSecrets, ...columns } of rows) {
-      const endpoint = Object.assign(new EndpointEntity(), columns);
-      endpoints.set(endpoint.id, endpoint);
-      const opened = this.openSigningSecrets(endpoint.id, signingSecrets);
-      if (opened.length > 0) secrets.set(endpoint.id, opened);
+    const rows = await this.fullForDelivery.run(this.dataSource, [changed, now]);
+    for (const { version, signingSecrets, ...columns } of rows) {
+      const id = columns.id!;
+      const opened: KeptSecret[] = [];
+      for (const { secret, expiresAt } of signingSecrets) {
+        const [open] = this.openSigningSecrets(id, [secret]);
+        if (open !== undefined) {
+          opened.push({ secret: open, expiresAt: expiresAt ? Date.parse(expiresAt) : null });
+        }
+      }
+      const kept: KeptEndpoint = {
+        version,
+        readAt: at,
+        columns: deepFreeze(withoutHealth(columns)),
+        secrets: opened,
+      };
+      // An endpoint with a secret that cannot be opened is read again each time (and logged), as
+      // it was before anything was kept: the key may come back.
+      if (opened.length === signingSecrets.length) this.kept.put(id, kept);
+      this.deliverable(endpoints, secrets, kept, healthOf(columns), at);
     }
     return { endpoints, secrets };
   }
 
-  /** forDelivery's statement, made on first use (it needs the data source's metadata). */
-  private withSecrets?: NamedStatement<Partial<EndpointEntity> & { signingSecrets: string[] }>;
+  /** Adds a kept endpoint, with its health as read now, to forDelivery's answer. */
+  private deliverable(
+    endpoints: Map<string, EndpointEntity>,
+    secrets: Map<string, string[]>,
+    kept: KeptEndpoint,
+    health: EndpointHealthColumns,
+    at: number,
+  ): void {
+    const endpoint = Object.assign(new EndpointEntity(), kept.columns, health);
+    endpoints.set(endpoint.id, endpoint);
+    const signing = secretsSigningAt(kept, at);
+    if (signing.length > 0) secrets.set(endpoint.id, signing);
+  }
+
+  /** forDelivery's second statement, made on first use (it needs the data source's metadata). */
+  private fullForDelivery?: NamedStatement<FullDeliveryRow>;
+
+  /** The endpoints forDelivery read, by configuration version. */
+  private readonly kept = new DeliveryEndpointCache();
 
   /**
    * The endpoints of these organizations that can receive new messages, for recipient resolution;
