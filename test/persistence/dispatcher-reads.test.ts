@@ -242,4 +242,59 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
     await elsewhere.softDelete(changed);
     expect((await read()).endpoint.deletedAt).toBeInstanceOf(Date);
   });
+
+  it("keeps an organization's recipients until any of its endpoints changes", async () => {
+    await dataSource.query(
+      `INSERT INTO organizations (id, name, plan, created_at, updated_at)
+       VALUES ('org_kept', 'kept', 'pro', now(), now())`,
+    );
+    const mine = (overrides: Partial<NewEndpoint> = {}) =>
+      endpoints.create(endpoint({ organizationId: 'org_kept', ...overrides }), generateSecret());
+    const elsewhere = new EndpointRepository(
+      dataSource,
+      new EndpointSecretSealer({ key: Buffer.alloc(32, 7).toString('base64') }),
+    );
+    const recipients = async () =>
+      (await endpoints.liveRecipients(['org_kept', 'org_reads']))
+        .filter((recipient) => recipient.organizationId === 'org_kept')
+        .map((recipient) => `${recipient.id} ${recipient.eventTypes.join(',')}`)
+        .sort();
+    const first = await mine({ eventTypes: ['a'] });
+    expect(await recipients()).toEqual([`${first.id} a`]);
+
+    // What is kept is what is used: a change made without a new version is not seen...
+    await dataSource.query('ALTER TABLE endpoints DISABLE TRIGGER endpoints_config_version');
+    try {
+      await dataSource.query(`UPDATE endpoints SET event_types = '{unseen}' WHERE id = $1`, [
+        first.id,
+      ]);
+    } finally {
+      await dataSource.query('ALTER TABLE endpoints ENABLE TRIGGER endpoints_config_version');
+    }
+    expect(await recipients()).toEqual([`${first.id} a`]);
+
+    // ...and any change of any endpoint of the organization, by anyone, is read at once.
+    const second = await elsewhere.create(
+      endpoint({ organizationId: 'org_kept', eventTypes: ['b'] }),
+      generateSecret(),
+    );
+    expect(await recipients()).toEqual([`${first.id} unseen`, `${second.id} b`].sort());
+    await dataSource.query(`UPDATE endpoints SET event_types = '{c}' WHERE id = $1`, [second.id]);
+    expect(await recipients()).toEqual([`${first.id} unseen`, `${second.id} c`].sort());
+    await dataSource.query(`UPDATE endpoints SET status = 'disabled' WHERE id = $1`, [first.id]);
+    expect(await recipients()).toEqual([`${second.id} c`]);
+    await elsewhere.softDelete(second);
+    expect(await recipients()).toEqual([]);
+    const third = await mine({ eventTypes: ['d'] });
+    expect(await recipients()).toEqual([`${third.id} d`]);
+    await dataSource.query('DELETE FROM endpoints WHERE id = $1', [third.id]);
+    expect(await recipients()).toEqual([]);
+
+    // Health writes are no change: the recipients stay as kept.
+    const fourth = await mine({ eventTypes: ['e'] });
+    expect(await recipients()).toEqual([`${fourth.id} e`]);
+    await elsewhere.recordFailure(fourth.id, new Date());
+    expect(await recipients()).toEqual([`${fourth.id} e`]);
+    expect(Object.isFrozen((await endpoints.liveRecipients(['org_kept']))[0])).toBe(true);
+  });
 });

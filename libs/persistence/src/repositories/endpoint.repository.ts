@@ -11,13 +11,8 @@ import {
 } from '@hookbase/domain';
 import { SECRET_SEALER, type SecretSealer } from '../endpoint-secret-sealer';
 import { EndpointEntity, EndpointSecretEntity } from '../entities';
-import {
-  DeliveryEndpointCache,
-  deepFreeze,
-  KeptEndpoint,
-  KeptSecret,
-  secretsSigningAt,
-} from './delivery-endpoint-cache';
+import { deepFreeze, KeptByVersion } from './kept-by-version';
+import { KeptEndpoint, KeptSecret, secretsSigningAt } from './kept-endpoint';
 import { NamedStatement } from './named-statement';
 import { Page, toPage } from './page';
 
@@ -51,6 +46,18 @@ const FOR_DELIVERY_VERSIONS = new NamedStatement<
   `SELECT id, config_version AS "version", consecutive_failures AS "consecutiveFailures",
           failing_since AS "failingSince", last_success_at AS "lastSuccessAt"
      FROM endpoints WHERE id = ANY($1)`,
+);
+
+/**
+ * A version of each organization's endpoints: their number and a sum of hashes of their ids and
+ * configuration versions, so that any change of any of them (an insert, an update, a delete)
+ * gives another version.
+ */
+const RECIPIENT_VERSIONS = new NamedStatement<{ organizationId: string; version: string }>(
+  'hookbase-recipient-versions',
+  `SELECT organization_id AS "organizationId",
+          count(*) || ':' || sum(hashtextextended(id || ':' || config_version, 0)) AS "version"
+     FROM endpoints WHERE organization_id = ANY($1) GROUP BY organization_id`,
 );
 
 type FullDeliveryRow = Partial<EndpointEntity> & {
@@ -237,8 +244,9 @@ export class EndpointRepository {
     const current = await FOR_DELIVERY_VERSIONS.run(this.dataSource, [[...ids]]);
     const changed: string[] = [];
     for (const { id, version, ...health } of current) {
-      const kept = this.kept.get(id, version, at);
-      if (kept) this.deliverable(endpoints, secrets, kept, health, at);
+      // Secrets retired before the read were not read: an earlier time reads again.
+      const kept = this.kept.get(id, version);
+      if (kept && kept.readAt <= at) this.deliverable(endpoints, secrets, kept, health, at);
       else changed.push(id);
     }
     if (changed.length === 0) return { endpoints, secrets };
@@ -262,14 +270,13 @@ export class EndpointRepository {
         }
       }
       const kept: KeptEndpoint = {
-        version,
         readAt: at,
         columns: deepFreeze(withoutHealth(columns)),
         secrets: opened,
       };
       // An endpoint with a secret that cannot be opened is read again each time (and logged), as
       // it was before anything was kept: the key may come back.
-      if (opened.length === signingSecrets.length) this.kept.put(id, kept);
+      if (opened.length === signingSecrets.length) this.kept.put(id, version, kept);
       this.deliverable(endpoints, secrets, kept, healthOf(columns), at);
     }
     return { endpoints, secrets };
@@ -293,17 +300,55 @@ export class EndpointRepository {
   private fullForDelivery?: NamedStatement<FullDeliveryRow>;
 
   /** The endpoints forDelivery read, by configuration version. */
-  private readonly kept = new DeliveryEndpointCache();
+  private readonly kept = new KeptByVersion<KeptEndpoint>(10_000);
 
   /**
    * The endpoints of these organizations that can receive new messages, for recipient resolution;
    * with `onlyIds`, only those of them (events that name their endpoints need no others).
+   *
+   * Read for every fan-out batch, so an organization's recipients are kept by a version of all its
+   * endpoints' configuration versions (ADR 0040): one small statement reads the versions, and only
+   * organizations whose endpoints changed (or that are new to the process) are read in full.
    */
   async liveRecipients(
     organizationIds: readonly string[],
     onlyIds?: readonly string[],
   ): Promise<RecipientEndpoint[]> {
     if (organizationIds.length === 0 || onlyIds?.length === 0) return [];
+    if (onlyIds) return this.readRecipients(organizationIds, onlyIds);
+    const versions = await RECIPIENT_VERSIONS.run(this.dataSource, [[...organizationIds]]);
+    const recipients: RecipientEndpoint[] = [];
+    const changed = new Map<string, string>();
+    for (const { organizationId, version } of versions) {
+      const kept = this.recipients.get(organizationId, version);
+      if (kept) for (const recipient of kept) recipients.push(recipient);
+      else changed.set(organizationId, version);
+    }
+    if (changed.size === 0) return recipients;
+    const read = await this.readRecipients([...changed.keys()]);
+    const byOrganization = new Map<string, RecipientEndpoint[]>(
+      [...changed.keys()].map((organizationId) => [organizationId, []]),
+    );
+    for (const recipient of read) byOrganization.get(recipient.organizationId)?.push(recipient);
+    for (const [organizationId, list] of byOrganization) {
+      this.recipients.put(
+        organizationId,
+        changed.get(organizationId)!,
+        deepFreeze(list),
+        Math.max(1, list.length),
+      );
+      for (const recipient of list) recipients.push(recipient);
+    }
+    return recipients;
+  }
+
+  /** The recipients liveRecipients read, by organization, at the version of its endpoints. */
+  private readonly recipients = new KeptByVersion<readonly RecipientEndpoint[]>(100_000);
+
+  private async readRecipients(
+    organizationIds: readonly string[],
+    onlyIds?: readonly string[],
+  ): Promise<RecipientEndpoint[]> {
     const rows: {
       id: string;
       organization_id: string;
