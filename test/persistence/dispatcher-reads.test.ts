@@ -39,6 +39,16 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
     await database?.drop();
   });
 
+  /** Changes an endpoint without giving it a new configuration version (the trigger off). */
+  const unversioned = async (sql: string, id: string) => {
+    await dataSource.query('ALTER TABLE endpoints DISABLE TRIGGER endpoints_config_version');
+    try {
+      await dataSource.query(sql, [id]);
+    } finally {
+      await dataSource.query('ALTER TABLE endpoints ENABLE TRIGGER endpoints_config_version');
+    }
+  };
+
   const endpoint = (overrides: Partial<NewEndpoint> = {}): NewEndpoint => ({
     organizationId: 'org_reads',
     applicationId: null,
@@ -212,14 +222,10 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
     });
 
     // What is kept is what is used: a change made without a new version is not seen...
-    await dataSource.query('ALTER TABLE endpoints DISABLE TRIGGER endpoints_config_version');
-    try {
-      await dataSource.query(`UPDATE endpoints SET url = 'https://unseen.example/' WHERE id = $1`, [
-        created.id,
-      ]);
-    } finally {
-      await dataSource.query('ALTER TABLE endpoints ENABLE TRIGGER endpoints_config_version');
-    }
+    await unversioned(
+      `UPDATE endpoints SET url = 'https://unseen.example/' WHERE id = $1`,
+      created.id,
+    );
     expect((await read()).endpoint.url).toBe('https://receiver.example/hook');
 
     // ...and every change made by anyone takes a new version, so the next read has it.
@@ -263,14 +269,7 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
     expect(await recipients()).toEqual([`${first.id} a`]);
 
     // What is kept is what is used: a change made without a new version is not seen...
-    await dataSource.query('ALTER TABLE endpoints DISABLE TRIGGER endpoints_config_version');
-    try {
-      await dataSource.query(`UPDATE endpoints SET event_types = '{unseen}' WHERE id = $1`, [
-        first.id,
-      ]);
-    } finally {
-      await dataSource.query('ALTER TABLE endpoints ENABLE TRIGGER endpoints_config_version');
-    }
+    await unversioned(`UPDATE endpoints SET event_types = '{unseen}' WHERE id = $1`, first.id);
     expect(await recipients()).toEqual([`${first.id} a`]);
 
     // ...and any change of any endpoint of the organization, by anyone, is read at once.
