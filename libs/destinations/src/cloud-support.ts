@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import {
@@ -56,7 +56,7 @@ export function deliveryAttributes(message: OutboundMessage): Record<string, str
 
 /** A stable cache key that does not keep credentials readable in memory dumps of the map. */
 export function clientKey(parts: unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+  return hash('sha256', JSON.stringify(parts), 'hex');
 }
 
 /**

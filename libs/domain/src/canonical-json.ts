@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** JSON with object keys sorted, so equal values give equal text whatever their key order. */
 export function canonicalJson(value: unknown): string {
@@ -23,5 +23,5 @@ export function eventFingerprint(
   // applications existed stay valid for events of none.
   const fields =
     applicationId === undefined ? { eventType, payload } : { eventType, payload, applicationId };
-  return createHash('sha256').update(canonicalJson(fields)).digest('hex');
+  return hash('sha256', canonicalJson(fields), 'hex');
 }

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { API_KEY_PREFIX_LENGTH, newId, Plan } from '@hookbase/domain';
 import { ApiKeyEntity } from '../entities';
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  // One-shot: half the cost of a Hash object, and it runs on every authenticated request.
+  return hash('sha256', key, 'hex');
 }
 
 /** A key that is active now, as authentication needs it. */
