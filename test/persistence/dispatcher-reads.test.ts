@@ -8,6 +8,7 @@ import {
 } from '@hookbase/persistence';
 import { generateSecret } from '@hookbase/signing';
 import { createTestDatabase, testEnvironment } from '@hookbase/testing';
+import { newEndpoint } from './new-endpoint';
 
 // The dispatcher reads endpoints and their signing secrets for every intake through named
 // statements instead of TypeORM's query builder: they must read exactly what TypeORM reads.
@@ -49,29 +50,7 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
     }
   };
 
-  const endpoint = (overrides: Partial<NewEndpoint> = {}): NewEndpoint => ({
-    organizationId: 'org_reads',
-    applicationId: null,
-    kind: 'http',
-    url: 'https://receiver.example/hook',
-    description: null,
-    config: {},
-    eventTypes: [],
-    channels: [],
-    filter: null,
-    status: 'active',
-    fifoEnabled: false,
-    retry: { delaysMs: [0, 1000], maxAgeMs: 60_000 },
-    rateLimitPerSecond: null,
-    deliveryOptions: null,
-    consecutiveFailures: 0,
-    failingSince: null,
-    lastSuccessAt: null,
-    disabledReason: null,
-    disabledAt: null,
-    operational: false,
-    ...overrides,
-  });
+  const endpoint = (overrides: Partial<NewEndpoint> = {}) => newEndpoint('org_reads', overrides);
 
   it('reads every column of an endpoint as TypeORM does, deleted ones included', async () => {
     const plain = await endpoints.create(endpoint(), generateSecret());

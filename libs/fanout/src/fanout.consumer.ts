@@ -10,6 +10,7 @@ import {
   findApplication,
   GroupedWork,
   planMessages,
+  RecipientEndpoint,
   toStorableText,
 } from '@hookbase/domain';
 import {
@@ -173,22 +174,33 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     const named = envelopes.every((envelope) => envelope.endpointIds !== undefined)
       ? [...new Set(envelopes.flatMap((envelope) => envelope.endpointIds!))]
       : undefined;
-    const endpoints = await this.endpoints.liveRecipients(
-      [...new Set(envelopes.map((envelope) => envelope.organizationId))],
-      named,
-    );
+    const organizationIds = [...new Set(envelopes.map((envelope) => envelope.organizationId))];
     // Each event keeps its fan-out's trace context, for the attempts that start from the store.
     const traceParents = new Map(
       [...traces].map(([eventId, { context }]) => [eventId, traceParentOf(context)]),
     );
-    const recorded = await this.events.recordEvents(
-      envelopes,
+    const planFor = (endpoints: readonly RecipientEndpoint[]) =>
       planMessages(
         envelopes.map((envelope) => ({ ...envelope, operational: operational.has(envelope.id) })),
         endpoints,
-      ),
-      traceParents,
-    );
+      );
+    // The recipients kept from an earlier batch are planned for at once, and recorded only if
+    // their versions still hold, checked in the recording statement: one round trip instead of
+    // two. When any moved, nothing was recorded, and they are read again.
+    const kept = named ? undefined : this.endpoints.keptRecipients(organizationIds);
+    const recorded =
+      (kept &&
+        (await this.events.recordEvents(
+          envelopes,
+          planFor(kept.recipients),
+          traceParents,
+          kept.versions,
+        ))) ||
+      (await this.events.recordEvents(
+        envelopes,
+        planFor(await this.endpoints.liveRecipients(organizationIds, named)),
+        traceParents,
+      ));
     // Messages of polling endpoints are complete once recorded (in their poll log): nothing to send.
     const deliveries = envelopes.flatMap((envelope) =>
       (recorded.get(envelope.id) ?? [])

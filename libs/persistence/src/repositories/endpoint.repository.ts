@@ -14,6 +14,11 @@ import { EndpointEntity, EndpointSecretEntity } from '../entities';
 import { deepFreeze, KeptByVersion } from './kept-by-version';
 import { KeptEndpoint, KeptSecret, secretsSigningAt } from './kept-endpoint';
 import { NamedStatement } from './named-statement';
+import {
+  NO_RECIPIENTS_VERSION,
+  RECIPIENT_VERSIONS_SQL,
+  type RecipientVersions,
+} from './recipient-versions';
 import { Page, toPage } from './page';
 
 /**
@@ -48,16 +53,10 @@ const FOR_DELIVERY_VERSIONS = new NamedStatement<
      FROM endpoints WHERE id = ANY($1)`,
 );
 
-/**
- * A version of each organization's endpoints: their number and a sum of hashes of their ids and
- * configuration versions, so that any change of any of them (an insert, an update, a delete)
- * gives another version.
- */
-const RECIPIENT_VERSIONS = new NamedStatement<{ organizationId: string; version: string }>(
+/** The version of each organization's endpoints (see RECIPIENT_VERSIONS_SQL). */
+const RECIPIENT_VERSIONS = new NamedStatement<{ organization_id: string; version: string }>(
   'hookbase-recipient-versions',
-  `SELECT organization_id AS "organizationId",
-          count(*) || ':' || sum(hashtextextended(id || ':' || config_version, 0)) AS "version"
-     FROM endpoints WHERE organization_id = ANY($1) GROUP BY organization_id`,
+  `${RECIPIENT_VERSIONS_SQL} WHERE organization_id = ANY($1) GROUP BY organization_id`,
 );
 
 type FullDeliveryRow = Partial<EndpointEntity> & {
@@ -316,13 +315,20 @@ export class EndpointRepository {
   ): Promise<RecipientEndpoint[]> {
     if (organizationIds.length === 0 || onlyIds?.length === 0) return [];
     if (onlyIds) return this.readRecipients(organizationIds, onlyIds);
-    const versions = await RECIPIENT_VERSIONS.run(this.dataSource, [[...organizationIds]]);
+    const rows = await RECIPIENT_VERSIONS.run(this.dataSource, [[...organizationIds]]);
+    const versions = new Map(rows.map((row) => [row.organization_id, row.version]));
     const recipients: RecipientEndpoint[] = [];
     const changed = new Map<string, string>();
-    for (const { organizationId, version } of versions) {
-      const kept = this.recipients.get(organizationId, version);
-      if (kept) for (const recipient of kept) recipients.push(recipient);
-      else changed.set(organizationId, version);
+    for (const organizationId of new Set(organizationIds)) {
+      const version = versions.get(organizationId);
+      // None is kept too, so that the next event of an organization without endpoints can be
+      // recorded against its version (keptRecipients) like any other.
+      if (version === undefined) this.recipients.put(organizationId, NO_RECIPIENTS_VERSION, []);
+      else {
+        const kept = this.recipients.get(organizationId, version);
+        if (kept) for (const recipient of kept) recipients.push(recipient);
+        else changed.set(organizationId, version);
+      }
     }
     if (changed.size === 0) return recipients;
     const read = await this.readRecipients([...changed.keys()]);
@@ -340,6 +346,27 @@ export class EndpointRepository {
       for (const recipient of list) recipients.push(recipient);
     }
     return recipients;
+  }
+
+  /**
+   * The recipients of these organizations as liveRecipients last read them, and the versions they
+   * were read at, without reading anything; undefined when any of them has none kept. They may be
+   * out of date: the caller records its messages against those versions (`recordEvents`), which
+   * refuses when any of them moved, and then reads them with liveRecipients.
+   */
+  keptRecipients(
+    organizationIds: readonly string[],
+  ): { recipients: RecipientEndpoint[]; versions: RecipientVersions } | undefined {
+    const unique = [...new Set(organizationIds)];
+    const recipients: RecipientEndpoint[] = [];
+    const versions: string[] = [];
+    for (const organizationId of unique) {
+      const kept = this.recipients.latest(organizationId);
+      if (!kept) return undefined;
+      for (const recipient of kept.value) recipients.push(recipient);
+      versions.push(kept.version);
+    }
+    return { recipients, versions: { organizationIds: unique, versions } };
   }
 
   /** The recipients liveRecipients read, by organization, at the version of its endpoints. */

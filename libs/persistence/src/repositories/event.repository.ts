@@ -6,18 +6,27 @@ import { Page, toPage } from './page';
 import { takePollPlaces } from './poll-log.repository';
 import { stateLiterals, transitionCase } from './delivery-transitions';
 import { NamedStatement } from './named-statement';
+import {
+  NO_RECIPIENTS_VERSION,
+  RECIPIENT_VERSIONS_SQL,
+  type RecipientVersions,
+} from './recipient-versions';
 
 const RECORDED = stateLiterals(DELIVERY_ORIGINS.recorded);
 const CANCELLED = transitionCase(['cancelled'], 'm');
 const RECORDED_FOR_POLLING = stateLiterals(DELIVERY_ORIGINS.recorded_for_polling);
 
 /** Inserts the events ($1…$10, see eventColumns); one seen before is left as it is. */
-const INSERT_EVENTS = `INSERT INTO events (id, organization_id, event_type, payload, idempotency_key, accepted_at,
+function insertEventsSql(condition = 'true'): string {
+  return `INSERT INTO events (id, organization_id, event_type, payload, idempotency_key, accepted_at,
                             created_at, trace_parent, channels, application_id)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::timestamptz[],
                             $7::timestamptz[], $8::text[], $9::jsonb[], $10::text[])
+        WHERE ${condition}
        ON CONFLICT (id) DO NOTHING
        RETURNING id`;
+}
+const INSERT_EVENTS = insertEventsSql();
 
 /** The events' columns, in INSERT_EVENTS's parameter order. */
 function eventColumns(
@@ -69,6 +78,24 @@ const RECORD_EVENTS_AND_MESSAGES = new NamedStatement<{ id: string }>(
   `WITH fresh AS (${INSERT_EVENTS}),
         stored AS (${insertMessagesSql(11)} AND m.event_id IN (SELECT id FROM fresh) ${ON_MESSAGE_CONFLICT})
    SELECT id FROM fresh`,
+);
+
+/**
+ * The same, only if every organization of `$18` still has the version of its endpoints at the
+ * same index of `$19` (NO_RECIPIENTS_VERSION for none): the messages were planned for the
+ * endpoints at those versions. Otherwise nothing is recorded and the one row has a null id.
+ */
+const RECORD_EVENTS_AND_MESSAGES_IF_CURRENT = new NamedStatement<{ id: string | null }>(
+  'hookbase-record-events-and-messages-if-current',
+  `WITH planned_for AS (
+          SELECT coalesce(bool_and(coalesce(now_.version, '${NO_RECIPIENTS_VERSION}') = v.version), true) AS current
+            FROM unnest($18::text[], $19::text[]) AS v(organization_id, version)
+            LEFT JOIN (${RECIPIENT_VERSIONS_SQL} WHERE organization_id = ANY($18) GROUP BY organization_id) now_
+                   USING (organization_id)),
+        fresh AS (${insertEventsSql('(SELECT current FROM planned_for)')}),
+        stored AS (${insertMessagesSql(11)} AND m.event_id IN (SELECT id FROM fresh) ${ON_MESSAGE_CONFLICT})
+   SELECT id FROM fresh
+   UNION ALL SELECT NULL WHERE NOT (SELECT current FROM planned_for)`,
 );
 
 /** The messages' columns, in insertMessagesSql's parameter order (poll places where taken). */
@@ -123,15 +150,45 @@ export class EventRepository {
   async recordEvents(
     envelopes: readonly EventEnvelope[],
     planned: readonly PlannedMessage[],
+    traceParents?: ReadonlyMap<string, string | null>,
+  ): Promise<Map<string, RecordedMessage[]>>;
+  /**
+   * Only if the organizations' endpoints are still at `plannedFor`, the versions the messages
+   * were planned at; otherwise records nothing and answers undefined. With a polling endpoint
+   * among the recipients it always answers undefined (the poll places take a transaction of their
+   * own): the caller reads the versions and records without them.
+   */
+  async recordEvents(
+    envelopes: readonly EventEnvelope[],
+    planned: readonly PlannedMessage[],
+    traceParents: ReadonlyMap<string, string | null>,
+    plannedFor: RecipientVersions,
+  ): Promise<Map<string, RecordedMessage[]> | undefined>;
+  async recordEvents(
+    envelopes: readonly EventEnvelope[],
+    planned: readonly PlannedMessage[],
     traceParents: ReadonlyMap<string, string | null> = new Map(),
-  ): Promise<Map<string, RecordedMessage[]>> {
+    plannedFor?: RecipientVersions,
+  ): Promise<Map<string, RecordedMessage[]> | undefined> {
     if (envelopes.length === 0) return new Map();
     const unique = [...new Map(envelopes.map((envelope) => [envelope.id, envelope])).values()];
     const events = eventColumns(unique, traceParents);
+    const polled = planned.some((message) => message.polled);
+    if (plannedFor) {
+      if (polled) return undefined;
+      const rows = await RECORD_EVENTS_AND_MESSAGES_IF_CURRENT.run(this.dataSource, [
+        ...events,
+        ...messageColumns(planned, new Map()),
+        plannedFor.organizationIds,
+        plannedFor.versions,
+      ]);
+      if (rows.some((row) => row.id === null)) return undefined;
+      return this.messagesByEvent(unique, planned, new Set(rows.map((row) => row.id!)));
+    }
     // Without a polling endpoint among the recipients, the events and their messages go in one
     // statement (one round trip, atomic like any statement): the fan-out's cost per batch, and so
     // per event when batches are small (many organizations publishing a little each).
-    const fresh = planned.some((message) => message.polled)
+    const fresh = polled
       ? await this.recordWithPollPlaces(events, planned)
       : await this.recordInOneStatement(events, planned);
     return this.messagesByEvent(unique, planned, fresh);

@@ -12,6 +12,17 @@ describe('KeptByVersion', () => {
     expect(kept.get('ep_1', '8')).toBe('eight');
   });
 
+  it('tells what it keeps for a key and at which version, for a reader that checks it later', () => {
+    const kept = new KeptByVersion<string>(10);
+    expect(kept.latest('ep_1')).toBeUndefined();
+    kept.put('ep_1', '7', 'seven');
+    expect(kept.latest('ep_1')).toEqual({ version: '7', value: 'seven' });
+    kept.put('ep_1', '8', 'eight');
+    expect(kept.latest('ep_1')).toEqual({ version: '8', value: 'eight' });
+    kept.put('ep_1', '9', 'too heavy', 11);
+    expect(kept.latest('ep_1')).toBeUndefined();
+  });
+
   it('keeps at most its capacity by weight, dropping what was kept longest ago', () => {
     const kept = new KeptByVersion<string>(5);
     kept.put('a', '1', 'a', 2);

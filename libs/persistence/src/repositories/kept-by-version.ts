@@ -17,6 +17,12 @@ export class KeptByVersion<T> {
     return kept && kept.version === version ? kept.value : undefined;
   }
 
+  /** The value kept for `key` and the version it was read at, whatever the version is now. */
+  latest(key: string): { version: string; value: T } | undefined {
+    const kept = this.entries.get(key);
+    return kept && { version: kept.version, value: kept.value };
+  }
+
   put(key: string, version: string, value: T, weight = 1): void {
     this.drop(key);
     if (weight > this.capacity) return;

@@ -1,0 +1,178 @@
+import { DataSource } from 'typeorm';
+import { EventEnvelope, newId, planMessages, RecipientEndpoint } from '@hookbase/domain';
+import {
+  createDataSource,
+  EndpointRepository,
+  EndpointSecretSealer,
+  EventRepository,
+} from '@hookbase/persistence';
+import { generateSecret } from '@hookbase/signing';
+import { createTestDatabase, testEnvironment } from '@hookbase/testing';
+import { newEndpoint } from './new-endpoint';
+
+// The fan-out plans an event's messages for the recipients it kept from an earlier batch and
+// records them in one statement that checks, in the same snapshot, that the organizations'
+// endpoints are still at the versions it planned for. Nothing may be recorded for recipients
+// that changed in between: a new endpoint would miss the event, a deleted one would get it.
+describe("the fan-out's record against the recipients' versions", () => {
+  let database: { url: string; drop: () => Promise<void> };
+  let dataSource: DataSource;
+  let endpoints: EndpointRepository;
+  /** Another process's repository: its changes reach the first one only through the database. */
+  let elsewhere: EndpointRepository;
+  let events: EventRepository;
+
+  beforeAll(async () => {
+    database = await createTestDatabase(testEnvironment().databaseUrl);
+    dataSource = createDataSource({ url: database.url, poolSize: 3 });
+    await dataSource.initialize();
+    const sealer = () => new EndpointSecretSealer({ key: Buffer.alloc(32, 7).toString('base64') });
+    endpoints = new EndpointRepository(dataSource, sealer());
+    elsewhere = new EndpointRepository(dataSource, sealer());
+    events = new EventRepository(dataSource);
+    for (const id of ['org_plan', 'org_none']) {
+      await dataSource.query(
+        `INSERT INTO organizations (id, name, plan, created_at, updated_at)
+         VALUES ($1, $1, 'pro', now(), now())`,
+        [id],
+      );
+    }
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await database?.drop();
+  });
+
+  const event = (organizationId: string): EventEnvelope => ({
+    id: newId('evt'),
+    organizationId,
+    eventType: 'order.created',
+    payload: { n: 1 },
+    acceptedAt: new Date().toISOString(),
+  });
+
+  /** The endpoints an event's messages are stored for, as PostgreSQL has them. */
+  const storedFor = async (eventId: string): Promise<string[]> =>
+    (
+      await dataSource.query<{ endpoint_id: string }[]>(
+        'SELECT endpoint_id FROM messages WHERE event_id = $1 ORDER BY endpoint_id',
+        [eventId],
+      )
+    ).map((row) => row.endpoint_id);
+  const eventStored = async (eventId: string): Promise<boolean> =>
+    (await dataSource.query('SELECT 1 FROM events WHERE id = $1', [eventId])).length === 1;
+
+  /** Records `envelope` for the recipients this process keeps, against their versions. */
+  const recordAsKept = async (envelope: EventEnvelope) => {
+    const kept = endpoints.keptRecipients([envelope.organizationId]);
+    if (!kept) throw new Error(`nothing kept for ${envelope.organizationId}`);
+    const planned = planMessages([envelope], kept.recipients);
+    return events.recordEvents([envelope], planned, new Map(), kept.versions);
+  };
+  const ids = (recipients: readonly RecipientEndpoint[]) => recipients.map((r) => r.id).sort();
+
+  it('records what was planned while the versions hold, and nothing once one moved', async () => {
+    const first = await endpoints.create(newEndpoint('org_plan'), generateSecret());
+    // Nothing is kept before the first read, for an organization with endpoints or without.
+    expect(endpoints.keptRecipients(['org_plan'])).toBeUndefined();
+    expect(ids(await endpoints.liveRecipients(['org_plan', 'org_none']))).toEqual([first.id]);
+    expect(ids(endpoints.keptRecipients(['org_plan', 'org_none'])!.recipients)).toEqual([first.id]);
+
+    const one = event('org_plan');
+    const recorded = await recordAsKept(one);
+    expect(recorded?.get(one.id)?.map((m) => m.endpointId)).toEqual([first.id]);
+    expect(await storedFor(one.id)).toEqual([first.id]);
+
+    // A health write is no change of recipients: the versions still hold.
+    await elsewhere.recordFailure(first.id, new Date());
+    const two = event('org_plan');
+    expect(await recordAsKept(two)).toBeDefined();
+    expect(await storedFor(two.id)).toEqual([first.id]);
+
+    // Another process adds an endpoint: what this one kept is out of date, and nothing of the
+    // event planned for it is recorded, neither the event nor any message.
+    const second = await elsewhere.create(newEndpoint('org_plan'), generateSecret());
+    const three = event('org_plan');
+    expect(await recordAsKept(three)).toBeUndefined();
+    expect(await eventStored(three.id)).toBe(false);
+    expect(await storedFor(three.id)).toEqual([]);
+    // Read again, the recipients are current and the event is recorded for both.
+    expect(ids(await endpoints.liveRecipients(['org_plan']))).toEqual([first.id, second.id].sort());
+    expect(await recordAsKept(three)).toBeDefined();
+    expect(await storedFor(three.id)).toEqual([first.id, second.id].sort());
+
+    // A deletion moves the version as well.
+    await elsewhere.softDelete(second);
+    const four = event('org_plan');
+    expect(await recordAsKept(four)).toBeUndefined();
+    expect(await eventStored(four.id)).toBe(false);
+  });
+
+  it('holds an organization without endpoints to having none', async () => {
+    await endpoints.liveRecipients(['org_none']);
+    const quiet = event('org_none');
+    const recorded = await recordAsKept(quiet);
+    expect(recorded?.get(quiet.id)).toEqual([]);
+    expect(await eventStored(quiet.id)).toBe(true);
+
+    const arrived = await elsewhere.create(newEndpoint('org_none'), generateSecret());
+    const next = event('org_none');
+    expect(await recordAsKept(next)).toBeUndefined();
+    expect(await eventStored(next.id)).toBe(false);
+    await endpoints.liveRecipients(['org_none']);
+    await recordAsKept(next);
+    expect(await storedFor(next.id)).toEqual([arrived.id]);
+  });
+
+  it('checks every organization of a batch, and an event recorded before stays as it was', async () => {
+    const [plan, none] = [event('org_plan'), event('org_none')];
+    await endpoints.liveRecipients(['org_plan', 'org_none']);
+    const kept = endpoints.keptRecipients(['org_plan', 'org_none'])!;
+    const planned = planMessages([plan, none], kept.recipients);
+    // One of the two organizations changes: the whole batch is refused.
+    await elsewhere.create(newEndpoint('org_plan'), generateSecret());
+    expect(await events.recordEvents([plan, none], planned, new Map(), kept.versions)).toBe(
+      undefined,
+    );
+    expect([await eventStored(plan.id), await eventStored(none.id)]).toEqual([false, false]);
+
+    await endpoints.liveRecipients(['org_plan', 'org_none']);
+    const current = endpoints.keptRecipients(['org_plan', 'org_none'])!;
+    const first = await events.recordEvents(
+      [plan, none],
+      planMessages([plan, none], current.recipients),
+      new Map(),
+      current.versions,
+    );
+    // Recorded again (a record read twice): the messages stored the first time are answered.
+    const again = await events.recordEvents(
+      [plan],
+      planMessages([plan], current.recipients),
+      new Map(),
+      current.versions,
+    );
+    expect(again?.get(plan.id)).toEqual(first?.get(plan.id));
+    expect(again?.get(plan.id)?.length).toBeGreaterThan(0);
+  });
+
+  it('leaves an event with a polling recipient to the record that takes poll places', async () => {
+    await dataSource.query(
+      `INSERT INTO organizations (id, name, plan, created_at, updated_at)
+       VALUES ('org_poll', 'poll', 'pro', now(), now())`,
+    );
+    const polling = await endpoints.create(
+      newEndpoint('org_poll', { kind: 'polling', url: null }),
+      generateSecret(),
+    );
+    await endpoints.liveRecipients(['org_poll']);
+    const polled = event('org_poll');
+    expect(await recordAsKept(polled)).toBeUndefined();
+    expect(await eventStored(polled.id)).toBe(false);
+    const planned = planMessages([polled], await endpoints.liveRecipients(['org_poll']));
+    const recorded = await events.recordEvents([polled], planned, new Map());
+    expect(recorded.get(polled.id)?.map((m) => [m.endpointId, m.polled])).toEqual([
+      [polling.id, true],
+    ]);
+  });
+});
