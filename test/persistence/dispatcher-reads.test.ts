@@ -1,9 +1,12 @@
 import { DataSource } from 'typeorm';
+import { newId, planMessages } from '@hookbase/domain';
 import {
   createDataSource,
   EndpointEntity,
   EndpointRepository,
   EndpointSecretSealer,
+  EventRepository,
+  FifoLaneRepository,
   NewEndpoint,
 } from '@hookbase/persistence';
 import { generateSecret } from '@hookbase/signing';
@@ -226,6 +229,70 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
 
     await elsewhere.softDelete(changed);
     expect((await read()).endpoint.deletedAt).toBeInstanceOf(Date);
+  });
+
+  it("takes versions and health from the dispatcher's intake, and reads in full only changes", async () => {
+    const created = await endpoints.create(endpoint(), generateSecret());
+    const event = {
+      id: newId('evt'),
+      organizationId: 'org_reads',
+      eventType: 'order.created',
+      payload: {},
+      acceptedAt: new Date().toISOString(),
+    };
+    const [message] = planMessages([event], [{ ...created, retry: created.retry }]);
+    await new EventRepository(dataSource).recordEvents([event], [message]);
+    const lanes = new FifoLaneRepository(dataSource);
+    const intake = async () =>
+      (await lanes.intake([{ messageId: message.messageId, seq: '1' }])).endpoints;
+    const versionOf = async () =>
+      (
+        await dataSource.query('SELECT config_version AS v FROM endpoints WHERE id = $1', [
+          created.id,
+        ])
+      )[0].v as string;
+
+    // The intake reads each found message's endpoint: its version and its health.
+    await endpoints.recordFailure(created.id, new Date('2026-12-01T10:00:00Z'));
+    const read = await intake();
+    expect(read).toEqual([
+      {
+        id: created.id,
+        version: await versionOf(),
+        consecutiveFailures: 1,
+        failingSince: new Date('2026-12-01T10:00:00Z'),
+        lastSuccessAt: null,
+      },
+    ]);
+    const forDelivery = (versions: typeof read, ids = [created.id]) =>
+      endpoints.forDelivery(ids, new Date(), versions);
+    expect((await forDelivery(read)).endpoints.get(created.id)).toMatchObject({
+      url: 'https://receiver.example/hook',
+      consecutiveFailures: 1,
+    });
+
+    // Given versions are not read again: the health given is the health answered, and an
+    // endpoint not among them is taken as gone.
+    const given = [{ ...read[0], consecutiveFailures: 7 }];
+    expect((await forDelivery(given)).endpoints.get(created.id)?.consecutiveFailures).toBe(7);
+    expect((await forDelivery([], [created.id])).endpoints.size).toBe(0);
+    await unversioned(
+      `UPDATE endpoints SET url = 'https://unseen.example/' WHERE id = $1`,
+      created.id,
+    );
+    expect((await forDelivery(await intake())).endpoints.get(created.id)?.url).toBe(
+      'https://receiver.example/hook',
+    );
+
+    // A change gives a new version in the intake's answer, and the endpoint is read in full.
+    await dataSource.query(`UPDATE endpoints SET url = 'https://moved.example/' WHERE id = $1`, [
+      created.id,
+    ]);
+    const moved = await intake();
+    expect(moved[0].version).not.toBe(read[0].version);
+    expect((await forDelivery(moved)).endpoints.get(created.id)?.url).toBe(
+      'https://moved.example/',
+    );
   });
 
   it("keeps an organization's recipients until any of its endpoints changes", async () => {

@@ -1,7 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { GroupedWork, nextDeliveryStep, refusedDeliveryStep } from '@hookbase/domain';
-import { EndpointEntity, EndpointRepository, MessageRepository } from '@hookbase/persistence';
+import {
+  EndpointEntity,
+  EndpointRepository,
+  type EndpointVersion,
+  MessageRepository,
+} from '@hookbase/persistence';
 import { AttemptResultOf, Attempts, AttemptService } from './attempt.service';
 import { DeadLetters, DeadLetterService } from './dead-letter.service';
 import { DeliveryGuards, EndpointGuards } from './endpoint-guards';
@@ -66,12 +71,21 @@ export class DeliveryService {
   }
 
   /**
-   * The endpoints and their signing secrets, read now. A caller that knows which endpoints it
-   * will deliver to can start this early, beside its own reads, and hand it to `start`.
+   * The endpoints and their signing secrets, read now: with `versions` (the configuration
+   * versions and health the caller read in a statement of its own), only those that changed. A
+   * caller that knows which endpoints it will deliver to can start this early and hand it to
+   * `start`.
    */
-  async readEndpoints(endpointIds: readonly string[]): Promise<EndpointReads> {
+  async readEndpoints(
+    endpointIds: readonly string[],
+    versions?: readonly EndpointVersion[],
+  ): Promise<EndpointReads> {
     const at = new Date();
-    const { endpoints, secrets } = await this.endpoints.forDelivery([...new Set(endpointIds)], at);
+    const { endpoints, secrets } = await this.endpoints.forDelivery(
+      [...new Set(endpointIds)],
+      at,
+      versions,
+    );
     return { endpoints, secrets, at };
   }
 

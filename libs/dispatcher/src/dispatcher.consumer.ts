@@ -111,13 +111,10 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
    * and the sends of the rest (null for a record that starts nothing here).
    */
   private async admit(records: readonly Arrival[]): Promise<(StartedSend | null)[]> {
-    // The endpoints are read beside the intake, not after it: one round trip less before the
-    // first attempt. (A record that joins a lane or starts nothing here is read for nothing.)
-    const endpointsRead = this.delivery.readEndpoints(records.map((a) => a.record.endpointId));
-    endpointsRead.catch(() => undefined);
-    // In one statement: every record's state, and new messages of FIFO endpoints parked in their
-    // lanes, in offset order, before anything else.
-    const { states, parking } = await this.lanes.intake(
+    // In one statement: every record's state, new messages of FIFO endpoints parked in their
+    // lanes, in offset order, before anything else, and their endpoints' configuration versions
+    // and health, so that only endpoints that changed are read after it.
+    const { states, parking, endpoints } = await this.lanes.intake(
       records.map(({ record, offset }) => ({ messageId: record.messageId, seq: offset })),
     );
     const { queued } = parking;
@@ -161,7 +158,13 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
       pending.push(delivery);
       bySource.set(arrival, delivery);
     }
-    const sends = await this.delivery.start(pending, endpointsRead);
+    const sends = await this.delivery.start(
+      pending,
+      this.delivery.readEndpoints(
+        pending.map((delivery) => delivery.endpointId),
+        endpoints,
+      ),
+    );
     return records.map((arrival) => {
       const running = joined.get(arrival);
       if (running) return running;

@@ -43,10 +43,11 @@ interface EndpointHealthColumns {
   lastSuccessAt: Date | null;
 }
 
+/** An endpoint's configuration version and its health columns, as read before a delivery. */
+export type EndpointVersion = { id: string; version: string } & EndpointHealthColumns;
+
 /** Each endpoint's configuration version and health, read before every delivery. */
-const FOR_DELIVERY_VERSIONS = new NamedStatement<
-  { id: string; version: string } & EndpointHealthColumns
->(
+const FOR_DELIVERY_VERSIONS = new NamedStatement<EndpointVersion>(
   'hookbase-endpoint-versions-for-delivery',
   `SELECT id, config_version AS "version", consecutive_failures AS "consecutiveFailures",
           failing_since AS "failingSince", last_success_at AS "lastSuccessAt"
@@ -230,17 +231,25 @@ export class EndpointRepository {
    *
    * What was read is kept by configuration version (ADR 0040): a first statement reads each
    * endpoint's version and health columns, and only the endpoints whose version changed since the
-   * last read (or that were never read) are read in full, in a second statement.
+   * last read (or that were never read) are read in full, in a second statement. A caller that
+   * read the versions and health in a statement of its own (the dispatcher's intake) gives them
+   * as `versions`, and the first statement is not made: an endpoint not among them is taken as
+   * not existing.
    */
   async forDelivery(
     ids: readonly string[],
     now: Date,
+    versions?: readonly EndpointVersion[],
   ): Promise<{ endpoints: Map<string, EndpointEntity>; secrets: Map<string, string[]> }> {
     const endpoints = new Map<string, EndpointEntity>();
     const secrets = new Map<string, string[]>();
     if (ids.length === 0) return { endpoints, secrets };
     const at = now.getTime();
-    const current = await FOR_DELIVERY_VERSIONS.run(this.dataSource, [[...ids]]);
+    let current: readonly EndpointVersion[];
+    if (versions) {
+      const wanted = new Set(ids);
+      current = versions.filter((version) => wanted.has(version.id));
+    } else current = await FOR_DELIVERY_VERSIONS.run(this.dataSource, [[...ids]]);
     const changed: string[] = [];
     for (const { id, version, ...health } of current) {
       // Secrets retired before the read were not read: an earlier time reads again.

@@ -3,6 +3,7 @@ import { METRICS, NO_METRICS, TransitionMetrics } from '@hookbase/runtime';
 import { DataSource } from 'typeorm';
 import { DeliveryRoute, LaneLease, MessageStatus, Plan, TransitionReport } from '@hookbase/domain';
 import { settleTransitions, transitionCase } from './delivery-transitions';
+import type { EndpointVersion } from './endpoint.repository';
 import { DeliveryState, SendableRow, sendableOf } from './message.repository';
 import { LOCK_IN_ID_ORDER, LOCKED_FIRST } from './lock-order';
 import { NamedStatement } from './named-statement';
@@ -21,12 +22,18 @@ const INTAKE = new NamedStatement<{
   max_attempts: number;
   lane: boolean;
   parked: boolean;
+  endpoint_version: string | null;
+  consecutive_failures: number;
+  failing_since: Date | null;
+  last_success_at: Date | null;
 }>(
   'hookbase-dispatcher-intake',
   `WITH asked AS MATERIALIZED (
          SELECT m.id, m.endpoint_id, m.status, m.route, m.attempts, m.max_attempts, u.seq,
                 (m.replay_of IS NULL AND coalesce(e.fifo_enabled AND e.deleted_at IS NULL, false))
-                  AS lane
+                  AS lane,
+                e.config_version AS endpoint_version, e.consecutive_failures, e.failing_since,
+                e.last_success_at
            FROM unnest($1::text[], $2::bigint[]) AS u(id, seq)
            JOIN messages m ON m.id = u.id
            LEFT JOIN endpoints e ON e.id = m.endpoint_id),
@@ -36,7 +43,8 @@ const INTAKE = new NamedStatement<{
           WHERE m.id = a.id AND a.lane AND a.route = 'stream' AND ${PARKED_IN_LANE.allowed}
          RETURNING m.id)
        SELECT a.id, a.endpoint_id, a.status, a.route, a.attempts, a.max_attempts, a.lane,
-              p.id IS NOT NULL AS parked
+              p.id IS NOT NULL AS parked, a.endpoint_version, a.consecutive_failures,
+              a.failing_since, a.last_success_at
          FROM asked a LEFT JOIN parked p ON p.id = a.id`,
 );
 
@@ -105,20 +113,24 @@ export class FifoLaneRepository {
    * the others are left for normal delivery (and are not reported: they were never asked to join a
    * lane). `parking` has the queued ones, and the originals of FIFO endpoints that were on the
    * stream when read but whose state no longer let them join (`skipped`). A message given twice
-   * keeps its first `seq`.
+   * keeps its first `seq`. `endpoints` has the configuration version and health of the endpoints
+   * of the messages found, as `EndpointRepository.forDelivery` would read them first.
    */
-  async intake(
-    messages: readonly { messageId: string; seq: string }[],
-  ): Promise<{ states: Map<string, DeliveryState>; parking: LaneParking }> {
+  async intake(messages: readonly { messageId: string; seq: string }[]): Promise<{
+    states: Map<string, DeliveryState>;
+    parking: LaneParking;
+    endpoints: EndpointVersion[];
+  }> {
     const states = new Map<string, DeliveryState>();
     if (messages.length === 0) {
-      return { states, parking: { transitioned: [], skipped: [], queued: [] } };
+      return { states, parking: { transitioned: [], skipped: [], queued: [] }, endpoints: [] };
     }
     const first = [...new Map([...messages].reverse().map((m) => [m.messageId, m])).values()];
     const rows = await INTAKE.run(this.dataSource, [
       first.map((m) => m.messageId),
       first.map((m) => m.seq),
     ]);
+    const endpoints = new Map<string, EndpointVersion>();
     for (const row of rows) {
       states.set(row.id, {
         status: row.status,
@@ -126,6 +138,15 @@ export class FifoLaneRepository {
         attempts: row.attempts,
         maxAttempts: row.max_attempts,
       });
+      if (row.endpoint_version !== null && !endpoints.has(row.endpoint_id)) {
+        endpoints.set(row.endpoint_id, {
+          id: row.endpoint_id,
+          version: row.endpoint_version,
+          consecutiveFailures: row.consecutive_failures,
+          failingSince: row.failing_since,
+          lastSuccessAt: row.last_success_at,
+        });
+      }
     }
     const queued = rows
       .filter((row) => row.parked)
@@ -139,7 +160,7 @@ export class FifoLaneRepository {
             'parked_in_lane',
             queued.map((q) => q.messageId),
           );
-    return { states, parking: { ...report, queued } };
+    return { states, parking: { ...report, queued }, endpoints: [...endpoints.values()] };
   }
 
   /** Takes the lane's lease for `owner` unless another owner holds a lease still running. */
