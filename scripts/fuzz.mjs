@@ -3,10 +3,11 @@
 // Starts the fuzz target (scripts/fuzz-target.mjs: every HTTP route and the fan-out, no
 // dispatcher) on a database and topic prefix of its own, makes three organizations (two on plan
 // pro, one on free) each with endpoints, an event and its message for the generated paths to name,
-// fuzzes every operation with each organization's API key and then with the admin token, and fails
-// on any 5xx, undocumented status, wrong content type or response that breaks the document's
-// schemas, and on any answer in 2xx to one organization's key that names another's data (the
-// tenancy guard, scripts/lib/tenancy-guard.mjs, a proxy in front of the target).
+// fuzzes every operation with each organization's API key (the three runs side by side) and then
+// with the admin token, and fails on any 5xx, undocumented status, wrong content type or response
+// that breaks the document's schemas, and on any answer in 2xx to one organization's key that
+// names another's data (the tenancy guard, scripts/lib/tenancy-guard.mjs, a proxy in front of
+// the target).
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
@@ -200,14 +201,9 @@ export async function fuzz({ kafkaBrokers, databaseUrl, log = console.log }) {
           ids: Object.values(tenant.ids).flat(),
         })),
       );
-      let failed = 0;
-      // The admin token goes last: it may revoke or rotate the keys the other runs use.
-      for (const [who, token] of [
-        ...tenants.map((tenant) => [`the API key of ${tenant.name}`, tenant.key]),
-        ['the admin token', adminToken],
-      ]) {
-        log(`fuzzing ${base}/openapi.json with ${who}`);
-        const status = await runQuoted(
+      // One schemathesis run of every operation as `token`; its lines go to `print`.
+      const fuzzAs = (token, print) =>
+        runQuoted(
           bin,
           [
             '--config-file',
@@ -235,10 +231,28 @@ export async function fuzz({ kafkaBrokers, databaseUrl, log = console.log }) {
             '--no-color',
           ],
           // Its state (.schemathesis/) stays in .cache, out of the tree.
-          { timeoutMs: 300_000, cwd: join(root, '.cache') },
+          { timeoutMs: 600_000, cwd: join(root, '.cache'), print },
         );
-        if (status !== 0) failed++;
+      // The organizations' runs go side by side, each a process of its own (so no threads, see
+      // above): generating cases is most of their time, and one run keeps one core busy. Each
+      // run's lines are printed together when it ends.
+      const runs = await Promise.all(
+        tenants.map(async (tenant) => {
+          log(`fuzzing ${base}/openapi.json with the API key of ${tenant.name}`);
+          const lines = [];
+          const status = await fuzzAs(tenant.key, (line) => lines.push(line));
+          return { name: tenant.name, status, lines };
+        }),
+      );
+      let failed = 0;
+      for (const run of runs) {
+        log(`── the API key of ${run.name} (exit ${run.status}) ──`);
+        for (const line of run.lines) console.log(line);
+        if (run.status !== 0) failed++;
       }
+      // The admin token goes last: it may revoke or rotate the keys the other runs use.
+      log(`fuzzing ${base}/openapi.json with the admin token`);
+      if ((await fuzzAs(adminToken, console.log)) !== 0) failed++;
       rmSync(config, { force: true });
       await guard.close();
       for (const violation of guard.violations) {

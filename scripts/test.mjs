@@ -1,9 +1,11 @@
 // `npm test`: the whole suite on a fresh machine. Starts (or reuses) Kafka and PostgreSQL, builds
 // (the documentation site too: a dead link fails it), runs the type check, ESLint and Prettier,
 // then Jest's unit, bench and integration projects, then the API fuzz (scripts/fuzz.mjs). Extra arguments go to Jest alone and skip the static
-// checks and the fuzz (e.g. `npm test -- test/e2e/delivery.test.ts`).
+// checks and the fuzz (e.g. `npm test -- test/e2e/delivery.test.ts`). On a fresh machine the
+// whole suite first starts the tools its test files build on first use (helm, moto, the Pub/Sub
+// fake: minutes of Go and pip) in the background at the lowest CPU priority (`prebuild`).
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from './build.mjs';
@@ -38,6 +40,58 @@ async function step(name, command, args, env) {
   return code;
 }
 
+/**
+ * What the test files install or build on first use, slowest first (see `prebuild`).
+ * Each command takes the same lock its test files take, so a file that needs the tool meanwhile
+ * waits for this build instead of starting another.
+ */
+const PREBUILT = [
+  ['helm and deploy-check', ['scripts/lib/deploy-tools.mjs', 'paths']],
+  ['moto', ['scripts/lib/moto.mjs', 'prepare']],
+  ['the Pub/Sub fake', ['scripts/lib/pubsub.mjs', 'prepare']],
+];
+
+/**
+ * On a fresh machine the tools above take minutes of Go and pip. The whole suite starts them in
+ * the background, one after the other, under `nice` (so the suite's own processes come first),
+ * with their output in a log file, while the infrastructure starts and the static checks run.
+ * One that fails is tried again by the test file that needs it, which then reports why. Quick
+ * when all are built; never outlives this run.
+ */
+function prebuild(log) {
+  mkdirSync(dataDir(), { recursive: true });
+  const file = join(dataDir(), 'prebuild.log');
+  const out = openSync(file, 'w');
+  let child;
+  // However this run ends (a failed step, an error before the suite), no build outlives it.
+  process.on('exit', () => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      // Its own process group (detached): the Go compilers and pip it started stop with it.
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      // Already gone.
+    }
+  });
+  const next = (index) => {
+    if (index >= PREBUILT.length) return;
+    const [name, args] = PREBUILT[index];
+    const started = Date.now();
+    child = spawn('nice', ['-n', '19', process.execPath, ...args], {
+      cwd: root,
+      stdio: ['ignore', out, out],
+      detached: true,
+    });
+    child.on('error', () => {});
+    child.on('exit', (code) => {
+      const took = `${((Date.now() - started) / 1000).toFixed(0)} s`;
+      log(code === 0 ? `prebuilt ${name} (${took})` : `${name} not prebuilt (see ${file})`);
+      next(index + 1);
+    });
+  };
+  next(0);
+}
+
 /** One plain closing line (`tests: N passed, N failed, N skipped`) that any reader of the log can count. */
 function summarize(file) {
   try {
@@ -58,6 +112,7 @@ async function main() {
   checkRuntime({ log });
   // A stale result file must never be counted as this run's.
   rmSync(results, { force: true });
+  if (jestArgs.length === 0) prebuild(log);
   console.log('▶ infrastructure');
   const infra = await ensureInfra({ log });
   let code = 1;

@@ -260,9 +260,14 @@ export function localEmulator(spec) {
     };
   }
 
+  /** Installs or builds it (once, under its lock), without starting it. */
+  async function prepare({ log = () => {} } = {}) {
+    await withLock(lockFile, () => spec.prepare(log), { timeoutMs: LOCK_TIMEOUT_MS });
+  }
+
   /**
-   * `node <script> up|down|status|acquire <pid>|release <pid>`. `acquire` prints one JSON line on
-   * stdout (what the test helpers read); everything else is logged to stderr.
+   * `node <script> up|down|status|prepare|acquire <pid>|release <pid>`. `acquire` prints one JSON
+   * line on stdout (what the test helpers read); everything else is logged to stderr.
    */
   async function cli(argv) {
     const [command, holderArg] = argv;
@@ -285,6 +290,9 @@ export function localEmulator(spec) {
           console.log(`${spec.title}: ${JSON.stringify(spec.describe(port()))}: ${result.detail}`);
           return result.running ? 0 : 1;
         }
+        case 'prepare':
+          await prepare({ log });
+          return 0;
         case 'acquire':
           console.log(JSON.stringify(await acquire({ holder, log })));
           return 0;
@@ -292,7 +300,7 @@ export function localEmulator(spec) {
           console.log(JSON.stringify(await release({ holder, log })));
           return 0;
         default:
-          console.error(`usage: node <script> up|down|status|acquire <pid>|release <pid>`);
+          console.error(`usage: node <script> up|down|status|prepare|acquire <pid>|release <pid>`);
           return 64;
       }
     } catch (error) {
@@ -301,5 +309,15 @@ export function localEmulator(spec) {
     }
   }
 
-  return { ensure, stop, status, acquire, release, cli, port, paths: { dataDir, outFile } };
+  return {
+    ensure,
+    stop,
+    status,
+    prepare,
+    acquire,
+    release,
+    cli,
+    port,
+    paths: { dataDir, outFile },
+  };
 }

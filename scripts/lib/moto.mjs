@@ -3,7 +3,7 @@
 // venv module), started on 127.0.0.1:$MOTO_PORT (14566 by default), reused when the port already
 // answers as moto. State is in memory: a restart starts empty.
 //
-//   node scripts/lib/moto.mjs up | down | status
+//   node scripts/lib/moto.mjs up | down | status | prepare (install only)
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

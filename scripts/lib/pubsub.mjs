@@ -3,7 +3,7 @@
 // the Go module proxy) into .cache/pubsub-fake-<version>/, started on 127.0.0.1:$PUBSUB_PORT
 // (18085 by default), reused when the port already answers as Pub/Sub. State is in memory.
 //
-//   node scripts/lib/pubsub.mjs up | down | status
+//   node scripts/lib/pubsub.mjs up | down | status | prepare (build only)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
