@@ -52,6 +52,9 @@ describe('operational webhooks', () => {
       HOOKBASE_OPERATIONAL_FIFO_BLOCKED_AFTER: '3s',
       HOOKBASE_FIFO_BLOCKED_SWEEP_MS: '200',
       HOOKBASE_HOLD_RECHECK_MS: '300',
+      // The blocked FIFO head below opens its endpoint's circuit: a short cooldown lets it through
+      // soon after it is released.
+      HOOKBASE_CIRCUIT_COOLDOWN_MS: '1000',
     });
     const tenant = await createTenant(stack.url, stack.adminToken);
     client = tenant.client;
