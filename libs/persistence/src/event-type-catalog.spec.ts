@@ -129,4 +129,97 @@ describe('EventTypeCatalog', () => {
     await settle();
     expect(reads).toHaveLength(3);
   });
+
+  describe('with the clock moved by the test', () => {
+    beforeEach(() => {
+      jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick'] });
+      jest.setSystemTime(0);
+    });
+    afterEach(() => jest.useRealTimers());
+
+    /** A catalog of 1 s; each organization's first read finished at the time the test is at. */
+    async function readAt(
+      catalog: EventTypeCatalog,
+      reads: ReturnType<typeof slowRepository>['reads'],
+      organizationIds: string[],
+    ) {
+      const admitted = Promise.all(
+        organizationIds.map((id) => catalog.admit(id, 'order.created', {})),
+      );
+      await settle();
+      reads[reads.length - 1].finish(declared);
+      await admitted;
+    }
+
+    it('refreshes a stale catalog together with the ones in use that go stale within half the cache time, and leaves the unused and the fresh out', async () => {
+      const { repository, reads } = slowRepository();
+      const catalog = new EventTypeCatalog(repository, {
+        eventTypes: { cacheMs: 1_000 },
+      } as HookbaseConfig);
+      await readAt(catalog, reads, ['org_a', 'org_idle']);
+      jest.setSystemTime(400);
+      await readAt(catalog, reads, ['org_soon']);
+      jest.setSystemTime(700);
+      await readAt(catalog, reads, ['org_late']);
+      expect(reads).toHaveLength(3);
+
+      // Every one but org_idle publishes again while fresh: nothing is read.
+      jest.setSystemTime(900);
+      for (const id of ['org_soon', 'org_late']) await catalog.admit(id, 'order.created', {});
+      await settle();
+      expect(reads).toHaveLength(3);
+
+      // org_a goes stale: org_soon (stale at 1,400) joins its read; org_late (1,700) is fresh past
+      // half the cache time and org_idle has had no event since it was read.
+      jest.setSystemTime(1_001);
+      expect((await catalog.admit('org_a', 'order.created', {})).kind).toBe('accepted');
+      await settle();
+      expect(reads.map((read) => read.organizationIds)).toHaveLength(4);
+      expect(reads[3].organizationIds).toEqual(['org_a', 'org_soon']);
+      reads[3].finish({ policy: 'declared', types: [] });
+      await settle();
+
+      // Both hold what that read found from then on, org_soon before its own copy went stale.
+      jest.setSystemTime(1_100);
+      expect((await catalog.admit('org_soon', 'order.created', {})).kind).toBe('refused');
+      expect((await catalog.admit('org_a', 'order.created', {})).kind).toBe('refused');
+      expect((await catalog.admit('org_late', 'order.created', {})).kind).toBe('accepted');
+      await settle();
+      expect(reads).toHaveLength(4);
+
+      // org_idle is still served its copy when it publishes again, and read again then.
+      jest.setSystemTime(1_200);
+      expect((await catalog.admit('org_idle', 'order.created', {})).kind).toBe('accepted');
+      await settle();
+      expect(reads).toHaveLength(5);
+      // org_late (used at 1,100, stale at 1,700) goes along.
+      expect(reads[4].organizationIds).toEqual(['org_idle', 'org_late']);
+    });
+
+    it('keeps a change made through this process during an early refresh', async () => {
+      const { repository, reads } = slowRepository();
+      const catalog = new EventTypeCatalog(repository, {
+        eventTypes: { cacheMs: 1_000 },
+      } as HookbaseConfig);
+      await readAt(catalog, reads, ['org_a']);
+      jest.setSystemTime(300);
+      await readAt(catalog, reads, ['org_b']);
+      await catalog.admit('org_b', 'order.created', {});
+      jest.setSystemTime(1_001);
+      await catalog.admit('org_a', 'order.created', {});
+      await settle();
+      expect(reads[2].organizationIds).toEqual(['org_a', 'org_b']);
+      // org_b's catalog changes here while the read that took it early is under way.
+      catalog.forget('org_b');
+      const after = catalog.admit('org_b', 'order.created', {});
+      await settle();
+      reads[2].finish(declared);
+      await settle();
+      // Its own read after the change goes on: the early one does not stand in for it.
+      expect(reads[3].organizationIds).toEqual(['org_b']);
+      reads[3].finish({ policy: 'declared', types: [] });
+      expect((await after).kind).toBe('refused');
+      expect((await catalog.admit('org_b', 'order.created', {})).kind).toBe('refused');
+    });
+  });
 });

@@ -17,14 +17,18 @@ interface CachedCatalog {
   types: Map<string, DeclaredEventType & { version: number }>;
   /** Until when it is trusted without reading it again. */
   freshUntil: number;
+  /** An event asked for it since it was read (it is in `usedSinceRead`). */
+  used: boolean;
   /** The read under way, when one is. */
-  refreshing?: Promise<CachedCatalog | null>;
+  refreshing?: Promise<void>;
 }
 
 /** Organizations whose catalogs are kept at most; past it the memory starts over. */
 const MAX_ORGANIZATIONS = 10_000;
 /** Organizations read together in one statement at most. */
 const MAX_READ_TOGETHER = 500;
+/** Catalogs looked at for an early read at most, so that a refresh costs little however many. */
+const MAX_LOOKED_AT = 2_000;
 
 /**
  * Admits events against their organization's policy and catalog (ADR 0031). Each process keeps
@@ -32,6 +36,11 @@ const MAX_READ_TOGETHER = 500;
  * the catalog again in the background while the copy it has keeps serving; a schema is compiled
  * again only when its type's version moved. A change made through this process is seen at once
  * (`forget`); one made through another within the cache time.
+ *
+ * The read that refreshes a stale catalog also takes every other catalog in use that would go
+ * stale within half the cache time (read early, so fresher, never older). The catalogs of
+ * organizations publishing together so come to share one refresh: about one statement per cache
+ * time for all of them, where each going stale on its own made one per organization.
  */
 @Injectable()
 export class EventTypeCatalog {
@@ -39,6 +48,12 @@ export class EventTypeCatalog {
   private catalogs = new Map<string, CachedCatalog>();
   /** First reads under way, by organization: the events that arrive meanwhile share one. */
   private readonly firstReads = new Map<string, Promise<CachedCatalog | null>>();
+  /**
+   * Organizations whose catalog an event asked for since it was read, and which no read has taken
+   * since: the candidates for an early read. Organizations that publish rarely pass through it
+   * at once (their catalog is stale when asked for), so it holds about the ones publishing now.
+   */
+  private readonly usedSinceRead = new Set<string>();
   /**
    * Catalog reads, of any organizations, that are asked for while one is under way go together
    * in the next: with many organizations publishing, each one's catalog going stale every
@@ -77,25 +92,26 @@ export class EventTypeCatalog {
   /** Drops this process's copy: the next event reads the catalog again. */
   forget(organizationId: string): void {
     this.catalogs.delete(organizationId);
+    this.usedSinceRead.delete(organizationId);
     // A first read under way may predate the change: later events do not join it.
     this.firstReads.delete(organizationId);
   }
 
   private async catalogOf(organizationId: string): Promise<CachedCatalog | null> {
     const cached = this.catalogs.get(organizationId);
-    if (cached && cached.freshUntil > Date.now()) return cached;
     if (cached) {
+      if (!cached.used) {
+        cached.used = true;
+        this.usedSinceRead.add(organizationId);
+      }
+      const now = Date.now();
       // Stale: serve it while it is read again, so the hot path never waits on the store.
-      cached.refreshing ??= this.load(organizationId, cached).catch((error: Error) => {
-        this.logger.warn(`event type catalog not refreshed: ${error.message}`);
-        cached.refreshing = undefined;
-        return cached;
-      });
+      if (cached.freshUntil <= now && !cached.refreshing) this.refresh(organizationId, now);
       return cached;
     }
     const under = this.firstReads.get(organizationId);
     if (under) return under;
-    const read = this.load(organizationId, undefined);
+    const read = this.load(organizationId);
     this.firstReads.set(organizationId, read);
     const done = () => {
       if (this.firstReads.get(organizationId) === read) this.firstReads.delete(organizationId);
@@ -104,23 +120,67 @@ export class EventTypeCatalog {
     return read;
   }
 
-  private async load(
-    organizationId: string,
-    previous: CachedCatalog | undefined,
-  ): Promise<CachedCatalog | null> {
+  /** A first read: the organization has no catalog here yet. */
+  private async load(organizationId: string): Promise<CachedCatalog | null> {
     const [snapshot] = await this.reads.run([organizationId]);
+    return this.keep(organizationId, snapshot, undefined);
+  }
+
+  /**
+   * Reads the stale catalog of `organizationId` again in the background, together with every
+   * other one in use that goes stale within half the cache time. On failure the copies stay and
+   * the next event after it tries again.
+   */
+  private refresh(organizationId: string, now: number): void {
+    const horizon = now + this.config.eventTypes.cacheMs / 2;
+    const due = new Map<string, CachedCatalog>([
+      [organizationId, this.catalogs.get(organizationId)!],
+    ]);
+    this.usedSinceRead.delete(organizationId);
+    let lookedAt = 0;
+    for (const id of this.usedSinceRead) {
+      if (due.size >= MAX_READ_TOGETHER || ++lookedAt > MAX_LOOKED_AT) break;
+      const catalog = this.catalogs.get(id);
+      if (!catalog || catalog.refreshing) this.usedSinceRead.delete(id);
+      else if (catalog.freshUntil <= horizon) {
+        due.set(id, catalog);
+        this.usedSinceRead.delete(id);
+      }
+    }
+    const ids = [...due.keys()];
+    const read = this.reads.run(ids).then(
+      (snapshots) => {
+        ids.forEach((id, index) => this.keep(id, snapshots[index], due.get(id)));
+      },
+      (error: Error) => {
+        this.logger.warn(`event type catalogs not refreshed: ${error.message}`);
+        for (const [id, catalog] of due) {
+          catalog.refreshing = undefined;
+          if (this.catalogs.get(id) === catalog) this.usedSinceRead.add(id);
+        }
+      },
+    );
+    for (const catalog of due.values()) catalog.refreshing = read;
+  }
+
+  /** Keeps what was read in place of `previous` (none on a first read); null when it is gone. */
+  private keep(
+    organizationId: string,
+    snapshot: CatalogSnapshot | null,
+    previous: CachedCatalog | undefined,
+  ): CachedCatalog | null {
+    // A `forget` while reading wins: what was read may be older than the change.
+    const current = previous === undefined || this.catalogs.get(organizationId) === previous;
     if (!snapshot) {
-      this.catalogs.delete(organizationId);
+      if (current) this.catalogs.delete(organizationId);
       return null;
     }
     const catalog = this.compile(snapshot, previous);
     if (this.catalogs.size >= MAX_ORGANIZATIONS && !this.catalogs.has(organizationId)) {
       this.catalogs = new Map();
+      this.usedSinceRead.clear();
     }
-    // A `forget` while reading wins: what was read may be older than the change.
-    if (previous === undefined || this.catalogs.get(organizationId) === previous) {
-      this.catalogs.set(organizationId, catalog);
-    }
+    if (current) this.catalogs.set(organizationId, catalog);
     return catalog;
   }
 
@@ -140,6 +200,7 @@ export class EventTypeCatalog {
       policy: snapshot.policy,
       types,
       freshUntil: Date.now() + this.config.eventTypes.cacheMs,
+      used: false,
     };
   }
 
