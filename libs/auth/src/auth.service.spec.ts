@@ -257,4 +257,125 @@ describe('AuthService', () => {
       'UNAUTHORIZED',
     );
   });
+
+  describe('checking a key in use again before its copy runs out', () => {
+    let clock: jest.SpyInstance<number, []>;
+    const start = 1_000_000;
+    beforeEach(() => {
+      clock = jest.spyOn(Date, 'now').mockReturnValue(start);
+    });
+    afterEach(() => clock.mockRestore());
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+    /** A store whose lookups after the first wait until the test answers them. */
+    function heldStore(keys: FakeKeys) {
+      const held: ((failure?: Error) => void)[] = [];
+      const answer = keys.findActiveByHash.bind(keys);
+      jest.spyOn(keys, 'findActiveByHash').mockImplementation((hash) => {
+        if (keys.lookups.length === 0) return answer(hash);
+        keys.lookups.push(hash);
+        return new Promise((resolve, reject) =>
+          held.push((failure) =>
+            failure ? reject(failure) : resolve(keys.known.get(hash) ?? null),
+          ),
+        );
+      });
+      return held;
+    }
+
+    it('checks it in the background in the last quarter of the cache time; no request waits, and it stays remembered', async () => {
+      const { auth, keys } = setup({ HOOKBASE_API_KEY_CACHE_MS: '10000' });
+      const key = newKey();
+      keys.add(key);
+      const held = heldStore(keys);
+      await auth.authenticateApiKey(bearer(key), '10.0.1.1');
+      clock.mockReturnValue(start + 7_000); // three tenths left: not yet
+      await auth.authenticateApiKey(bearer(key), '10.0.1.1');
+      expect(keys.lookups).toHaveLength(1);
+
+      clock.mockReturnValue(start + 8_000);
+      // Answered from the copy while the check is under way (the store has not answered).
+      expect((await auth.authenticateApiKey(bearer(key), '10.0.1.1')).keyId).toBe('key_0');
+      await auth.authenticateApiKey(bearer(key), '10.0.1.1');
+      expect(keys.lookups).toHaveLength(2);
+      held[0]();
+      await settle();
+
+      // Past the first copy's time: remembered anew from the check, so nothing is looked up.
+      clock.mockReturnValue(start + 12_000);
+      expect((await auth.authenticateApiKey(bearer(key), '10.0.1.1')).keyId).toBe('key_0');
+      expect(keys.lookups).toHaveLength(2);
+      // The new copy runs from the check's start (8 s): in its last quarter it is checked again.
+      clock.mockReturnValue(start + 16_000);
+      await auth.authenticateApiKey(bearer(key), '10.0.1.1');
+      expect(keys.lookups).toHaveLength(3);
+    });
+
+    it('forgets a key the background check no longer finds (revoked in another process)', async () => {
+      const { auth, keys } = setup({ HOOKBASE_API_KEY_CACHE_MS: '10000' });
+      const key = newKey();
+      keys.add(key);
+      const held = heldStore(keys);
+      await auth.authenticateApiKey(bearer(key), '10.0.1.2');
+      clock.mockReturnValue(start + 9_000);
+      await auth.authenticateApiKey(bearer(key), '10.0.1.2');
+      keys.known.clear();
+      held[0]();
+      await settle();
+      expect(auth.cachedKeyCount).toBe(0);
+      const refused = refusal(auth.authenticateApiKey(bearer(key), '10.0.1.2'));
+      await settle();
+      held[1]();
+      expect((await refused).code).toBe('UNAUTHORIZED');
+    });
+
+    it('keeps a key forgotten here forgotten, whatever the background check finds', async () => {
+      const { auth, keys } = setup({ HOOKBASE_API_KEY_CACHE_MS: '10000' });
+      const key = newKey();
+      const keyId = keys.add(key);
+      const held = heldStore(keys);
+      await auth.authenticateApiKey(bearer(key), '10.0.1.3');
+      clock.mockReturnValue(start + 9_000);
+      await auth.authenticateApiKey(bearer(key), '10.0.1.3');
+      auth.forgetKey(keyId);
+      held[0]();
+      await settle();
+      expect(auth.cachedKeyCount).toBe(0);
+    });
+
+    it('leaves the copy to run out when the background check fails, then checks on the request', async () => {
+      const { auth, keys } = setup({ HOOKBASE_API_KEY_CACHE_MS: '10000' });
+      const key = newKey();
+      keys.add(key);
+      const held = heldStore(keys);
+      await auth.authenticateApiKey(bearer(key), '10.0.1.4');
+      clock.mockReturnValue(start + 9_000);
+      await auth.authenticateApiKey(bearer(key), '10.0.1.4');
+      held[0](new Error('database gone'));
+      await settle();
+      // Tried again by the next request while the copy lasts, still without waiting for it.
+      clock.mockReturnValue(start + 9_500);
+      expect((await auth.authenticateApiKey(bearer(key), '10.0.1.4')).keyId).toBe('key_0');
+      expect(keys.lookups).toHaveLength(3);
+      held[1](new Error('database gone'));
+      await settle();
+      clock.mockReturnValue(start + 10_000);
+      const checked = auth.authenticateApiKey(bearer(key), '10.0.1.4');
+      await settle();
+      expect(keys.lookups).toHaveLength(4);
+      held[2]();
+      expect((await checked).keyId).toBe('key_0');
+    });
+
+    it("never checks a copy early that its key's expiry cuts short", async () => {
+      const { auth, keys } = setup({ HOOKBASE_API_KEY_CACHE_MS: '10000' });
+      const key = newKey();
+      keys.add(key, new Date(start + 5_000));
+      heldStore(keys);
+      await auth.authenticateApiKey(bearer(key), '10.0.1.5');
+      clock.mockReturnValue(start + 4_900);
+      await auth.authenticateApiKey(bearer(key), '10.0.1.5');
+      expect(keys.lookups).toHaveLength(1);
+    });
+  });
 });

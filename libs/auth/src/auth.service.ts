@@ -3,6 +3,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import {
   apiKeyCacheUntil,
+  apiKeyRecheckDue,
   clientAddressKey,
   DomainError,
   isWellFormedApiKey,
@@ -29,9 +30,16 @@ export type ApiKeyLookup = Pick<ApiKeyRepository, 'findActiveByHash'>;
 /** What AuthService needs of the portal token store: one lookup by hash. */
 export type PortalTokenLookup = Pick<PortalTokenRepository, 'findActiveByHash'>;
 
-interface CachedKey {
+/** A credential that proved valid: who it is, and when it expires (null: never). */
+interface CheckedCredential {
   principal: ApiKeyPrincipal;
+  expiresAt: Date | null;
+}
+
+interface CachedKey extends CheckedCredential {
   until: number;
+  /** A check in the background is under way (see apiKeyRecheckDue). */
+  rechecking?: boolean;
 }
 
 const INVALID_KEY = 'Invalid API key';
@@ -41,7 +49,8 @@ const INVALID_KEY = 'Invalid API key';
  * bearer string), for HOOKBASE_API_KEY_CACHE_MS and never past its expiry, at most
  * HOOKBASE_API_KEY_CACHE_SIZE of them (the oldest goes first): so ingest does not ask PostgreSQL
  * on every event, and a revoked key stops working within the cache time (at once in the process
- * that revoked it). A bearer string that cannot be a key (wrong length or characters) is refused
+ * that revoked it). A key in use is checked again in the background in the last quarter of its
+ * cache time, so a steady client never waits for that check. A bearer string that cannot be a key (wrong length or characters) is refused
  * without a lookup; failed authentications are counted per client address and, past
  * HOOKBASE_AUTH_FAILURES_PER_MINUTE, answered 429 before any lookup. A key found in the cache, or
  * the right admin token, is admitted even then, so an attacker sharing an address cannot lock out
@@ -73,26 +82,17 @@ export class AuthService {
     const keyHash = token !== null && isWellFormedApiKey(token) ? hashApiKey(token) : null;
     const now = Date.now();
     if (keyHash !== null) {
-      const cached = this.cache.get(keyHash);
-      if (cached && cached.until > now) return cached.principal;
-      if (cached) this.cache.delete(keyHash);
+      const remembered = this.fromCache(keyHash, now, () => this.lookUpKey(keyHash));
+      if (remembered) return remembered;
     }
     const address = clientAddressKey(clientAddress);
     await this.limits.refuseIfBlocked(address);
     if (token === null) return this.fail(address, missingBearer(authorization));
     if (keyHash === null) return this.fail(address, INVALID_KEY);
-    const found = await this.apiKeys.findActiveByHash(keyHash);
-    if (!found) return this.fail(address, INVALID_KEY);
-    const principal: ApiKeyPrincipal = {
-      keyId: found.keyId,
-      organizationId: found.organizationId,
-      plan: found.plan,
-    };
-    this.remember(keyHash, {
-      principal,
-      until: apiKeyCacheUntil(now, this.config.auth.apiKeyCacheMs, found.expiresAt),
-    });
-    return principal;
+    const checked = await this.lookUpKey(keyHash);
+    if (!checked) return this.fail(address, INVALID_KEY);
+    this.remember(keyHash, checked, now);
+    return checked.principal;
   }
 
   /**
@@ -110,24 +110,71 @@ export class AuthService {
     }
     const tokenHash = hashApiKey(token);
     const now = Date.now();
-    const cached = this.cache.get(tokenHash);
-    if (cached && cached.until > now) return cached.principal;
-    if (cached) this.cache.delete(tokenHash);
+    const remembered = this.fromCache(tokenHash, now, () => this.lookUpPortalToken(tokenHash));
+    if (remembered) return remembered;
     const address = clientAddressKey(clientAddress);
     await this.limits.refuseIfBlocked(address);
-    const found = await this.portalTokens.findActiveByHash(tokenHash);
-    if (!found) return this.fail(address, 'Invalid or expired portal token');
-    const principal: ApiKeyPrincipal = {
-      keyId: found.tokenId,
-      organizationId: found.organizationId,
-      plan: found.plan,
-      portal: { applicationId: found.applicationId, readOnly: found.readOnly },
+    const checked = await this.lookUpPortalToken(tokenHash);
+    if (!checked) return this.fail(address, 'Invalid or expired portal token');
+    this.remember(tokenHash, checked, now);
+    return checked.principal;
+  }
+
+  private async lookUpKey(keyHash: string): Promise<CheckedCredential | null> {
+    const found = await this.apiKeys.findActiveByHash(keyHash);
+    if (!found) return null;
+    return {
+      principal: { keyId: found.keyId, organizationId: found.organizationId, plan: found.plan },
+      expiresAt: found.expiresAt,
     };
-    this.remember(tokenHash, {
-      principal,
-      until: apiKeyCacheUntil(now, this.config.auth.apiKeyCacheMs, found.expiresAt),
-    });
-    return principal;
+  }
+
+  private async lookUpPortalToken(tokenHash: string): Promise<CheckedCredential | null> {
+    const found = await this.portalTokens!.findActiveByHash(tokenHash);
+    if (!found) return null;
+    return {
+      principal: {
+        keyId: found.tokenId,
+        organizationId: found.organizationId,
+        plan: found.plan,
+        portal: { applicationId: found.applicationId, readOnly: found.readOnly },
+      },
+      expiresAt: found.expiresAt,
+    };
+  }
+
+  /**
+   * The remembered principal of a credential, or undefined when none is remembered or its copy
+   * ran out. A copy in its last quarter starts a check in the background (`lookUp`): a credential
+   * still valid is remembered anew from that check's start, one no longer found is forgotten, and
+   * a failed check leaves the copy to run out.
+   */
+  private fromCache(
+    hash: string,
+    now: number,
+    lookUp: () => Promise<CheckedCredential | null>,
+  ): ApiKeyPrincipal | undefined {
+    const cached = this.cache.get(hash);
+    if (!cached) return undefined;
+    if (cached.until <= now) {
+      this.cache.delete(hash);
+      return undefined;
+    }
+    if (!cached.rechecking && apiKeyRecheckDue(now, this.config.auth.apiKeyCacheMs, cached)) {
+      cached.rechecking = true;
+      lookUp().then(
+        (checked) => {
+          // Forgotten (revoked here) or replaced meanwhile: that decision stands.
+          if (this.cache.get(hash) !== cached) return;
+          if (checked) this.remember(hash, checked, now);
+          else this.cache.delete(hash);
+        },
+        () => {
+          cached.rechecking = false;
+        },
+      );
+    }
+    return cached.principal;
   }
 
   /** Whether a bearer string has the shape of a portal token (the admin routes answer it 404). */
@@ -179,7 +226,12 @@ export class AuthService {
     }
   }
 
-  private remember(keyHash: string, entry: CachedKey): void {
+  /** Remembers a credential checked at `checkedAt`, for the cache time and never past its expiry. */
+  private remember(keyHash: string, checked: CheckedCredential, checkedAt: number): void {
+    const entry: CachedKey = {
+      ...checked,
+      until: apiKeyCacheUntil(checkedAt, this.config.auth.apiKeyCacheMs, checked.expiresAt),
+    };
     if (entry.until <= Date.now()) return;
     this.cache.delete(keyHash);
     while (this.cache.size >= this.config.auth.apiKeyCacheSize) {

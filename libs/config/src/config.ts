@@ -293,7 +293,7 @@ export const envSchema = z.object({
   HOOKBASE_API_KEY_CACHE_MS: int(0, 600_000)
     .default(10_000)
     .describe(
-      'How long a key that proved valid is remembered (by its hash) before it is checked again: a revoked key works at most this long in other processes, and a plan change reaches their limits within it.',
+      'How long a key that proved valid is remembered (by its hash) before it is checked again: a revoked key works at most this long in other processes, and a plan change reaches their limits within it. A key in use is checked again in the background during the last quarter of this time, so its requests do not wait for the check.',
     ),
   HOOKBASE_EVENT_TYPE_CACHE_MS: int(0, 600_000)
     .default(1_000)

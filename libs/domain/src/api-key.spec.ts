@@ -1,6 +1,7 @@
 import {
   API_KEY_LENGTH,
   apiKeyCacheUntil,
+  apiKeyRecheckDue,
   apiKeyState,
   clientAddressKey,
   isWellFormedApiKey,
@@ -50,6 +51,24 @@ describe('API key state', () => {
     expect(apiKeyCacheUntil(1_000, 10_000, new Date(5_000))).toBe(5_000);
     expect(apiKeyCacheUntil(1_000, 10_000, new Date(50_000))).toBe(11_000);
   });
+
+  it.each([
+    // [now, until, expiresAt, due]
+    [1_000, 11_000, null, false], // just read
+    [8_499, 11_000, null, false], // more than a quarter of the cache time left
+    [8_500, 11_000, null, true], // a quarter left
+    [10_999, 11_000, null, true],
+    [11_000, 11_000, null, false], // gone: the request checks it itself
+    [9_000, 11_000, 50_000, true], // the key outlives the copy
+    [9_000, 11_000, 11_000, false], // the copy ends with the key: a check would not extend it
+    [9_000, 11_000, 10_000, false],
+  ] as const)(
+    'at %d, a copy until %d of a key expiring at %s is checked again early: %s',
+    (now, until, expiresAt, due) => {
+      const copy = { until, expiresAt: expiresAt === null ? null : new Date(expiresAt) };
+      expect(apiKeyRecheckDue(now, 10_000, copy)).toBe(due);
+    },
+  );
 });
 
 describe('client address key', () => {

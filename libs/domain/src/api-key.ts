@@ -42,6 +42,21 @@ export function apiKeyCacheUntil(nowMs: number, cacheMs: number, expiresAt: Date
 }
 
 /**
+ * Whether a remembered key in use should be checked again now, in the background, while its copy
+ * still serves: in the last quarter of its cache time, and only when the key outlives that copy
+ * (a copy cut short by the key's expiry would come back no longer). A key in steady use so never
+ * makes a request wait for its check, and no copy is trusted past its cache time.
+ */
+export function apiKeyRecheckDue(
+  nowMs: number,
+  cacheMs: number,
+  copy: { until: number; expiresAt: Date | null },
+): boolean {
+  if (copy.until <= nowMs || copy.until - nowMs > cacheMs / 4) return false;
+  return copy.expiresAt === null || copy.expiresAt.getTime() > copy.until;
+}
+
+/**
  * What failed authentications are counted under: an IPv4 address as it is (an IPv4-mapped IPv6
  * form as its IPv4 address), an IPv6 address by its /64, since one host commonly holds a whole
  * /64 and could otherwise take a fresh address for every try.
