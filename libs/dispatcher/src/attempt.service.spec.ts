@@ -77,8 +77,8 @@ function service(
     },
   } as unknown as KafkaProducer;
   const recorder = {
-    record: async (record: AttemptRecord) => {
-      log.push('record');
+    record: async (record: AttemptRecord, recordOptions: { soon?: boolean } = {}) => {
+      log.push(recordOptions.soon ? 'record soon' : 'record');
       records.push(record);
       await options.record?.(record);
     },
@@ -255,5 +255,17 @@ describe('AttemptService', () => {
       .then(() => (returned = true));
     await new Promise((resolve) => setImmediate(resolve));
     expect(returned).toBe(false);
+  });
+
+  it('asks for a record written soon only when told to (a FIFO lane)', async () => {
+    const plain = service();
+    await plain.attempts.attempt(delivery, endpointOf(), ['s1']);
+    expect(plain.log).toEqual(['deliver', 'record']);
+    const lane = service();
+    await lane.attempts.attempt(delivery, endpointOf(), ['s1'], {
+      deferSuccessRecord: true,
+      recordSoon: true,
+    });
+    expect(lane.log).toEqual(['deliver', 'record soon']);
   });
 });

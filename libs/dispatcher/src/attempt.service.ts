@@ -47,11 +47,21 @@ export interface Attempts {
     delivery: PendingDelivery,
     endpoint: EndpointEntity,
     secrets: readonly string[],
-    options?: { deferSuccessRecord?: boolean },
+    options?: AttemptOptions,
   ): Promise<AttemptResultOf>;
 }
 
-const NO_OPTIONS: { deferSuccessRecord?: boolean } = Object.freeze({});
+export interface AttemptOptions {
+  /** A success returns at once, its record's write under way in `recorded`. */
+  deferSuccessRecord?: boolean;
+  /**
+   * The record is written without waiting for other attempts to join its write (for a FIFO lane,
+   * whose next message waits for it).
+   */
+  recordSoon?: boolean;
+}
+
+const NO_OPTIONS: AttemptOptions = Object.freeze({});
 
 const tracer = trace.getTracer('hookbase');
 
@@ -78,7 +88,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
     delivery: PendingDelivery,
     endpoint: EndpointEntity,
     secrets: readonly string[],
-    options: { deferSuccessRecord?: boolean } = NO_OPTIONS,
+    options: AttemptOptions = NO_OPTIONS,
   ): Promise<AttemptResultOf> {
     const parent = traceContextOfParent(delivery.traceParent);
     const span = tracer.startSpan(
@@ -118,7 +128,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
     delivery: PendingDelivery,
     endpoint: EndpointEntity,
     secrets: readonly string[],
-    options: { deferSuccessRecord?: boolean },
+    options: AttemptOptions,
     span: Span,
   ): Promise<AttemptResultOf> {
     const adapter = this.destinations.adapterFor(endpoint.kind);
@@ -189,7 +199,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
         ),
       );
     }
-    const recorded = this.recorder.record(record);
+    const recorded = this.recorder.record(record, { soon: options.recordSoon });
     const health = this.trackHealth(endpoint, outcome.kind);
     if (outcome.kind !== 'succeeded') await health;
     if (options.deferSuccessRecord && decision.status === 'succeeded') {

@@ -455,6 +455,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
         }
         return this.attempts.attempt(pending(head), endpoint, secrets, {
           deferSuccessRecord: true,
+          recordSoon: true,
         });
       })
       .finally(() => clearTimeout(mark));

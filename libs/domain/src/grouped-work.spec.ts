@@ -144,8 +144,8 @@ describe('GroupedWork', () => {
     const grouped = new GroupedWork(work, { start: 'at-once' });
     const inFlight = new AbortController();
     const queued = new AbortController();
-    const first = grouped.run([1], inFlight.signal);
-    const second = grouped.run([2], queued.signal);
+    const first = grouped.run([1], { signal: inFlight.signal });
+    const second = grouped.run([2], { signal: queued.signal });
     const third = grouped.run([3]);
     inFlight.abort(new Error('gave up on 1'));
     queued.abort(new Error('gave up on 2'));
@@ -164,7 +164,10 @@ describe('GroupedWork', () => {
     const first = grouped.run([1]);
     await turn();
     const gaveUp = new AbortController();
-    const withdrawn = [grouped.run([2], gaveUp.signal), grouped.run([3], gaveUp.signal)];
+    const withdrawn = [
+      grouped.run([2], { signal: gaveUp.signal }),
+      grouped.run([3], { signal: gaveUp.signal }),
+    ];
     const last = grouped.run([4]);
     gaveUp.abort(new Error('gave up'));
     await Promise.all(withdrawn.map((call) => expect(call).rejects.toThrow('gave up')));
@@ -179,7 +182,9 @@ describe('GroupedWork', () => {
     const work = jest.fn(async (items: number[]) => items);
     const gaveUp = new AbortController();
     gaveUp.abort(new Error('too late'));
-    await expect(new GroupedWork(work).run([1], gaveUp.signal)).rejects.toThrow('too late');
+    await expect(new GroupedWork(work).run([1], { signal: gaveUp.signal })).rejects.toThrow(
+      'too late',
+    );
     await new Promise<void>((resolve) => setImmediate(resolve));
     expect(work).not.toHaveBeenCalled();
   });
@@ -187,6 +192,86 @@ describe('GroupedWork', () => {
   it('answers a caller whose signal never aborts with its results', async () => {
     const grouped = new GroupedWork(async (items: number[]) => items.map((n) => n * 10));
     const signal = new AbortController().signal;
-    await expect(grouped.run([1, 2], signal)).resolves.toEqual([10, 20]);
+    await expect(grouped.run([1, 2], { signal })).resolves.toEqual([10, 20]);
+  });
+
+  describe('with gatherMs', () => {
+    beforeEach(() =>
+      jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] }),
+    );
+    afterEach(() => jest.useRealTimers());
+
+    it('waits that long when idle, so that the calls of the next milliseconds join the group', async () => {
+      const { groups, work, finish } = controlledWork();
+      const grouped = new GroupedWork(work, { gatherMs: 5 });
+      const first = grouped.run([1]);
+      await turn();
+      jest.advanceTimersByTime(4);
+      await turn();
+      expect(groups).toEqual([]);
+      const later = grouped.run([2]);
+      jest.advanceTimersByTime(1);
+      await turn();
+      expect(groups).toEqual([[1, 2]]);
+      await finish(0);
+      await expect(first).resolves.toEqual(['r1']);
+      await expect(later).resolves.toEqual(['r2']);
+    });
+
+    it('ends the wait for a call made with soon, taking the calls that waited', async () => {
+      const { groups, work } = controlledWork();
+      const grouped = new GroupedWork(work, { gatherMs: 5 });
+      void grouped.run([1]);
+      await turn();
+      void grouped.run([2], { soon: true });
+      await turn();
+      expect(groups).toEqual([[1, 2]]);
+      // The ended wait's timer starts nothing more.
+      jest.advanceTimersByTime(5);
+      await turn();
+      expect(groups).toEqual([[1, 2]]);
+    });
+
+    it('ends the wait once the calls fill a group', async () => {
+      const { groups, work } = controlledWork();
+      const grouped = new GroupedWork(work, { gatherMs: 5, maxItems: 3 });
+      void grouped.run([1, 2]);
+      await turn();
+      expect(groups).toEqual([]);
+      void grouped.run([3]);
+      await turn();
+      expect(groups).toEqual([[1, 2, 3]]);
+    });
+
+    it('starts the calls made while a group is under way right after it, and waits again once idle', async () => {
+      const { groups, work, finish } = controlledWork();
+      const grouped = new GroupedWork(work, { gatherMs: 5 });
+      void grouped.run([1]);
+      jest.advanceTimersByTime(5);
+      await turn();
+      void grouped.run([2]);
+      await finish(0);
+      expect(groups).toEqual([[1], [2]]);
+      await finish(1);
+      void grouped.run([3]);
+      await turn();
+      expect(groups).toEqual([[1], [2]]);
+      jest.advanceTimersByTime(5);
+      await turn();
+      expect(groups).toEqual([[1], [2], [3]]);
+    });
+
+    it('leaves out a call withdrawn during the wait', async () => {
+      const { groups, work } = controlledWork();
+      const grouped = new GroupedWork(work, { gatherMs: 5 });
+      const gaveUp = new AbortController();
+      const withdrawn = grouped.run([1], { signal: gaveUp.signal });
+      void grouped.run([2]);
+      gaveUp.abort(new Error('gave up'));
+      await expect(withdrawn).rejects.toThrow('gave up');
+      jest.advanceTimersByTime(5);
+      await turn();
+      expect(groups).toEqual([[2]]);
+    });
   });
 });

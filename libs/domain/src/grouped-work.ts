@@ -10,6 +10,21 @@ export interface GroupedWorkOptions {
    * together; `at-once` starts it in the same turn, for callers where each call stands alone.
    */
   start?: 'end-of-turn' | 'at-once';
+  /**
+   * An idle GroupedWork waits this long after a call that may wait before it starts, so that the
+   * calls of the next few milliseconds join its group (0, the default: no wait). Only an idle one
+   * waits: calls that come while a group is under way still go right after it. A call made with
+   * `soon`, or enough calls to fill a group, end the wait.
+   */
+  gatherMs?: number;
+}
+
+/** How one call is taken. */
+export interface GroupedCallOptions {
+  /** The caller stops waiting when it aborts (see `run`). */
+  signal?: AbortSignal;
+  /** The call's group starts without waiting out `gatherMs`. */
+  soon?: boolean;
 }
 
 interface Waiting<I, O> {
@@ -23,8 +38,8 @@ interface Waiting<I, O> {
 /**
  * Does the work of concurrent callers together, one group at a time: while one group is under
  * way, the calls that come meanwhile wait and go together as the next group, so a busy service
- * makes one round trip where it would make one per caller. No timer, so it adds no measurable
- * latency.
+ * makes one round trip where it would make one per caller. No timer unless `gatherMs` asks for
+ * one, so by default it adds no measurable latency.
  *
  * A caller's items always stay together, in their order, in one group (a group takes whole calls
  * up to `maxItems`, and at least one call); each caller gets its own items' results, or the
@@ -33,21 +48,29 @@ interface Waiting<I, O> {
  */
 export class GroupedWork<I, O> {
   private readonly waiting: Waiting<I, O>[] = [];
+  /** The items of the waiting calls (withdrawn ones included): a full group ends a gathering wait. */
+  private waitingItems = 0;
   private running = false;
+  private gathering: NodeJS.Timeout | undefined;
   private readonly maxItems: number;
   private readonly start: 'end-of-turn' | 'at-once';
+  private readonly gatherMs: number;
 
   constructor(
     private readonly work: GroupWork<I, O>,
     options: number | GroupedWorkOptions = {},
   ) {
-    const { maxItems = 500, start = 'end-of-turn' } =
-      typeof options === 'number' ? { maxItems: options } : options;
+    const {
+      maxItems = 500,
+      start = 'end-of-turn',
+      gatherMs = 0,
+    } = typeof options === 'number' ? { maxItems: options } : options;
     this.maxItems = maxItems;
     this.start = start;
+    this.gatherMs = gatherMs;
   }
 
-  run(items: readonly I[], signal?: AbortSignal): Promise<O[]> {
+  run(items: readonly I[], { signal, soon = false }: GroupedCallOptions = {}): Promise<O[]> {
     if (items.length === 0) return Promise.resolve([]);
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<O[]>((resolve, reject) => {
@@ -68,13 +91,29 @@ export class GroupedWork<I, O> {
         };
       }
       this.waiting.push(call);
-      if (!this.running) {
-        this.running = true;
-        if (this.start === 'at-once') void this.drain();
-        // The calls made in this same turn of the event loop start together, at its end.
-        else setImmediate(() => void this.drain());
+      this.waitingItems += items.length;
+      if (this.running) return;
+      if (this.gatherMs > 0 && !soon && this.waitingItems < this.maxItems) {
+        this.gathering ??= setTimeout(() => {
+          this.gathering = undefined;
+          this.begin();
+        }, this.gatherMs);
+        return;
       }
+      this.begin();
     });
+  }
+
+  /** Starts draining the waiting calls, ending a gathering wait. */
+  private begin(): void {
+    if (this.gathering) {
+      clearTimeout(this.gathering);
+      this.gathering = undefined;
+    }
+    this.running = true;
+    if (this.start === 'at-once') void this.drain();
+    // The calls made in this same turn of the event loop start together, at its end.
+    else setImmediate(() => void this.drain());
   }
 
   private async drain(): Promise<void> {
@@ -115,7 +154,7 @@ export class GroupedWork<I, O> {
       group.push(next);
       count += next.items.length;
     }
-    this.waiting.splice(0, taken);
+    for (const call of this.waiting.splice(0, taken)) this.waitingItems -= call.items.length;
     return group;
   }
 }

@@ -86,7 +86,7 @@ export class KafkaProducer implements OnApplicationShutdown {
     const giveUp = new AbortController();
     const timer = setTimeout(() => giveUp.abort(new PublishTimeoutError(timeoutMs)), timeoutMs);
     try {
-      await queue.run(messages, giveUp.signal);
+      await queue.run(messages, { signal: giveUp.signal });
     } finally {
       clearTimeout(timer);
     }
