@@ -2,6 +2,7 @@ import {
   ApiClient,
   createTenant,
   HookbaseProcess,
+  metricSamples,
   pollUntil,
   RunningStack,
   spawnHookbase,
@@ -21,17 +22,6 @@ async function dispatcherLag(url: string, topicPrefix: string): Promise<number |
     );
   if (lines.length === 0) return undefined;
   return lines.reduce((total, line) => total + Number(line.split(' ').at(-1)), 0);
-}
-
-/** A gauge's samples by their labels' text, as `/metrics` at `url` reports them. */
-async function gauge(url: string, name: string): Promise<Map<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const samples = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const match = new RegExp(`^${name}\\{(.*)\\} (\\S+)$`).exec(line);
-    if (match) samples.set(match[1], Number(match[2]));
-  }
-  return samples;
 }
 
 /**
@@ -65,14 +55,14 @@ describe('metrics: consumer lag while the dispatcher is stopped', () => {
     });
     const deliveries = `topic="${stack.topicPrefix}.deliveries"`;
     const partitions = await pollUntil(
-      async () => (await gauge(stack.url, 'hookbase_topic_partitions')).get(deliveries),
+      async () => (await metricSamples(stack.url, 'hookbase_topic_partitions')).get(deliveries),
       { timeoutMs: 10_000, description: 'the deliveries topic partition count reported' },
     );
     expect(partitions).toBeGreaterThan(0);
     // The standalone process runs every consumer: it holds every partition of each topic.
     const held = await pollUntil(
       async () => {
-        const now = await gauge(stack.url, 'hookbase_consumer_assigned_partitions');
+        const now = await metricSamples(stack.url, 'hookbase_consumer_assigned_partitions');
         return now.get(`group="${stack.topicPrefix}.dispatcher",${deliveries}`) === partitions
           ? now
           : undefined;
@@ -95,7 +85,7 @@ describe('metrics: consumer lag while the dispatcher is stopped', () => {
     // No process holds a partition of the deliveries topic now: the fan-out holds its own only.
     const fanoutHeld = await pollUntil(
       async () => {
-        const now = await gauge(fanoutUrl, 'hookbase_consumer_assigned_partitions');
+        const now = await metricSamples(fanoutUrl, 'hookbase_consumer_assigned_partitions');
         return [...now.values()].some((n) => n > 0) ? now : undefined;
       },
       { timeoutMs: 30_000, description: 'the fan-out holding its partitions' },
@@ -103,8 +93,10 @@ describe('metrics: consumer lag while the dispatcher is stopped', () => {
     expect([...fanoutHeld.keys()]).toEqual([
       `group="${stack.topicPrefix}.fanout",topic="${stack.topicPrefix}.events"`,
     ]);
-    expect((await gauge(ingest.url!, 'hookbase_consumer_assigned_partitions')).size).toBe(0);
-    expect((await gauge(ingest.url!, 'hookbase_topic_partitions')).get(deliveries)).toBe(
+    expect((await metricSamples(ingest.url!, 'hookbase_consumer_assigned_partitions')).size).toBe(
+      0,
+    );
+    expect((await metricSamples(ingest.url!, 'hookbase_topic_partitions')).get(deliveries)).toBe(
       partitions,
     );
     const ingestUrl = ingest.url!;
@@ -136,7 +128,7 @@ describe('metrics: consumer lag while the dispatcher is stopped', () => {
     });
     // The dispatcher that joined holds every partition of the deliveries topic again.
     expect(
-      (await gauge(dispatcherUrl, 'hookbase_consumer_assigned_partitions')).get(
+      (await metricSamples(dispatcherUrl, 'hookbase_consumer_assigned_partitions')).get(
         `group="${stack.topicPrefix}.dispatcher",${deliveries}`,
       ),
     ).toBe(partitions);

@@ -109,6 +109,14 @@ describe('loadConfig', () => {
     );
   });
 
+  it('consumes through @platformatic/kafka unless told otherwise, and refuses an unknown client', () => {
+    expect(loadConfig({}).kafka.consumer).toBe('platformatic');
+    expect(loadConfig({ HOOKBASE_KAFKA_CONSUMER: 'kafkajs' }).kafka.consumer).toBe('kafkajs');
+    expect(() => loadConfig({ HOOKBASE_KAFKA_CONSUMER: 'rdkafka' })).toThrow(
+      /HOOKBASE_KAFKA_CONSUMER/,
+    );
+  });
+
   it('drains for 25 s on a stop unless told otherwise, within 0 to 10 minutes', () => {
     expect(loadConfig({}).shutdown).toEqual({ drainMs: 25_000 });
     expect(loadConfig({ HOOKBASE_SHUTDOWN_DRAIN_MS: '0' }).shutdown).toEqual({ drainMs: 0 });

@@ -93,7 +93,13 @@ export const envSchema = z.object({
     .enum(['kafkajs', 'platformatic'])
     .default('platformatic')
     .describe(
-      'Kafka client that produces records: `platformatic` (`@platformatic/kafka`) or `kafkajs`. Both are idempotent with `acks=all` and put a key on the same partition, so processes of either kind may run side by side; consumers always use kafkajs.',
+      'Kafka client that produces records: `platformatic` (`@platformatic/kafka`) or `kafkajs`. Both are idempotent with `acks=all` and put a key on the same partition, so processes of either kind may run side by side.',
+    ),
+  HOOKBASE_KAFKA_CONSUMER: z
+    .enum(['kafkajs', 'platformatic'])
+    .default('platformatic')
+    .describe(
+      "Kafka client that reads the fan-out's, the dispatcher's and the DLQ handler's topics: `platformatic` (`@platformatic/kafka`, through Hookbase's own fetch loop, which leaves a partition whose read-ahead is full out of its fetches while the others are read) or `kafkajs` (a new record on a full partition holds up every partition's reading). Both join the same consumer groups with the same assignor and commit the same offsets, so processes of either kind may run side by side.",
     ),
   HOOKBASE_EVENTS_PARTITIONS: int(1, 10_000)
     .optional()
@@ -419,8 +425,10 @@ export interface HookbaseConfig {
     clientId: string;
     topicPrefix: string;
     sessionTimeoutMs: number;
-    /** The client behind KafkaProducer (consumers always use kafkajs). */
+    /** The client behind KafkaProducer. */
     producer: 'kafkajs' | 'platformatic';
+    /** The client behind every BatchConsumer. */
+    consumer: 'kafkajs' | 'platformatic';
     /** How missing topics are created: partitions by topic suffix (unset: the catalog's). */
     topics: {
       partitions: Partial<Record<'events' | 'deliveries' | 'dlq', number>>;
@@ -568,6 +576,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       topicPrefix: e.HOOKBASE_TOPIC_PREFIX,
       sessionTimeoutMs: e.HOOKBASE_KAFKA_SESSION_TIMEOUT_MS,
       producer: e.HOOKBASE_KAFKA_PRODUCER,
+      consumer: e.HOOKBASE_KAFKA_CONSUMER,
       topics: {
         partitions: Object.fromEntries(
           Object.entries({

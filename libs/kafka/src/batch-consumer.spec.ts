@@ -1,6 +1,22 @@
 import { Logger } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
-import { BatchConsumer, MAX_RESTART_DELAY_MS } from './batch-consumer';
+import { BatchConsumer, BatchConsumerOptions, MAX_RESTART_DELAY_MS } from './batch-consumer';
+import { KafkajsConsumerClient } from './kafkajs-consumer-client';
+
+/** A BatchConsumer over kafkajs clients made from `kafka` (a stand-in). */
+function overKafkajs(
+  kafka: Kafka,
+  options: BatchConsumerOptions & { partitionsConsumedConcurrently?: number },
+  handler: ConstructorParameters<typeof BatchConsumer>[2],
+): BatchConsumer {
+  const settings = {
+    sessionTimeoutMs: 6_000,
+    maxBytesPerPartition: 1024 * 1024,
+    partitionsConsumedConcurrently: 1,
+    ...options,
+  };
+  return new BatchConsumer(() => new KafkajsConsumerClient(kafka, settings), options, handler);
+}
 
 /** Stands in for a kafkajs consumer: records what it was asked and lets a test raise CRASH. */
 class FakeConsumer {
@@ -75,11 +91,7 @@ describe('BatchConsumer after kafkajs gives a consumer up', () => {
         return consumer;
       },
     } as unknown as Kafka;
-    batchConsumer = new BatchConsumer(
-      kafka,
-      { groupId: 'g', topic: 't', sessionTimeoutMs: 6_000 },
-      async () => undefined,
-    );
+    batchConsumer = overKafkajs(kafka, { groupId: 'g', topic: 't' }, async () => undefined);
   });
 
   afterEach(() => {
@@ -157,13 +169,9 @@ describe('BatchConsumer commits', () => {
 
   it('reads on without waiting for a commit, and commits a finished batch within 50 ms', async () => {
     const handled: string[][] = [];
-    const batchConsumer = new BatchConsumer(
-      kafka,
-      { groupId: 'g', topic: 't', sessionTimeoutMs: 6_000 },
-      async (records) => {
-        handled.push(records.map((r) => r.offset));
-      },
-    );
+    const batchConsumer = overKafkajs(kafka, { groupId: 'g', topic: 't' }, async (records) => {
+      handled.push(records.map((r) => r.offset));
+    });
     await batchConsumer.start();
     const resolved: string[] = [];
     await consumer.deliver(['5', '6'], resolved);
@@ -177,9 +185,9 @@ describe('BatchConsumer commits', () => {
   });
 
   it('commits the partitions finished meanwhile in one request, not one per partition', async () => {
-    const batchConsumer = new BatchConsumer(
+    const batchConsumer = overKafkajs(
       kafka,
-      { groupId: 'g', topic: 't', sessionTimeoutMs: 6_000, partitionsConsumedConcurrently: 3 },
+      { groupId: 'g', topic: 't', partitionsConsumedConcurrently: 3 },
       async () => undefined,
     );
     await batchConsumer.start();
@@ -204,14 +212,10 @@ describe('BatchConsumer commits', () => {
   it('never commits past a batch whose handler failed', async () => {
     jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     let stop: () => Promise<void> = async () => undefined;
-    const batchConsumer = new BatchConsumer(
-      kafka,
-      { groupId: 'g', topic: 't', sessionTimeoutMs: 6_000 },
-      async () => {
-        void stop();
-        throw new Error('store down');
-      },
-    );
+    const batchConsumer = overKafkajs(kafka, { groupId: 'g', topic: 't' }, async () => {
+      void stop();
+      throw new Error('store down');
+    });
     stop = () => batchConsumer.stop();
     await batchConsumer.start();
     const resolved: string[] = [];
@@ -226,9 +230,9 @@ describe('BatchConsumer commits', () => {
 
   it('in pipelined mode commits only below the lowest record still under way', async () => {
     let finishSix: () => void = () => undefined;
-    const batchConsumer = new BatchConsumer(
+    const batchConsumer = overKafkajs(
       kafka,
-      { groupId: 'g', topic: 't', sessionTimeoutMs: 6_000, maxUnfinishedPerPartition: 10 },
+      { groupId: 'g', topic: 't', maxUnfinishedPerPartition: 10 },
       async () => [{ offset: '6', done: new Promise<void>((resolve) => (finishSix = resolve)) }],
     );
     await batchConsumer.start();

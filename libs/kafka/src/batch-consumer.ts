@@ -1,16 +1,14 @@
 import { Logger } from '@nestjs/common';
-import { Consumer, IHeaders, Kafka } from 'kafkajs';
 import { Backoff, backoffDelay, OffsetWatermark } from '@hookbase/domain';
+import {
+  BatchLiveness,
+  ConsumedRecord,
+  ConsumerClient,
+  ConsumerClientEvents,
+  FetchedBatch,
+} from './consumer-client';
 
-export interface ConsumedRecord {
-  partition: number;
-  offset: string;
-  key: string | null;
-  value: Buffer | null;
-  timestamp: string;
-  /** The record's headers (trace context among them). */
-  headers?: IHeaders;
-}
+export type { ConsumedRecord } from './consumer-client';
 
 export interface BatchContext {
   topic: string;
@@ -37,10 +35,7 @@ export type BatchHandler = (
 
 export interface BatchConsumerOptions {
   groupId: string;
-  sessionTimeoutMs: number;
   topic: string;
-  partitionsConsumedConcurrently?: number;
-  maxBytesPerPartition?: number;
   /**
    * Pipelined mode: the next batch of a partition is read while earlier records are still under
    * way, up to this many unfinished records per partition, and the committed offset is the
@@ -57,7 +52,7 @@ export interface BatchConsumerOptions {
  */
 const COMMIT_DELAY_MS = 50;
 
-/** The longest wait before a consumer kafkajs gave up on is replaced (see nextRestartDelay). */
+/** The longest wait before a consumer client that gave up is replaced (see nextRestartDelay). */
 export const MAX_RESTART_DELAY_MS = 5_000;
 const RESTART_BACKOFF: Backoff = { baseMs: 1_000, maxMs: MAX_RESTART_DELAY_MS, growth: 'doubling' };
 
@@ -112,7 +107,7 @@ class PartitionProgress {
  */
 export class BatchConsumer {
   private readonly logger: Logger;
-  private consumer: Consumer | undefined;
+  private client: ConsumerClient | undefined;
   private stopping = false;
   private readonly partitions = new Map<string, PartitionProgress>();
   private readonly inFlight = new Set<Promise<void>>();
@@ -130,7 +125,7 @@ export class BatchConsumer {
   private assigned = 0;
 
   constructor(
-    private readonly kafka: Kafka,
+    private readonly createClient: () => ConsumerClient,
     private readonly options: BatchConsumerOptions,
     private readonly handler: BatchHandler,
   ) {
@@ -148,80 +143,72 @@ export class BatchConsumer {
   }
 
   async start(): Promise<void> {
-    const consumer = this.kafka.consumer({
-      groupId: this.options.groupId,
-      allowAutoTopicCreation: false,
-      sessionTimeout: this.options.sessionTimeoutMs,
-      heartbeatInterval: Math.max(500, Math.floor(this.options.sessionTimeoutMs / 10)),
-      maxBytesPerPartition: this.options.maxBytesPerPartition ?? 1024 * 1024,
-      maxWaitTimeInMs: 100,
-    });
-    this.consumer = consumer;
-    // After a rebalance the partitions are read again from their committed offsets: progress kept
-    // from before is dropped, so late completions never commit for a partition read anew.
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      this.restarts = 0;
-      this.problem = undefined;
-      this.assigned = payload.memberAssignment[this.options.topic]?.length ?? 0;
-      this.forgetPartitions();
-    });
-    // While the group rebalances, and once out of it, this consumer holds no partition.
-    consumer.on(consumer.events.REBALANCING, () => {
-      if (consumer === this.consumer) this.assigned = 0;
-    });
-    consumer.on(consumer.events.DISCONNECT, () => {
-      if (consumer === this.consumer) {
-        this.problem = 'disconnected from Kafka';
-        this.assigned = 0;
-      }
-    });
-    // kafkajs gives a consumer up for good on an error it does not take for transient (it has
-    // disconnected it and will not restart it): this worker would read nothing more until the
-    // process restarted. A fresh consumer takes its place instead, after a backoff.
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (consumer === this.consumer) this.assigned = 0;
-      if (consumer === this.consumer && !this.stopping) {
-        this.problem = `stopped by ${payload.error.name}: ${payload.error.message}`;
-      }
-      if (payload.restart || this.stopping || consumer !== this.consumer) return;
-      const delay = this.nextRestartDelay();
-      this.logger.error(
-        `consumer stopped by ${payload.error.name}: ${payload.error.message}; a new one starts in ${delay} ms`,
-      );
-      this.restartTimer = setTimeout(() => void this.restart(), delay);
-    });
-    await consumer.connect();
-    await consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.options.partitionsConsumedConcurrently ?? 1,
-      eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
-        if (batch.messages.length === 0) return;
-        const context: BatchContext = {
-          topic: batch.topic,
-          partition: batch.partition,
-          heartbeat,
-          isActive: () => !this.stopping && isRunning() && !isStale(),
-        };
-        const records: ConsumedRecord[] = batch.messages.map((message) => ({
-          partition: batch.partition,
-          offset: message.offset,
-          key: message.key ? message.key.toString() : null,
-          value: message.value,
-          timestamp: message.timestamp,
-          headers: message.headers,
-        }));
-        const last = batch.messages[batch.messages.length - 1].offset;
-        const running = this.runBatch(records, context);
-        this.batches.add(running);
-        try {
-          if (await running) resolveOffset(last);
-        } finally {
-          this.batches.delete(running);
-        }
+    const client = this.createClient();
+    this.client = client;
+    await client.start(this.eventsOf(client));
+  }
+
+  /** What `client` reports; reports of a client since replaced are ignored. */
+  private eventsOf(client: ConsumerClient): ConsumerClientEvents {
+    const current = () => client === this.client;
+    return {
+      batch: (batch, liveness) => this.takeBatch(batch, liveness),
+      readable: (topic, partition) => this.readable(topic, partition),
+      // After a rebalance the partitions are read again from their committed offsets: progress
+      // kept from before is dropped, so late completions never commit for a partition read anew.
+      joined: (partitions) => {
+        if (!current()) return;
+        this.restarts = 0;
+        this.problem = undefined;
+        this.assigned = partitions;
+        this.forgetPartitions();
       },
-    });
+      unassigned: () => {
+        if (current()) this.assigned = 0;
+      },
+      problem: (reason) => {
+        if (current() && !this.stopping) this.problem = reason;
+      },
+      // A client that gave up for good would leave this worker reading nothing until the process
+      // restarted: a fresh one takes its place instead, after a backoff.
+      failed: (error, restarting) => {
+        if (!current()) return;
+        this.assigned = 0;
+        if (!this.stopping) this.problem = `stopped by ${error.name}: ${error.message}`;
+        if (restarting || this.stopping) return;
+        const delay = this.nextRestartDelay();
+        this.logger.error(
+          `consumer stopped by ${error.name}: ${error.message}; a new one starts in ${delay} ms`,
+        );
+        this.restartTimer = setTimeout(() => void this.restart(), delay);
+      },
+    };
+  }
+
+  /** Hands a fetched batch to the handler; true once the partition may be read on after it. */
+  private async takeBatch(batch: FetchedBatch, liveness: BatchLiveness): Promise<boolean> {
+    if (batch.records.length === 0) return true;
+    const context: BatchContext = {
+      topic: batch.topic,
+      partition: batch.partition,
+      heartbeat: () => liveness.heartbeat(),
+      isActive: () => !this.stopping && liveness.isActive(),
+    };
+    const running = this.runBatch(batch.records, context);
+    this.batches.add(running);
+    try {
+      return await running;
+    } finally {
+      this.batches.delete(running);
+    }
+  }
+
+  /** Whether a partition's window has room for more records (always, outside pipelined mode). */
+  private readable(topic: string, partition: number): boolean {
+    const limit = this.options.maxUnfinishedPerPartition;
+    if (limit === undefined || this.stopping) return !this.stopping;
+    const progress = this.partitions.get(`${topic}:${partition}`);
+    return !progress || progress.watermark.unfinished < limit;
   }
 
   /**
@@ -291,7 +278,7 @@ export class BatchConsumer {
 
   /** Commits the low watermarks of these partitions that moved, in one request. */
   private async commit(keys: readonly string[]): Promise<void> {
-    if (!this.consumer) return;
+    if (!this.client) return;
     const moved: { progress: PartitionProgress; offset: string }[] = [];
     for (const key of keys) {
       const progress = this.partitions.get(key);
@@ -302,7 +289,7 @@ export class BatchConsumer {
     }
     if (moved.length === 0) return;
     try {
-      await this.consumer.commitOffsets(
+      await this.client.commit(
         moved.map(({ progress, offset }) => ({
           topic: progress.topic,
           partition: progress.partition,
@@ -367,15 +354,16 @@ export class BatchConsumer {
     return delay;
   }
 
-  /** Replaces a consumer kafkajs gave up on; tries again (with a longer backoff) if it fails. */
+  /** Replaces a client that gave up; tries again (with a longer backoff) if it fails. */
   private async restart(): Promise<void> {
     if (this.stopping) return;
-    // What the old consumer had read is read again from the committed offsets.
+    await this.client?.close().catch(() => undefined);
+    // What the old client had read is read again from the committed offsets.
     this.forgetPartitions();
     try {
       await this.start();
     } catch (error) {
-      await this.consumer?.disconnect().catch(() => undefined);
+      await this.client?.close().catch(() => undefined);
       if (this.stopping) return;
       const delay = this.nextRestartDelay();
       this.logger.error(
@@ -415,7 +403,7 @@ export class BatchConsumer {
     this.commitsDue.clear();
     await this.commit([...this.partitions.keys()]);
     // Leaving the group (not waiting out the session) lets the others take the partitions now.
-    await this.consumer?.disconnect().catch(() => undefined);
+    await this.client?.close().catch(() => undefined);
   }
 }
 

@@ -5,8 +5,8 @@ import { TopicWorker } from './topic-worker';
 
 /**
  * The partitions each consumer of this process holds in its group, at each scrape
- * (`hookbase_consumer_assigned_partitions{group,topic}`), from what kafkajs said at the last
- * group join. Summed over every process of the installation and compared with
+ * (`hookbase_consumer_assigned_partitions{group,topic}`), from what its consumer client said at
+ * the last group join. Summed over every process of the installation and compared with
  * `hookbase_topic_partitions`, it shows a partition that no consumer reads.
  */
 @Injectable()

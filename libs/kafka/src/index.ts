@@ -14,3 +14,7 @@ export * from './operational-outbox.relay';
 export * from './producer-client';
 export * from './kafkajs-producer-client';
 export * from './platformatic-producer-client';
+export * from './consumer-client';
+export * from './consumer-clients';
+export * from './kafkajs-consumer-client';
+export * from './platformatic-consumer-client';

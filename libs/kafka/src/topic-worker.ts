@@ -5,6 +5,7 @@ import { HookbaseConfig } from '@hookbase/config';
 import { parseRecord } from '@hookbase/domain';
 import { Drainable, DrainsOnShutdown, ProbesReadiness, ReadinessProbe } from '@hookbase/runtime';
 import { BatchConsumer, BatchContext, ConsumedRecord, InFlightRecord } from './batch-consumer';
+import { createConsumerClient } from './consumer-clients';
 import { consumerGroup } from './topics';
 
 /** A record that could not be read as its topic's schema, with why. */
@@ -42,15 +43,16 @@ export abstract class TopicWorker<T>
   protected constructor(kafka: Kafka, config: HookbaseConfig, options: TopicWorkerOptions<T>) {
     this.readinessName = `kafka-consumer:${options.role}`;
     this.drainName = `${options.role} consumer of ${options.topic}`;
+    const settings = {
+      groupId: consumerGroup(config.kafka.topicPrefix, options.role),
+      topic: options.topic,
+      sessionTimeoutMs: config.kafka.sessionTimeoutMs,
+      partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
+      maxBytesPerPartition: 1024 * 1024,
+    };
     this.consumer = new BatchConsumer(
-      kafka,
-      {
-        groupId: consumerGroup(config.kafka.topicPrefix, options.role),
-        sessionTimeoutMs: config.kafka.sessionTimeoutMs,
-        topic: options.topic,
-        partitionsConsumedConcurrently: options.partitionsConsumedConcurrently,
-        maxUnfinishedPerPartition: options.maxUnfinishedPerPartition,
-      },
+      () => createConsumerClient(config, kafka, options.role, settings),
+      { ...settings, maxUnfinishedPerPartition: options.maxUnfinishedPerPartition },
       (records, context) => this.process(records, context, options.schema),
     );
   }

@@ -10,3 +10,4 @@ export * from './sqs-queue';
 export * from './stub-resolver';
 export * from './grpc-ingest-client';
 export * from './otlp-receiver';
+export * from './metric-samples';

@@ -147,14 +147,17 @@ export async function spawnHookbase(
   env: Record<string, string>,
 ): Promise<{ process: HookbaseProcess; url?: string }> {
   const entry = join(ROOT, 'dist', 'apps', app, 'src', 'main.js');
-  // HOOKBASE_TEST_KAFKA_PRODUCER runs any test's processes with another Kafka producer client
-  // (`HOOKBASE_TEST_KAFKA_PRODUCER=kafkajs npm test -- <files>`); a test's own setting wins.
+  // HOOKBASE_TEST_KAFKA_PRODUCER and HOOKBASE_TEST_KAFKA_CONSUMER run any test's processes with
+  // another Kafka client (`HOOKBASE_TEST_KAFKA_PRODUCER=kafkajs npm test -- <files>`); a test's
+  // own setting wins.
   const producer = process.env.HOOKBASE_TEST_KAFKA_PRODUCER;
+  const consumer = process.env.HOOKBASE_TEST_KAFKA_CONSUMER;
   const child = spawn(process.execPath, [entry], {
     env: {
       PATH: process.env.PATH ?? '',
       NO_COLOR: '1',
       ...(producer ? { HOOKBASE_KAFKA_PRODUCER: producer } : {}),
+      ...(consumer ? { HOOKBASE_KAFKA_CONSUMER: consumer } : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
