@@ -20,7 +20,11 @@ function overKafkajs(
 
 /** Stands in for a kafkajs consumer: records what it was asked and lets a test raise CRASH. */
 class FakeConsumer {
-  readonly events = { GROUP_JOIN: 'consumer.group_join', CRASH: 'consumer.crash' };
+  readonly events = {
+    GROUP_JOIN: 'consumer.group_join',
+    CRASH: 'consumer.crash',
+    REBALANCING: 'consumer.rebalancing',
+  };
   private readonly handlers = new Map<string, (event: unknown) => void>();
   running = false;
   connected = false;
@@ -65,6 +69,10 @@ class FakeConsumer {
   async disconnect() {
     this.connected = false;
     this.running = false;
+  }
+  /** What kafkajs emits when its group starts to rebalance. */
+  rebalance() {
+    this.handlers.get(this.events.REBALANCING)?.({ payload: { groupId: 'g' } });
   }
   /** What kafkajs emits when a consumer crashes; `restart` says whether kafkajs restarts it. */
   crash(restart: boolean) {
@@ -182,6 +190,18 @@ describe('BatchConsumer commits', () => {
     await jest.advanceTimersByTimeAsync(50);
     // The two batches' completions go in one commit: the offset after the last finished record.
     expect(consumer.commits).toEqual([[{ partition: 0, offset: '8' }]]);
+  });
+
+  it('commits what finished at once when the group starts to rebalance', async () => {
+    const batchConsumer = overKafkajs(kafka, { groupId: 'g', topic: 't' }, async () => undefined);
+    await batchConsumer.start();
+    await consumer.deliver(['5', '6']);
+    expect(consumer.commits).toEqual([]);
+    // The partitions' next owners start right after what this member finished.
+    consumer.rebalance();
+    expect(consumer.commits).toEqual([[{ partition: 0, offset: '7' }]]);
+    await jest.advanceTimersByTimeAsync(200);
+    expect(consumer.commits).toHaveLength(1);
   });
 
   it('commits the partitions finished meanwhile in one request, not one per partition', async () => {

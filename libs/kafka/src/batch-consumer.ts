@@ -163,8 +163,12 @@ export class BatchConsumer {
         this.assigned = partitions;
         this.forgetPartitions();
       },
+      // A rebalance starts (or the member left): what finished is committed at once, so that the
+      // partitions' next owners start after it.
       unassigned: () => {
-        if (current()) this.assigned = 0;
+        if (!current()) return;
+        this.assigned = 0;
+        this.commitDueNow();
       },
       problem: (reason) => {
         if (current() && !this.stopping) this.problem = reason;
@@ -274,6 +278,16 @@ export class BatchConsumer {
       this.commitsDue.clear();
       void this.commit(keys);
     }, COMMIT_DELAY_MS);
+  }
+
+  /** Commits what is due without waiting for the timer. */
+  private commitDueNow(): void {
+    if (this.commitsDue.size === 0) return;
+    clearTimeout(this.commitTimer);
+    this.commitTimer = undefined;
+    const keys = [...this.commitsDue];
+    this.commitsDue.clear();
+    void this.commit(keys);
   }
 
   /** Commits the low watermarks of these partitions that moved, in one request. */

@@ -305,6 +305,26 @@ describe('PlatformaticConsumerClient', () => {
     expect(consumer.fetches.length).toBeLessThanOrEqual(fetched + 1);
   });
 
+  it('hands nothing over and commits nothing from the start of a rebalance to the join', async () => {
+    let unassigned = 0;
+    events.unassigned = () => unassigned++;
+    await client.start(events);
+    consumer.emit('consumer:group:rebalance', { groupId: 'g' });
+    expect(unassigned).toBe(1);
+    consumer.log.set(0, ['a']);
+    await client.commit([{ topic: 't', partition: 0, offset: '1' }]);
+    const fetched = consumer.fetches.length;
+    await pause(20);
+    expect(consumer.fetches).toHaveLength(fetched);
+    expect(handed).toEqual([]);
+    expect(consumer.commits).toEqual([]);
+    // Joined again: read from the committed offsets, and commits go out.
+    consumer.rejoin();
+    await until(() => handed.length === 1);
+    await client.commit([{ topic: 't', partition: 0, offset: '1' }]);
+    expect(consumer.commits).toHaveLength(1);
+  });
+
   it('commits the next offsets to read, in one request', async () => {
     await client.start(events);
     await client.commit([

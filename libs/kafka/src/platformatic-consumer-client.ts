@@ -127,6 +127,8 @@ export class PlatformaticConsumerClient implements ConsumerClient {
   private positions = new Map<number, bigint>();
   private positionsOf = -1;
   private failures = 0;
+  /** Between a rebalance's start and the member's join. */
+  private rebalancing = false;
   private events: ConsumerClientEvents | undefined;
 
   constructor(
@@ -140,13 +142,23 @@ export class PlatformaticConsumerClient implements ConsumerClient {
     this.consumer = consumer;
     this.events = events;
     consumer.on('consumer:group:join', (payload) => {
+      this.rebalancing = false;
       this.generation++;
       this.positions = new Map();
       const own = payload.assignments?.find((a) => a.topic === this.settings.topic);
       this.assigned = own ? [...own.partitions] : [];
       events.joined(this.assigned.length);
     });
-    consumer.on('consumer:group:rebalance', () => events.unassigned());
+    // The group rebalances: what finished is committed now, while this member's generation still
+    // counts, and nothing more is handed over or committed until the join. A batch handed over
+    // meanwhile would start work on a partition that may be another member's after the join.
+    consumer.on('consumer:group:rebalance', () => {
+      events.unassigned();
+      this.rebalancing = true;
+      this.generation++;
+      this.assigned = [];
+      this.positions = new Map();
+    });
     consumer.on('consumer:group:leave', () => events.unassigned());
     consumer.on('consumer:heartbeat:error', ({ error }) =>
       events.problem(`heartbeat failed: ${(error as Error).message}`),
@@ -353,7 +365,9 @@ export class PlatformaticConsumerClient implements ConsumerClient {
   async commit(
     offsets: readonly { topic: string; partition: number; offset: string }[],
   ): Promise<void> {
-    if (!this.consumer) return;
+    // A commit the coordinator refuses mid-rebalance is retried by the library after a rejoin,
+    // under the new generation, for partitions that may have moved: none is sent until the join.
+    if (!this.consumer || this.rebalancing) return;
     await this.consumer.commit({
       offsets: offsets.map(({ topic, partition, offset }) => ({
         topic,
