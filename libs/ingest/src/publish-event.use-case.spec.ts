@@ -25,11 +25,21 @@ function setUp(options: { sendFails?: Error; reservation?: Reservation } = {}) {
     markAccepted: async (_organizationId: string, key: string) => void accepted.push(key),
     release: async (_organizationId: string, key: string) => void released.push(key),
   } as unknown as IdempotencyRepository;
+  // org_cold's catalog is not in the process yet (it must be read); a `broken.type` breaks it.
+  const admission = (eventType: string) => {
+    if (eventType === 'broken.type') throw new Error('schema check failed to run');
+    return eventType === 'refused.type'
+      ? { kind: 'refused', code: 'EVENT_TYPE_UNKNOWN', message: 'not declared', details: {} }
+      : { kind: 'accepted' };
+  };
+  const catalogReads: string[] = [];
   const catalog = {
-    admit: async (_organizationId: string, eventType: string) =>
-      eventType === 'refused.type'
-        ? { kind: 'refused', code: 'EVENT_TYPE_UNKNOWN', message: 'not declared', details: {} }
-        : { kind: 'accepted' },
+    admit: async (organizationId: string, eventType: string) => {
+      catalogReads.push(organizationId);
+      return admission(eventType);
+    },
+    admitKnown: (organizationId: string, eventType: string) =>
+      organizationId === 'org_cold' ? undefined : admission(eventType),
   } as unknown as EventTypeCatalog;
   const applications = {
     resolve: async (_organizationId: string, reference: string) => {
@@ -45,7 +55,7 @@ function setUp(options: { sendFails?: Error; reservation?: Reservation } = {}) {
     loadConfig({}),
     applications,
   );
-  return { publish, sends, reserved, accepted, released };
+  return { publish, sends, reserved, accepted, released, catalogReads };
 }
 
 const input = (eventType: string, extra: Partial<PublishEventInput> = {}): PublishEventInput => ({
@@ -94,6 +104,51 @@ describe('PublishEvent.executeAll', () => {
       ['a', undefined],
       ['c', 'app_shop'],
     ]);
+  });
+
+  it("admits events at once when the organization's catalog is here, and waits for it otherwise", async () => {
+    const { publish, sends, catalogReads } = setUp();
+    const known = await publish.executeAll('org_1', [input('a'), input('refused.type')]);
+    expect(known.map(codeOf)).toEqual(['published', 'EVENT_TYPE_UNKNOWN']);
+    // An event naming an application resolves it, so it takes the path that waits.
+    await publish.executeAll('org_1', [input('b', { applicationId: 'shop' })]);
+    expect(catalogReads).toEqual(['org_1']);
+    const cold = await publish.executeAll('org_cold', [input('c'), input('refused.type')]);
+    expect(cold.map(codeOf)).toEqual(['published', 'EVENT_TYPE_UNKNOWN']);
+    expect(catalogReads).toEqual(['org_1', 'org_cold', 'org_cold']);
+    expect(sends.flatMap((records) => envelopes(records).map((e) => e.eventType))).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+  });
+
+  it('refuses an event whose admission fails to run as SERVICE_UNAVAILABLE, on both paths, and sends the rest', async () => {
+    for (const organizationId of ['org_1', 'org_cold']) {
+      const { publish, sends } = setUp();
+      const outcomes = await publish.executeAll(organizationId, [input('broken.type'), input('a')]);
+      expect(outcomes.map(codeOf)).toEqual(['SERVICE_UNAVAILABLE', 'published']);
+      expect(envelopes(sends[0]).map((envelope) => envelope.eventType)).toEqual(['a']);
+    }
+  });
+
+  it('gives each event an envelope with only the fields it has', async () => {
+    const { publish, sends } = setUp();
+    await publish.executeAll('org_1', [
+      input('a'),
+      input('b', { endpointIds: ['ep_1'], channels: ['eu'] }),
+    ]);
+    const [plain, targeted] = envelopes(sends[0]);
+    expect(Object.keys(plain).sort()).toEqual([
+      'acceptedAt',
+      'eventType',
+      'id',
+      'organizationId',
+      'payload',
+    ]);
+    expect(targeted).toMatchObject({ endpointIds: ['ep_1'], channels: ['eu'] });
+    expect(plain.id).toMatch(/^evt_[0-9a-z]{26}$/);
+    expect(new Date(plain.acceptedAt).toISOString()).toBe(plain.acceptedAt);
   });
 
   it('refuses every event of a send Kafka did not acknowledge, as SERVICE_UNAVAILABLE', async () => {

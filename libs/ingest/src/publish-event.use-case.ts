@@ -86,9 +86,7 @@ export class PublishEvent {
       );
       return { input, span, context: trace.setSpan(parent, span) };
     });
-    const envelopes = await Promise.all(
-      publishes.map(({ input }) => settled(this.envelopeFor(organizationId, input))),
-    );
+    const envelopes = await this.envelopesFor(organizationId, inputs);
     const outcomes: PublishOutcome[] = new Array(inputs.length);
     const plain: number[] = [];
     const keyed: Promise<void>[] = [];
@@ -126,8 +124,47 @@ export class PublishEvent {
     return outcomes;
   }
 
-  /** The event's envelope, once its organization's policy admits it and its application exists. */
-  private async envelopeFor(
+  /**
+   * Each event's envelope, or the error that refused it, in the order given. An event that needs
+   * no read (its organization's catalog is in this process, no application named) gets it at
+   * once: only the others wait, so a batch costs no promise per event.
+   */
+  private async envelopesFor(
+    organizationId: string,
+    inputs: readonly PublishEventInput[],
+  ): Promise<Prepared[]> {
+    const envelopes: Prepared[] = new Array(inputs.length);
+    const reads: Promise<void>[] = [];
+    inputs.forEach((input, i) => {
+      try {
+        const admission = input.applicationId
+          ? undefined
+          : this.unavailableOnErrorNow(() =>
+              this.catalog.admitKnown(organizationId, input.eventType, input.payload),
+            );
+        if (admission === undefined) {
+          reads.push(
+            settled(this.envelopeAfterReads(organizationId, input)).then((prepared) => {
+              envelopes[i] = prepared;
+            }),
+          );
+        } else {
+          if (admission.kind === 'refused') throw admissionError(admission);
+          envelopes[i] = { kind: 'value', value: envelopeOf(organizationId, input, undefined) };
+        }
+      } catch (error) {
+        envelopes[i] = { kind: 'refused', error };
+      }
+    });
+    if (reads.length > 0) await Promise.all(reads);
+    return envelopes;
+  }
+
+  /**
+   * The event's envelope, once its organization's policy admits it (its catalog read if this
+   * process has none) and its application exists.
+   */
+  private async envelopeAfterReads(
     organizationId: string,
     input: PublishEventInput,
   ): Promise<EventEnvelope> {
@@ -142,18 +179,7 @@ export class PublishEvent {
           this.applications.resolve(organizationId, input.applicationId!),
         )
       : undefined;
-    const now = new Date();
-    return {
-      id: newId('evt', now.getTime()),
-      organizationId,
-      eventType: input.eventType,
-      payload: input.payload,
-      acceptedAt: now.toISOString(),
-      ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
-      ...(input.endpointIds ? { endpointIds: input.endpointIds } : {}),
-      ...(input.channels ? { channels: input.channels } : {}),
-      ...(applicationId ? { applicationId } : {}),
-    };
+    return envelopeOf(organizationId, input, applicationId);
   }
 
   /**
@@ -299,13 +325,48 @@ export class PublishEvent {
     try {
       return await run();
     } catch (error) {
-      if (error instanceof DomainError) throw error;
-      this.logger.error(`event not accepted: ${(error as Error).message}`);
-      throw new DomainError('SERVICE_UNAVAILABLE', 'Event not accepted; retry shortly', {
-        retryAfterSeconds: 1,
-      });
+      throw this.unavailable(error);
     }
   }
+
+  /** `unavailableOnError` for work that does not wait. */
+  private unavailableOnErrorNow<T>(run: () => T): T {
+    try {
+      return run();
+    } catch (error) {
+      throw this.unavailable(error);
+    }
+  }
+
+  /** A failure that is not the event's fault, as the caller sees it: retry shortly. */
+  private unavailable(error: unknown): unknown {
+    if (error instanceof DomainError) return error;
+    this.logger.error(`event not accepted: ${(error as Error).message}`);
+    return new DomainError('SERVICE_UNAVAILABLE', 'Event not accepted; retry shortly', {
+      retryAfterSeconds: 1,
+    });
+  }
+}
+
+/** An admitted event's envelope: its id and acceptance time are given now. */
+function envelopeOf(
+  organizationId: string,
+  input: PublishEventInput,
+  applicationId: string | undefined,
+): EventEnvelope {
+  const now = new Date();
+  const envelope: EventEnvelope = {
+    id: newId('evt', now.getTime()),
+    organizationId,
+    eventType: input.eventType,
+    payload: input.payload,
+    acceptedAt: now.toISOString(),
+  };
+  if (input.idempotencyKey) envelope.idempotencyKey = input.idempotencyKey;
+  if (input.endpointIds) envelope.endpointIds = input.endpointIds;
+  if (input.channels) envelope.channels = input.channels;
+  if (applicationId) envelope.applicationId = applicationId;
+  return envelope;
 }
 
 /** One event's outcome: published, or refused with the error that refused it. */
@@ -313,6 +374,9 @@ export type PublishOutcome =
   { kind: 'published'; event: PublishedEvent } | { kind: 'refused'; error: unknown };
 
 type Value<T> = { kind: 'value'; value: T };
+
+/** An event's envelope, or the error that refused it before anything was reserved or sent. */
+type Prepared = Value<EventEnvelope> | { kind: 'refused'; error: unknown };
 
 /** A promise's end as a value, so that one event's refusal never rejects its batch. */
 function settled<T>(work: Promise<T>): Promise<Value<T> | { kind: 'refused'; error: unknown }> {

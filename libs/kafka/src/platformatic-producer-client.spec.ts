@@ -1,4 +1,5 @@
 import {
+  keptBuffer,
   PlatformaticProducer,
   PlatformaticProducerClient,
   rememberedKeyHash,
@@ -66,6 +67,47 @@ describe('toPlatformaticMessage', () => {
     expect(toPlatformaticMessage('t', { key: null, value: null })).toEqual({ topic: 't' });
     const buffer = Buffer.from([0xff, 0x00]);
     expect(toPlatformaticMessage('t', { key: buffer, value: buffer }).key).toBe(buffer);
+  });
+});
+
+describe('keptBuffer', () => {
+  it('makes the bytes of a repeating key or header name once, and keeps short header values only', () => {
+    const traceparent = `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`;
+    const record = {
+      key: 'org_kept',
+      value: '{}',
+      headers: { traceparent, 'hookbase-origin': 'ingest' },
+    };
+    const first = toPlatformaticMessage('t', record);
+    const second = toPlatformaticMessage('t', record);
+    expect(second.key).toBe(first.key);
+    expect(first.key).toEqual(Buffer.from('org_kept'));
+    const entries = (message: typeof first) => [...(message.headers as Map<Buffer, Buffer>)];
+    const [[traceName, traceValue], [originName, originValue]] = entries(first);
+    const [[traceName2, traceValue2], [originName2, originValue2]] = entries(second);
+    expect([traceName2, originName2, originValue2]).toEqual([traceName, originName, originValue]);
+    expect(traceName2).toBe(traceName);
+    expect(originValue2).toBe(originValue);
+    // A trace context differs per record: made each time, never kept.
+    expect(traceValue2).not.toBe(traceValue);
+    expect(traceValue2.toString()).toBe(traceparent);
+    // The value was never written through: a kept buffer still reads as its text.
+    expect(keptBuffer('org_kept').toString()).toBe('org_kept');
+  });
+
+  it('hands a buffer back as it is, and keeps texts apart that differ only beyond ASCII', () => {
+    const buffer = Buffer.from('ep_1');
+    expect(keptBuffer(buffer)).toBe(buffer);
+    expect(keptBuffer('caf\u00e9').equals(Buffer.from('caf\u00e9'))).toBe(true);
+    expect(keptBuffer('caf\u00e8').equals(Buffer.from('caf\u00e8'))).toBe(true);
+  });
+
+  it('starts over past its bound, still answering the right bytes', () => {
+    const first = keptBuffer('org_0');
+    for (let i = 1; i <= 10_001; i++) keptBuffer(`org_${i}`);
+    const again = keptBuffer('org_0');
+    expect(again).not.toBe(first);
+    expect(again.toString()).toBe('org_0');
   });
 });
 

@@ -15,12 +15,19 @@ export interface PlatformaticProducerSettings {
 /** The record as `@platformatic/kafka` takes it with its default (Buffer) serializers. */
 export function toPlatformaticMessage(topic: string, record: ProducedRecord): Message {
   const message: Message = { topic };
-  if (record.key !== null && record.key !== undefined) message.key = toBuffer(record.key);
+  if (record.key !== null && record.key !== undefined) message.key = keptBuffer(record.key);
   if (record.value !== null) message.value = toBuffer(record.value);
   if (record.headers) {
     const headers = new Map<Buffer, Buffer>();
-    for (const [name, value] of Object.entries(record.headers)) {
-      if (value !== undefined) headers.set(Buffer.from(name), toBuffer(value));
+    for (const name in record.headers) {
+      const value = record.headers[name];
+      if (value === undefined) continue;
+      headers.set(
+        keptBuffer(name),
+        typeof value === 'string' && value.length <= KEPT_VALUE_MAX
+          ? keptBuffer(value)
+          : toBuffer(value),
+      );
     }
     message.headers = headers;
   }
@@ -29,6 +36,28 @@ export function toPlatformaticMessage(topic: string, record: ProducedRecord): Me
 
 function toBuffer(value: Buffer | string): Buffer {
   return typeof value === 'string' ? Buffer.from(value) : value;
+}
+
+/** Header values this short (an origin, a flag) are kept; longer ones (a trace context) are not. */
+const KEPT_VALUE_MAX = 16;
+/** Texts kept as buffers at most; past it the memory starts over. */
+const KEPT_TEXTS_MAX = 10_000;
+let keptTexts = new Map<string, Buffer>();
+
+/**
+ * The bytes of a key or header text that repeats (organization and endpoint ids, header names),
+ * made once: the library only reads them, and a buffer per record was a share of ingest's
+ * allocation.
+ */
+export function keptBuffer(text: Buffer | string): Buffer {
+  if (typeof text !== 'string') return text;
+  let bytes = keptTexts.get(text);
+  if (bytes === undefined) {
+    if (keptTexts.size >= KEPT_TEXTS_MAX) keptTexts = new Map();
+    bytes = Buffer.from(text);
+    keptTexts.set(text, bytes);
+  }
+  return bytes;
 }
 
 /** Retries back off from 200 ms to 5 s, as the kafkajs client's do. */

@@ -55,6 +55,34 @@ describe('EventTypeCatalog', () => {
     expect(reads).toHaveLength(1);
   });
 
+  it('admits at once only with the catalog in this process, and a stale one is read again behind it', async () => {
+    const { repository, reads } = slowRepository();
+    const catalog = new EventTypeCatalog(repository, {
+      eventTypes: { cacheMs: 0 },
+    } as HookbaseConfig);
+    // Nothing here yet: no answer without a read, and asking starts none.
+    expect(catalog.admitKnown('org_a', 'order.created', {})).toBeUndefined();
+    await settle();
+    expect(reads).toHaveLength(0);
+    const first = catalog.admit('org_a', 'order.created', {});
+    await settle();
+    reads[0].finish(declared);
+    await first;
+    expect(catalog.admitKnown('org_a', 'order.created', {})).toEqual({ kind: 'accepted' });
+    expect(catalog.admitKnown('org_a', 'order.unknown', {})).toMatchObject({
+      kind: 'refused',
+      code: 'EVENT_TYPE_UNKNOWN',
+    });
+    // Stale at once (a cache time of 0): served, and read again once in the background.
+    await settle();
+    expect(reads).toHaveLength(2);
+    reads[1].finish({ policy: 'open', types: [] });
+    await settle();
+    expect(catalog.admitKnown('org_a', 'order.unknown', {})).toEqual({ kind: 'accepted' });
+    // Another organization still has nothing here.
+    expect(catalog.admitKnown('org_b', 'order.created', {})).toBeUndefined();
+  });
+
   it('reads again for events after a change made during the first read', async () => {
     const { repository, reads } = slowRepository();
     const catalog = new EventTypeCatalog(repository, config);
