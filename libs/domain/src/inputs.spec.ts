@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { DomainError } from './errors';
 import { newId } from './ids';
 import {
@@ -56,6 +57,59 @@ describe('publishEventSchema', () => {
     for (const body of [null, undefined, 'x', 3, []]) {
       validationIssues(() => parseInput(publishEventSchema, body));
     }
+  });
+
+  it.each([
+    [[1, 2], 'array'],
+    ['text', 'string'],
+    [null, 'null'],
+    [7, 'number'],
+    [undefined, 'undefined'],
+  ])('says what a payload of %j is instead of an object', (payload, kind) => {
+    const details = validationIssues(() =>
+      parseInput(publishEventSchema, { eventType: 'a', payload }),
+    );
+    expect(details.issues).toContainEqual({
+      path: 'payload',
+      message: `Invalid input: expected object, received ${kind}`,
+    });
+  });
+
+  it('names where in the payload the unstorable text is', () => {
+    const details = validationIssues(() =>
+      parseInput(publishEventSchema, {
+        eventType: 'a',
+        payload: { customer: { names: ['ok', 'nul\u0000'] } },
+      }),
+    );
+    expect(details.issues).toEqual([
+      {
+        path: 'payload',
+        message:
+          'customer.names[1] contains U+0000 or an unpaired surrogate, which cannot be stored',
+      },
+    ]);
+  });
+
+  it('takes the payload as it is, nested values included, without copying it', () => {
+    const payload = { id: 'ord_1', customer: { id: 'c1' }, items: [{ sku: 'a' }], note: null };
+    const input = parseInput(publishEventSchema, { eventType: 'a', payload });
+    expect(input.payload).toBe(payload);
+    expect(input.payload).toEqual({
+      id: 'ord_1',
+      customer: { id: 'c1' },
+      items: [{ sku: 'a' }],
+      note: null,
+    });
+  });
+
+  it('is a JSON object with string keys in the API document', () => {
+    const schema = z.toJSONSchema(publishEventSchema, { io: 'input', unrepresentable: 'any' });
+    expect(schema.properties?.payload).toEqual({
+      type: 'object',
+      propertyNames: { type: 'string' },
+      additionalProperties: {},
+    });
   });
 });
 

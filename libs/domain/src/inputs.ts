@@ -11,6 +11,7 @@ import { DLQ_REASONS, ENDPOINT_KINDS, ENDPOINT_STATUSES, MESSAGE_STATUSES, PLANS
 import { OPERATIONAL_EVENT_TYPES } from './operational-events';
 import { receiverOptionFields } from './receiver-options';
 import { EVENT_TYPE_SUBSCRIPTION_PATTERN } from './recipients';
+import { jsonObject } from './json-object';
 import { isStorableText, unstorableTextAt } from './storable-text';
 
 /**
@@ -32,9 +33,9 @@ const prefixedId = (prefix: string) =>
 const STORABLE_MESSAGE = 'contains U+0000 or an unpaired surrogate, which cannot be stored';
 
 /** A JSON object whose every key and string can be stored (see storable-text.ts). */
-const storablePayload = z.record(z.string(), z.unknown()).superRefine((payload, context) => {
+const storablePayload = jsonObject((payload) => {
   const at = unstorableTextAt(payload);
-  if (at !== null) context.addIssue({ code: 'custom', message: `${at} ${STORABLE_MESSAGE}` });
+  return at === null ? null : `${at} ${STORABLE_MESSAGE}`;
 });
 
 /** A channel name: what events are published on and endpoints listen on. */

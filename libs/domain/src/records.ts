@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { publishEventSchema } from './inputs';
+import { jsonObject } from './json-object';
 import { DLQ_REASONS, DeliveryRecord, DlqRecord, EventEnvelope } from './model';
 
 /**
@@ -22,7 +23,7 @@ export const deliveryRecordSchema = z.object({
   organizationId: id('org'),
   endpointId: id('ep'),
   eventType: z.string().min(1),
-  payload: z.record(z.string(), z.unknown()),
+  payload: jsonObject(),
   acceptedAt: z.iso.datetime({ offset: true }),
 }) satisfies z.ZodType<DeliveryRecord>;
 
