@@ -16,6 +16,7 @@ export * from './fifo-gating';
 export * from './fifo-blocked';
 export * from './fifo-lane';
 export * from './ids';
+export * from './timestamps';
 export * from './inputs';
 export * from './model';
 export * from './offset-watermark';

@@ -5,6 +5,7 @@ import {
   DomainError,
   EventEnvelope,
   eventFingerprint,
+  isoTimestamp,
   newId,
   PublishEventInput,
 } from '@hookbase/domain';
@@ -354,13 +355,13 @@ function envelopeOf(
   input: PublishEventInput,
   applicationId: string | undefined,
 ): EventEnvelope {
-  const now = new Date();
+  const now = Date.now();
   const envelope: EventEnvelope = {
-    id: newId('evt', now.getTime()),
+    id: newId('evt', now),
     organizationId,
     eventType: input.eventType,
     payload: input.payload,
-    acceptedAt: now.toISOString(),
+    acceptedAt: isoTimestamp(now),
   };
   if (input.idempotencyKey) envelope.idempotencyKey = input.idempotencyKey;
   if (input.endpointIds) envelope.endpointIds = input.endpointIds;
