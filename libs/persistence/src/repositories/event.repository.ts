@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { DELIVERY_ORIGINS, EventEnvelope, PlannedMessage } from '@hookbase/domain';
+import { DELIVERY_ORIGINS, EventEnvelope, isoTimestamp, PlannedMessage } from '@hookbase/domain';
 import { EventEntity, MessageEntity } from '../entities';
 import { Page, toPage } from './page';
 import { takePollPlaces } from './poll-log.repository';
@@ -28,12 +28,16 @@ function insertEventsSql(condition = 'true'): string {
 }
 const INSERT_EVENTS = insertEventsSql();
 
+/** An event published on no channel. */
+const NO_CHANNELS = '[]';
+
 /** The events' columns, in INSERT_EVENTS's parameter order. */
 function eventColumns(
   events: readonly EventEnvelope[],
   traceParents: ReadonlyMap<string, string | null>,
 ): unknown[][] {
-  const now = new Date();
+  // As text: node-postgres writes a Date element by element, a few hundred nanoseconds each.
+  const now = isoTimestamp(Date.now());
   return [
     events.map((e) => e.id),
     events.map((e) => e.organizationId),
@@ -44,7 +48,7 @@ function eventColumns(
     events.map(() => now),
     events.map((e) => traceParents.get(e.id) ?? null),
     // A list per event: jsonb, since unnest cannot take a text[] per row.
-    events.map((e) => JSON.stringify(e.channels ?? [])),
+    events.map((e) => (e.channels ? JSON.stringify(e.channels) : NO_CHANNELS)),
     events.map((e) => e.applicationId ?? null),
   ];
 }
