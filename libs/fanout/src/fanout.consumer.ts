@@ -5,7 +5,6 @@ import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { FanoutMetrics, IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import {
   DeliveryRecord,
-  deliveryRecordValue,
   EventEnvelope,
   eventEnvelopeSchema,
   findApplication,
@@ -36,9 +35,6 @@ import {
   InvalidEventRepository,
   OrganizationRepository,
 } from '@hookbase/persistence';
-
-/** A delivery record to produce, with its event's payload already written as JSON. */
-type OutgoingDelivery = Omit<DeliveryRecord, 'payload'> & { payloadJson: string };
 
 /** An event envelope as read, with where it was read. */
 interface Arrival {
@@ -206,21 +202,19 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
         traceParents,
       ));
     // Messages of polling endpoints are complete once recorded (in their poll log): nothing to send.
-    // An event's payload is written as JSON once, for all of its deliveries.
-    const deliveries = envelopes.flatMap((envelope) => {
-      const messages = (recorded.get(envelope.id) ?? []).filter((message) => !message.polled);
-      if (messages.length === 0) return [];
-      const payloadJson = JSON.stringify(envelope.payload);
-      return messages.map((message): OutgoingDelivery => ({
-        messageId: message.messageId,
-        eventId: envelope.id,
-        organizationId: envelope.organizationId,
-        endpointId: message.endpointId,
-        eventType: envelope.eventType,
-        acceptedAt: envelope.acceptedAt,
-        payloadJson,
-      }));
-    });
+    const deliveries = envelopes.flatMap((envelope) =>
+      (recorded.get(envelope.id) ?? [])
+        .filter((message) => !message.polled)
+        .map((message): DeliveryRecord => ({
+          messageId: message.messageId,
+          eventId: envelope.id,
+          organizationId: envelope.organizationId,
+          endpointId: message.endpointId,
+          eventType: envelope.eventType,
+          payload: envelope.payload,
+          acceptedAt: envelope.acceptedAt,
+        })),
+    );
     // Duplicated envelopes (a repeated publish) produce their deliveries once.
     const seen = new Set<string>();
     const unique = deliveries.filter((d) => !seen.has(d.messageId) && seen.add(d.messageId));
@@ -233,10 +227,9 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       this.topics.deliveries,
       unique.map((delivery) => {
         const eventTrace = traces.get(delivery.eventId);
-        const { payloadJson, ...record } = delivery;
         return {
           key: delivery.endpointId,
-          value: deliveryRecordValue(record, payloadJson),
+          value: JSON.stringify(delivery),
           headers: eventTrace && traceHeaders(eventTrace.context),
         };
       }),
