@@ -111,6 +111,25 @@ describe('FIFO lane statements for many lanes', () => {
     expect(await ownerOf(others)).toBe('other');
   });
 
+  it("hands back at a stop every lane it holds but the ones still sending, and no other owner's", async () => {
+    const me = `${ME}-stopping`;
+    const [idle, expired, sending, others] = ['a', 'b', 'c', 'd'].map(() => newId('ep'));
+    await lease(idle, me, LEASE_MS);
+    // A lease of its own that ran out and no one took yet is its own still.
+    await lease(expired, me, -1_000);
+    await lease(sending, me, LEASE_MS);
+    await lease(others, 'other', LEASE_MS);
+    const handedBack = await lanes.releaseAllExcept(me, [sending]);
+    expect(handedBack.sort()).toEqual([idle, expired].sort());
+    expect(await ownerOf(idle)).toBeNull();
+    expect(await ownerOf(expired)).toBeNull();
+    expect(await ownerOf(sending)).toBe(me);
+    expect(await ownerOf(others)).toBe('other');
+    // Nothing kept: every lane it holds.
+    expect(await lanes.releaseAllExcept(me, [])).toEqual([sending]);
+    expect(await lanes.releaseAllExcept(me, [])).toEqual([]);
+  });
+
   it('marks many heads in flight, each only if its attempt was not recorded first', async () => {
     const endpointId = newId('ep');
     const current = await queued(endpointId, 1);

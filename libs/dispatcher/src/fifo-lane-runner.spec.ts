@@ -1,5 +1,11 @@
 import { loadConfig } from '@hookbase/config';
-import { CircuitState, DeliveryDecision, DlqReason, LANE_LINGER_MS } from '@hookbase/domain';
+import {
+  CircuitState,
+  DeliveryDecision,
+  DlqReason,
+  LANE_LINGER_MS,
+  laneRenewEveryMs,
+} from '@hookbase/domain';
 import {
   EndpointEntity,
   EndpointRepository,
@@ -55,8 +61,10 @@ function lane(
     queue?: QueuedMessage[];
     outcomes?: Outcome[];
     guards?: (real: EndpointGuards) => LaneGuards;
-    /** Every attempt waits for it before answering (a slow receiver). */
-    attemptGate?: Promise<void>;
+    /** Every attempt waits for it before answering (a slow receiver), or for the one it names. */
+    attemptGate?: Promise<void> | ((messageId: string) => Promise<void> | undefined);
+    /** Answers a lease renewal: the lanes the renewal statement found held (default: all). */
+    renew?: (endpointIds: string[]) => Promise<Set<string>>;
     /** Runs inside the release statement, once it has found the queue empty. */
     whileReleasing?: () => void;
   } = {},
@@ -70,12 +78,16 @@ function lane(
   let released = false;
   const handedBack: string[][] = [];
   const calls = { acquire: 0, read: 0, release: 0 };
+  /** The lanes whose lease this runner holds in the store. */
+  const owned = new Set<string>();
   const store = {
     acquireMany: async (ids: string[]) => {
       calls.acquire++;
+      ids.forEach((id) => owned.add(id));
       return new Set(ids);
     },
-    renew: async () => new Set(['ep_1']),
+    renew: async (_owner: string, ids: string[]) =>
+      options.renew ? options.renew(ids) : new Set(ids.filter((id) => owned.has(id))),
     queue: async (_id: string, limit: number) => queued.slice(0, limit),
     queues: async (ids: string[], limit: number) => {
       calls.read++;
@@ -85,10 +97,18 @@ function lane(
       calls.release++;
       const empty = queued.length === 0;
       released = empty;
-      if (empty) options.whileReleasing?.();
+      if (empty) {
+        ids.forEach((id) => owned.delete(id));
+        options.whileReleasing?.();
+      }
       return empty ? new Set(ids) : new Set<string>();
     },
-    releaseAll: async (_owner: string, ids: string[]) => void handedBack.push([...ids]),
+    releaseAllExcept: async (_owner: string, kept: string[]) => {
+      const given = [...owned].filter((id) => !kept.includes(id));
+      given.forEach((id) => owned.delete(id));
+      handedBack.push(given);
+      return given;
+    },
     setBlocked: async (_id: string, _owner: string, reason: string | null) =>
       void blocked.push(reason),
     startHeadAttempts: async () => ({ transitioned: [], skipped: [] }),
@@ -104,7 +124,8 @@ function lane(
   const attempts: Attempts = {
     attempt: async (delivery) => {
       attempted.push(delivery.messageId);
-      await options.attemptGate;
+      const gate = options.attemptGate;
+      await (typeof gate === 'function' ? gate(delivery.messageId) : gate);
       const outcome = outcomes.shift() ?? 'succeeded';
       const decision: DeliveryDecision =
         outcome === 'succeeded'
@@ -153,6 +174,7 @@ function lane(
     },
     calls,
     handedBack,
+    owned,
   };
 }
 
@@ -323,5 +345,70 @@ describe('FifoLaneRunner', () => {
     await drained;
     // Handed back, the head could be sent by another dispatcher while it is still in flight here.
     expect(t.handedBack).toEqual([[]]);
+  });
+
+  it('stops a lane whose lease another owner took (this process stalled) once its head is sent, and hands nothing back', async () => {
+    let sent!: () => void;
+    const gate = new Promise<void>((resolve) => (sent = resolve));
+    const owned: { set?: Set<string> } = {};
+    const t = lane({
+      queue: [queuedOf('a'), queuedOf('b')],
+      attemptGate: (id) => (id === 'a' ? gate : undefined),
+      // Another dispatcher took the lane once the lease had run out.
+      renew: async () => {
+        owned.set?.delete('ep_1');
+        return new Set<string>();
+      },
+    });
+    owned.set = t.owned;
+    t.runner.onApplicationBootstrap();
+    t.runner.wake(['ep_1']);
+    await runUntil(() => t.attempted.length === 1, 'the head in flight');
+    await jest.advanceTimersByTimeAsync(laneRenewEveryMs(loadConfig({}).fifo.leaseMs));
+    sent();
+    await jest.advanceTimersByTimeAsync(LANE_LINGER_MS * 4);
+    // Its new owner sends `b`; this process neither sends it nor gives away a lease it lost.
+    expect(t.attempted).toEqual(['a']);
+    await t.runner.drain(Date.now() + 1_000);
+    expect(t.handedBack).toEqual([[]]);
+  });
+
+  it('keeps running a lane that gave its lease up and took it again while a renewal was under way', async () => {
+    const gates = new Map<string, () => void>();
+    const gated = (id: string) => new Promise<void>((resolve) => gates.set(id, resolve));
+    let renewalAnswered!: (held: Set<string>) => void;
+    let renewals = 0;
+    const t = lane({
+      queue: [queuedOf('a')],
+      attemptGate: (id) => (id === 'a' || id === 'b' ? gated(id) : undefined),
+      renew: () => {
+        renewals++;
+        return new Promise((resolve) => (renewalAnswered = resolve));
+      },
+    });
+    t.runner.onApplicationBootstrap();
+    t.runner.wake(['ep_1']);
+    await runUntil(() => t.attempted.length === 1, 'the first head in flight');
+    // A renewal starts while the lane holds its lease, and its statement takes a while.
+    await runUntil(
+      () => renewals === 1,
+      'a renewal',
+      laneRenewEveryMs(loadConfig({}).fifo.leaseMs),
+    );
+    gates.get('a')!();
+    await runUntil(t.released, 'the lane to give its lease up');
+    // Messages come; the lane starts again and takes its lease again.
+    t.park(queuedOf('b'));
+    t.park(queuedOf('c'));
+    t.runner.wake(['ep_1']);
+    await runUntil(() => t.attempted.length === 2, 'the next head in flight');
+    // The statement ran between the release and the new lease: it found the lane not held.
+    renewalAnswered(new Set());
+    await jest.advanceTimersByTimeAsync(0);
+    gates.get('b')!();
+    await runUntil(t.released, 'the lane to deliver its queue and give its lease up again');
+    expect(t.attempted).toEqual(['a', 'b', 'c']);
+    expect(t.owned.size).toBe(0);
+    await t.runner.drain(Date.now() + 1_000);
   });
 });

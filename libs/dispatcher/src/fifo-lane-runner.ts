@@ -186,15 +186,22 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     );
     // Lanes still sending keep their lease until it runs out: no renewal from here on.
     clearInterval(this.renewTimer);
-    const handedBack = running.map(([endpointId]) => endpointId).filter((id) => stopped.has(id));
-    await this.store
-      .releaseAll(this.owner, handedBack)
-      .catch((error: Error) => this.logger.warn(`could not release lanes: ${error.message}`));
-    const kept = running.length - handedBack.length;
-    this.logger.log(
-      `handed back ${handedBack.length} FIFO lanes` +
-        (kept > 0 ? `; ${kept} still sending keep their lease until it runs out` : ''),
-    );
+    const kept = running.map(([endpointId]) => endpointId).filter((id) => !stopped.has(id));
+    // Every other lane this process holds is handed back, a lane that ended here without giving
+    // its lease up (its run failed) included: nothing of it is under way any more.
+    try {
+      const handedBack = await this.store.releaseAllExcept(this.owner, kept);
+      this.logger.log(
+        `handed back ${handedBack.length} FIFO lanes` +
+          (kept.length > 0
+            ? `; ${kept.length} still sending keep their lease until it runs out`
+            : ''),
+      );
+    } catch (error) {
+      this.logger.warn(
+        `could not hand the FIFO lanes back (they wait for their lease): ${(error as Error).message}`,
+      );
+    }
   }
 
   /** Messages were queued in these lanes: run each one here unless it already runs somewhere. */
@@ -482,15 +489,20 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
   }
 
   private async renew(): Promise<void> {
-    const held = [...this.lanes.keys()];
+    // Only lanes that held their lease when the renewal started: a lane that gives its lease up
+    // and takes it again meanwhile is a new run, which the statement may not have seen.
+    const held = [...this.lanes].filter(([, lane]) => lane.acquired);
     if (held.length === 0) return;
     try {
-      const still = await this.store.renew(this.owner, held, this.config.fifo.leaseMs);
-      for (const endpointId of held) {
-        const lane = this.lanes.get(endpointId);
-        // A lane that is running but whose lease is no longer ours (it ran out: this process was
+      const still = await this.store.renew(
+        this.owner,
+        held.map(([endpointId]) => endpointId),
+        this.config.fifo.leaseMs,
+      );
+      for (const [endpointId, lane] of held) {
+        // A lane still running whose lease is no longer ours (it ran out: this process was
         // stalled) stops at once; its new owner sends the head again.
-        if (lane?.acquired && !still.has(endpointId)) {
+        if (this.lanes.get(endpointId) === lane && !still.has(endpointId)) {
           lane.lost = true;
           lane.wake();
         }

@@ -254,13 +254,18 @@ export class FifoLaneRepository {
     return new Set(rows.map((row) => row.endpoint_id));
   }
 
-  /** Gives up every lane `owner` holds (an orderly stop): others may take them at once. */
-  async releaseAll(owner: string, endpointIds: readonly string[]): Promise<void> {
-    if (endpointIds.length === 0) return;
-    await this.dataSource.query(
-      `UPDATE fifo_lanes SET owner = NULL, lease_until = NULL WHERE owner = $1 AND endpoint_id = ANY($2)`,
-      [owner, endpointIds],
+  /**
+   * Gives up every lane `owner` holds but `kept` (an orderly stop): others may take them at once.
+   * The kept lanes (a head still being sent) stay to their lease. Returns the lanes given up.
+   */
+  async releaseAllExcept(owner: string, kept: readonly string[]): Promise<string[]> {
+    const [rows]: [{ endpoint_id: string }[], number] = await this.dataSource.query(
+      `UPDATE fifo_lanes SET owner = NULL, lease_until = NULL
+        WHERE owner = $1 AND NOT (endpoint_id = ANY($2))
+       RETURNING endpoint_id`,
+      [owner, [...kept]],
     );
+    return rows.map((row) => row.endpoint_id);
   }
 
   async setBlocked(
