@@ -1,4 +1,5 @@
 import { Metadata, ServiceError, status } from '@grpc/grpc-js';
+import { connect } from 'node:http2';
 import {
   connectGrpcIngest,
   createTenant,
@@ -268,5 +269,24 @@ describe('gRPC ingest', () => {
     const big = JSON.stringify({ blob: 'x'.repeat(300 * 1024) });
     const { error } = await call('Publish', { event_type: 'big', payload_json: big }, apiKey);
     expect(error?.code).toBe(status.RESOURCE_EXHAUSTED);
+  });
+
+  it('takes a whole request before a window update: HTTP/2 windows of HOOKBASE_MAX_PAYLOAD_BYTES a call, 4 MiB a connection', async () => {
+    const [, address] = await stack.process.waitForLine(/gRPC listening on (\S+)/, 30_000);
+    const session = connect(`http://${address}`);
+    try {
+      await new Promise((resolve, reject) => {
+        session.once('remoteSettings', resolve);
+        session.once('error', reject);
+      });
+      // HTTP/2's default, which a client would otherwise see, is 65,535 bytes for both.
+      expect(session.remoteSettings.initialWindowSize).toBe(256 * 1024);
+      await pollUntil(() => (session.state.remoteWindowSize ?? 0) >= 4 * 1024 * 1024, {
+        timeoutMs: 10_000,
+        description: 'the connection window raised to 4 MiB',
+      });
+    } finally {
+      session.close();
+    }
   });
 });

@@ -33,6 +33,7 @@ import { ApiKeyPrincipal, AuthService, RequestLimits } from '@hookbase/auth';
 import { IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import { countedBatch, countedPublish } from './ingest-counting';
 import { toGrpcError } from './grpc-errors';
+import { openReceiveWindows, receiveWindowsFor } from './grpc-receive-windows';
 import { PublishBatch } from './publish-batch.use-case';
 import { callerTraceContext } from './caller-trace';
 import { PublishedEvent, PublishEvent } from './publish-event.use-case';
@@ -148,6 +149,11 @@ export class GrpcIngestServer
         error ? reject(error) : resolve(actual),
       ),
     );
+    if (!openReceiveWindows(server, receiveWindowsFor(this.config.http.maxPayloadBytes))) {
+      this.logger.warn(
+        'could not raise the HTTP/2 receive windows (64 KiB): large batches wait for window updates',
+      );
+    }
     this.server = server;
     this.logger.log(`gRPC listening on ${host}:${bound}`);
   }
