@@ -1,7 +1,14 @@
 import { newId } from './ids';
-import { deliveryRecordSchema, dlqRecordSchema, eventEnvelopeSchema, parseRecord } from './records';
+import { DeliveryRecord } from './model';
+import {
+  deliveryRecordSchema,
+  deliveryRecordValue,
+  dlqRecordSchema,
+  eventEnvelopeSchema,
+  parseRecord,
+} from './records';
 
-const delivery = () => ({
+const delivery = (): DeliveryRecord => ({
   messageId: newId('msg'),
   eventId: newId('evt'),
   organizationId: newId('org'),
@@ -80,5 +87,38 @@ describe('eventEnvelopeSchema', () => {
       Buffer.from(JSON.stringify({ ...envelope(), ...change })),
     );
     expect(!result.ok && result.reason).toContain(path);
+  });
+});
+
+describe('deliveryRecordValue', () => {
+  const valueOf = (record: DeliveryRecord) => {
+    const { payload, ...rest } = record;
+    return deliveryRecordValue(rest, JSON.stringify(payload));
+  };
+
+  it.each([
+    ['a small payload', { id: 1 }],
+    ['an empty payload', {}],
+    [
+      'nested values of every JSON kind',
+      { a: [1, 'two', null, true, { b: 2.5 }], c: { d: { e: -1e-7 } }, f: false },
+    ],
+    ['text to escape', { 'quote"d': 'back\\slash', line: 'a\nb', tab: '\t', uni: 'é \u2028 😀' }],
+  ])('writes the same text as JSON.stringify of the record, with %s', (_name, payload) => {
+    const record: DeliveryRecord = { ...delivery(), payload };
+    expect(valueOf(record)).toBe(JSON.stringify(record));
+  });
+
+  it('escapes the other fields as JSON.stringify does', () => {
+    const record = { ...delivery(), eventType: 'type "quoted" \\ with\nnewline' };
+    expect(valueOf(record)).toBe(JSON.stringify(record));
+  });
+
+  it('reads back as the record through the delivery record schema', () => {
+    const record = delivery();
+    expect(parseRecord(deliveryRecordSchema, Buffer.from(valueOf(record)))).toEqual({
+      ok: true,
+      record,
+    });
   });
 });

@@ -27,6 +27,24 @@ export const deliveryRecordSchema = z.object({
   acceptedAt: z.iso.datetime({ offset: true }),
 }) satisfies z.ZodType<DeliveryRecord>;
 
+/**
+ * A delivery record's value, given its event's payload as JSON text: the same text as
+ * `JSON.stringify(record)`, with the payload written once per event instead of once per
+ * recipient (an event fans out to as many records as it has endpoints).
+ */
+export function deliveryRecordValue(
+  record: Omit<DeliveryRecord, 'payload'>,
+  payloadJson: string,
+): string {
+  const text = JSON.stringify;
+  return (
+    `{"messageId":${text(record.messageId)},"eventId":${text(record.eventId)},` +
+    `"organizationId":${text(record.organizationId)},"endpointId":${text(record.endpointId)},` +
+    `"eventType":${text(record.eventType)},"payload":${payloadJson},` +
+    `"acceptedAt":${text(record.acceptedAt)}}`
+  );
+}
+
 export const dlqRecordSchema = z.object({
   messageId: id('msg'),
   organizationId: id('org'),

@@ -5,6 +5,7 @@ import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { FanoutMetrics, IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import {
   DeliveryRecord,
+  deliveryRecordValue,
   EventEnvelope,
   eventEnvelopeSchema,
   findApplication,
@@ -35,6 +36,9 @@ import {
   InvalidEventRepository,
   OrganizationRepository,
 } from '@hookbase/persistence';
+
+/** A delivery record to produce, with its event's payload already written as JSON. */
+type OutgoingDelivery = Omit<DeliveryRecord, 'payload'> & { payloadJson: string };
 
 /** An event envelope as read, with where it was read. */
 interface Arrival {
@@ -202,19 +206,21 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
         traceParents,
       ));
     // Messages of polling endpoints are complete once recorded (in their poll log): nothing to send.
-    const deliveries = envelopes.flatMap((envelope) =>
-      (recorded.get(envelope.id) ?? [])
-        .filter((message) => !message.polled)
-        .map((message): DeliveryRecord => ({
-          messageId: message.messageId,
-          eventId: envelope.id,
-          organizationId: envelope.organizationId,
-          endpointId: message.endpointId,
-          eventType: envelope.eventType,
-          payload: envelope.payload,
-          acceptedAt: envelope.acceptedAt,
-        })),
-    );
+    // An event's payload is written as JSON once, for all of its deliveries.
+    const deliveries = envelopes.flatMap((envelope) => {
+      const messages = (recorded.get(envelope.id) ?? []).filter((message) => !message.polled);
+      if (messages.length === 0) return [];
+      const payloadJson = JSON.stringify(envelope.payload);
+      return messages.map((message): OutgoingDelivery => ({
+        messageId: message.messageId,
+        eventId: envelope.id,
+        organizationId: envelope.organizationId,
+        endpointId: message.endpointId,
+        eventType: envelope.eventType,
+        acceptedAt: envelope.acceptedAt,
+        payloadJson,
+      }));
+    });
     // Duplicated envelopes (a repeated publish) produce their deliveries once.
     const seen = new Set<string>();
     const unique = deliveries.filter((d) => !seen.has(d.messageId) && seen.add(d.messageId));
@@ -229,7 +235,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
         const eventTrace = traces.get(delivery.eventId);
         return {
           key: delivery.endpointId,
-          value: JSON.stringify(delivery),
+          value: deliveryRecordValue(delivery, delivery.payloadJson),
           headers: eventTrace && traceHeaders(eventTrace.context),
         };
       }),
