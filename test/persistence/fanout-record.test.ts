@@ -175,4 +175,69 @@ describe("the fan-out's record against the recipients' versions", () => {
       [polling.id, true],
     ]);
   });
+
+  // The payloads of a batch go to PostgreSQL as one JSON array, the other columns as arrays of
+  // their own: every event must get its own payload, whatever the texts, on each way of recording.
+  it('stores each event with its own payload and columns, on every way of recording', async () => {
+    await dataSource.query(
+      `INSERT INTO organizations (id, name, plan, created_at, updated_at)
+       VALUES ('org_text', 'text', 'pro', now(), now())`,
+    );
+    const payloads: Record<string, unknown>[] = [
+      { quote: 'say "hi"', slash: 'a\\b\\"c', json: '{"a":[1,2]},{"b":null}' },
+      {},
+      { unicode: 'café 🚀 \u2028 \t\n', nested: { list: [1, -2.5, 1e21, true, null, [[]], {}] } },
+      { long: 'x'.repeat(5_000), 'key "quoted"': { 'k\\': ['"', '\\', ','] } },
+    ];
+    const batch = (eventType: string, channels?: string[]) =>
+      payloads.map((payload, i) => ({
+        ...event('org_text'),
+        eventType: `${eventType}.${i}`,
+        payload,
+        ...(i % 2 === 1 && channels ? { channels } : {}),
+      }));
+    const stored = async (envelopes: EventEnvelope[]) => {
+      const rows = await dataSource.query<
+        { id: string; event_type: string; payload: unknown; channels: unknown }[]
+      >('SELECT id, event_type, payload, channels FROM events WHERE id = ANY($1)', [
+        envelopes.map((e) => e.id),
+      ]);
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      return envelopes.map((e) => {
+        const row = byId.get(e.id);
+        return row && [row.event_type, row.payload, row.channels];
+      });
+    };
+    const expected = (envelopes: EventEnvelope[]) =>
+      envelopes.map((e) => [e.eventType, e.payload, e.channels ?? []]);
+
+    // One statement, without recipients' versions.
+    const plain = batch('plain', ['a', 'b']);
+    await events.recordEvents(plain, []);
+    expect(await stored(plain)).toEqual(expected(plain));
+
+    // One statement, against the recipients' versions; one event of it recorded before.
+    await endpoints.liveRecipients(['org_text']);
+    const versioned = [plain[2], ...batch('versioned', ['c'])];
+    const kept = endpoints.keptRecipients(['org_text'])!;
+    expect(
+      await events.recordEvents(
+        versioned,
+        planMessages(versioned, kept.recipients),
+        new Map(),
+        kept.versions,
+      ),
+    ).toBeDefined();
+    expect(await stored(versioned)).toEqual(expected(versioned));
+
+    // The transaction that takes poll places.
+    await endpoints.create(
+      newEndpoint('org_text', { kind: 'polling', url: null }),
+      generateSecret(),
+    );
+    const polled = batch('polled', ['d']);
+    const recipients = await endpoints.liveRecipients(['org_text']);
+    await events.recordEvents(polled, planMessages(polled, recipients), new Map());
+    expect(await stored(polled)).toEqual(expected(polled));
+  });
 });

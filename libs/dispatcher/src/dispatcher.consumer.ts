@@ -5,7 +5,7 @@ import {
   Backoff,
   backoffDelay,
   DeliveryRecord,
-  deliveryRecordSchema,
+  deliveryRecordParser,
   GroupedWork,
 } from '@hookbase/domain';
 import {
@@ -74,7 +74,7 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
     super(kafka, config, {
       role: 'dispatcher',
       topic: topics.deliveries,
-      schema: deliveryRecordSchema,
+      schema: deliveryRecordParser,
       partitionsConsumedConcurrently: 12,
       // Bounded memory: a partition's reading waits while this many of its messages are unfinished.
       maxUnfinishedPerPartition: config.delivery.readAheadPerPartition,

@@ -18,6 +18,7 @@ export * from './fifo-lane';
 export * from './ids';
 export * from './timestamps';
 export * from './inputs';
+export * from './quick-parse';
 export * from './model';
 export * from './offset-watermark';
 export * from './json-limits';

@@ -1,21 +1,35 @@
 import { z } from 'zod';
-import { publishEventSchema } from './inputs';
-import { jsonObject } from './json-object';
+import { eventFieldTests, idPattern, publishEventSchema } from './inputs';
+import { isJsonObject, jsonObject } from './json-object';
 import { DLQ_REASONS, DeliveryRecord, DlqRecord, EventEnvelope } from './model';
+import { Parser, rememberedTextTest, textTest, withQuickPath } from './quick-parse';
 
 /**
  * Schemas of the records services pass over Kafka. A consumer checks every record it reads: a
  * malformed one is reported and passed over, never allowed to stall its partition.
  */
 
-const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`));
+const id = (prefix: string) => z.string().regex(idPattern(prefix));
+const idTest = (prefix: string) => textTest(idPattern(prefix));
+const instant = () => z.iso.datetime({ offset: true });
 
 /** The envelope on `<prefix>.events`, as ingest writes it and as direct Kafka producers must. */
 export const eventEnvelopeSchema = publishEventSchema.extend({
   id: id('evt'),
   organizationId: id('org'),
-  acceptedAt: z.iso.datetime({ offset: true }),
+  acceptedAt: instant(),
 }) satisfies z.ZodType<EventEnvelope>;
+
+/**
+ * `eventEnvelopeSchema`, quick for the envelope ingest writes for an event of only a type and a
+ * payload (see withQuickPath).
+ */
+export const eventEnvelopeParser: Parser<EventEnvelope> = withQuickPath(eventEnvelopeSchema, {
+  id: idTest('evt'),
+  organizationId: idTest('org'),
+  ...eventFieldTests,
+  acceptedAt: rememberedTextTest(instant()),
+});
 
 export const deliveryRecordSchema = z.object({
   messageId: id('msg'),
@@ -24,8 +38,19 @@ export const deliveryRecordSchema = z.object({
   endpointId: id('ep'),
   eventType: z.string().min(1),
   payload: jsonObject(),
-  acceptedAt: z.iso.datetime({ offset: true }),
+  acceptedAt: instant(),
 }) satisfies z.ZodType<DeliveryRecord>;
+
+/** `deliveryRecordSchema`, quick for the record the fan-out writes (see withQuickPath). */
+export const deliveryRecordParser: Parser<DeliveryRecord> = withQuickPath(deliveryRecordSchema, {
+  messageId: idTest('msg'),
+  eventId: idTest('evt'),
+  organizationId: idTest('org'),
+  endpointId: idTest('ep'),
+  eventType: textTest(null, 1),
+  payload: isJsonObject,
+  acceptedAt: rememberedTextTest(instant()),
+});
 
 /**
  * A delivery record's value, given its event's payload as JSON text: the same text as
@@ -60,7 +85,7 @@ export const dlqRecordSchema = z.object({
 
 export type RecordParse<T> = { ok: true; record: T } | { ok: false; reason: string };
 
-export function parseRecord<T>(schema: z.ZodType<T>, value: Buffer | null): RecordParse<T> {
+export function parseRecord<T>(schema: Parser<T>, value: Buffer | null): RecordParse<T> {
   if (!value) return { ok: false, reason: 'empty record' };
   let json: unknown;
   try {

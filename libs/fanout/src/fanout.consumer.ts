@@ -7,7 +7,7 @@ import {
   DeliveryRecord,
   deliveryRecordValue,
   EventEnvelope,
-  eventEnvelopeSchema,
+  eventEnvelopeParser,
   findApplication,
   GroupedWork,
   planMessages,
@@ -94,7 +94,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     super(kafka, config, {
       role: 'fanout',
       topic: topics.events,
-      schema: eventEnvelopeSchema,
+      schema: eventEnvelopeParser,
       // Every partition's batch of a fetch joins one fan-out (GroupedWork), so one transaction
       // and one produce per fetch; with fewer than the topic's partitions (6 by default) the rest
       // of a fetch waited for a second and third round, which was most of the way to the fan-out.

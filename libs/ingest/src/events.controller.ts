@@ -11,7 +11,7 @@ import {
 import { context } from '@opentelemetry/api';
 import { z } from 'zod';
 import { anyObject, dataOf, DescribeRoute } from '@hookbase/web';
-import { parseInput, publishEventSchema } from '@hookbase/domain';
+import { parseInput, publishEventParser, publishEventSchema } from '@hookbase/domain';
 import { ApiKeyPrincipal, RequestLimits } from '@hookbase/auth';
 import { IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
 import { ApiKeyGuard, AuthenticatedKey, CountsEvents, toHttpError } from '@hookbase/web';
@@ -63,7 +63,7 @@ export class EventsController {
   ) {
     return countedPublish(this.metrics, 'rest', async () => {
       await this.limits.takeIngest(key, 1);
-      const input = parseInput(publishEventSchema, body);
+      const input = parseInput(publishEventParser, body);
       // The publish continues the caller's trace when the request carries a `traceparent`.
       const published = await context.with(callerTraceContext(headers), () =>
         this.publishEvent.execute(key.organizationId, input),
@@ -112,7 +112,7 @@ export class EventsController {
         this.batch.execute({
           key,
           events,
-          toInput: (event: unknown) => parseInput(publishEventSchema, event),
+          toInput: (event: unknown) => parseInput(publishEventParser, event),
           sizeHint: (max) => `Send { "events": [...] } with 1 to ${max} events`,
         }),
       ),

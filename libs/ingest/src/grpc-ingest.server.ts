@@ -26,7 +26,7 @@ import {
   jsonShapeProblem,
   parseInput,
   PublishEventInput,
-  publishEventSchema,
+  publishEventParser,
   ValidationIssue,
 } from '@hookbase/domain';
 import { ApiKeyPrincipal, AuthService, RequestLimits } from '@hookbase/auth';
@@ -284,7 +284,7 @@ export function toInput(request: GrpcPublishRequest): PublishEventInput {
     ...(request.application_id ? { applicationId: request.application_id } : {}),
   };
   try {
-    return parseInput(publishEventSchema, candidate);
+    return parseInput(publishEventParser, candidate);
   } catch (error) {
     throw withProtoFieldNames(error);
   }

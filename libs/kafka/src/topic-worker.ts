@@ -1,8 +1,7 @@
 import { Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Kafka } from 'kafkajs';
-import type { ZodType } from 'zod';
 import { HookbaseConfig } from '@hookbase/config';
-import { parseRecord } from '@hookbase/domain';
+import { parseRecord, Parser } from '@hookbase/domain';
 import { Drainable, DrainsOnShutdown, ProbesReadiness, ReadinessProbe } from '@hookbase/runtime';
 import { BatchConsumer, BatchContext, ConsumedRecord, InFlightRecord } from './batch-consumer';
 import { createConsumerClient } from './consumer-clients';
@@ -18,7 +17,7 @@ export interface TopicWorkerOptions<T> {
   role: 'fanout' | 'dispatcher' | 'dlq-handler';
   topic: string;
   /** Every record is checked against it; a malformed one is logged and passed over. */
-  schema: ZodType<T>;
+  schema: Parser<T>;
   partitionsConsumedConcurrently?: number;
   /** Pipelined mode with a low-watermark commit (see BatchConsumerOptions). */
   maxUnfinishedPerPartition?: number;
@@ -104,7 +103,7 @@ export abstract class TopicWorker<T>
   private async process(
     records: ConsumedRecord[],
     context: BatchContext,
-    schema: ZodType<T>,
+    schema: Parser<T>,
   ): Promise<void | InFlightRecord[]> {
     const good: T[] = [];
     const sources: ConsumedRecord[] = [];

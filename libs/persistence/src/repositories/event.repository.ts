@@ -16,12 +16,18 @@ const RECORDED = stateLiterals(DELIVERY_ORIGINS.recorded);
 const CANCELLED = transitionCase(['cancelled'], 'm');
 const RECORDED_FOR_POLLING = stateLiterals(DELIVERY_ORIGINS.recorded_for_polling);
 
-/** Inserts the events ($1…$10, see eventColumns); one seen before is left as it is. */
+/**
+ * Inserts the events ($1…$10, see eventColumns); one seen before is left as it is. The payloads
+ * come as one JSON array ($4), taken apart by PostgreSQL, rather than as an array of JSON texts:
+ * each text in an array literal had its every quote escaped, and the payload is most of an event.
+ */
 function insertEventsSql(condition = 'true'): string {
   return `INSERT INTO events (id, organization_id, event_type, payload, idempotency_key, accepted_at,
                             created_at, trace_parent, channels, application_id)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::timestamptz[],
-                            $7::timestamptz[], $8::text[], $9::jsonb[], $10::text[])
+       SELECT * FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]),
+                                jsonb_array_elements($4::jsonb), unnest($5::text[]),
+                                unnest($6::timestamptz[]), unnest($7::timestamptz[]), unnest($8::text[]),
+                                unnest($9::jsonb[]), unnest($10::text[]))
         WHERE ${condition}
        ON CONFLICT (id) DO NOTHING
        RETURNING id`;
@@ -35,14 +41,14 @@ const NO_CHANNELS = '[]';
 function eventColumns(
   events: readonly EventEnvelope[],
   traceParents: ReadonlyMap<string, string | null>,
-): unknown[][] {
+): unknown[] {
   // As text: node-postgres writes a Date element by element, a few hundred nanoseconds each.
   const now = isoTimestamp(Date.now());
   return [
     events.map((e) => e.id),
     events.map((e) => e.organizationId),
     events.map((e) => e.eventType),
-    events.map((e) => JSON.stringify(e.payload)),
+    JSON.stringify(events.map((e) => e.payload)),
     events.map((e) => e.idempotencyKey ?? null),
     events.map((e) => e.acceptedAt),
     events.map(() => now),
@@ -200,7 +206,7 @@ export class EventRepository {
 
   /** Events and messages in one statement; answers the ids of the events recorded now. */
   private async recordInOneStatement(
-    events: unknown[][],
+    events: unknown[],
     planned: readonly PlannedMessage[],
   ): Promise<Set<string>> {
     const rows = await RECORD_EVENTS_AND_MESSAGES.run(this.dataSource, [
@@ -215,7 +221,7 @@ export class EventRepository {
    * endpoints' logs (in event order); answers the ids of the events recorded now.
    */
   private async recordWithPollPlaces(
-    events: unknown[][],
+    events: unknown[],
     planned: readonly PlannedMessage[],
   ): Promise<Set<string>> {
     return this.dataSource.transaction(async (tx) => {

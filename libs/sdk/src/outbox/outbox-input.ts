@@ -1,4 +1,10 @@
-import { DomainError, jsonShapeProblem, parseInput, publishEventSchema } from '@hookbase/domain';
+import {
+  DomainError,
+  jsonShapeProblem,
+  parseInput,
+  PublishEventInput,
+  publishEventSchema,
+} from '@hookbase/domain';
 import { OutboxError } from './errors';
 
 /** What `publish` accepts: the body of `POST /v1/events`. */
@@ -37,7 +43,7 @@ export function validateOutboxEvent(
   input: unknown,
   maxEventBytes: number = DEFAULT_MAX_EVENT_BYTES,
 ): ValidOutboxEvent {
-  let event: ReturnType<typeof parseInput<typeof publishEventSchema>>;
+  let event: PublishEventInput;
   try {
     event = parseInput(publishEventSchema, input);
   } catch (error) {

@@ -1,0 +1,221 @@
+import { z } from 'zod';
+import { newId } from './ids';
+import { publishEventParser, publishEventSchema } from './inputs';
+import {
+  deliveryRecordParser,
+  deliveryRecordSchema,
+  eventEnvelopeParser,
+  eventEnvelopeSchema,
+} from './records';
+import { Parser, rememberedTextTest, textTest, withQuickPath } from './quick-parse';
+
+describe('withQuickPath', () => {
+  const schema = z.strictObject({ name: z.string().min(1), size: z.number().int() });
+  const parser = withQuickPath(schema, {
+    name: textTest(null, 1),
+    size: (value) => Number.isInteger(value),
+  });
+  let asked: jest.SpyInstance;
+  beforeEach(() => (asked = jest.spyOn(schema, 'safeParse')));
+  afterEach(() => asked.mockRestore());
+
+  it('takes a plain object of exactly the fields, each passing, as it is', () => {
+    const input = { size: 3, name: 'a' };
+    const result = parser.safeParse(input);
+    expect(result).toEqual({ success: true, data: input });
+    expect(result.success && result.data).toBe(input);
+    expect(asked).not.toHaveBeenCalled();
+  });
+
+  it('takes an object without a prototype too', () => {
+    const input = Object.assign(Object.create(null) as object, { name: 'a', size: 1 });
+    expect(parser.safeParse(input).success).toBe(true);
+    expect(asked).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    ['a field missing', { name: 'a' }],
+    ['another field', { name: 'a', size: 1, colour: 'red' }],
+    ['a field failing its test', { name: '', size: 1 }],
+    ['a field of the wrong type', { name: 'a', size: '1' }],
+    ['an array', ['a', 1]],
+    ['null', null],
+    ['a string', 'name'],
+    [
+      'an instance of a class',
+      new (class Thing {
+        name = 'a';
+        size = 1;
+      })(),
+    ],
+    ['an own __proto__ key', JSON.parse('{"name":"a","size":1,"__proto__":{"x":1}}')],
+  ])('leaves %s to the schema, which words the error', (_, input) => {
+    expect(parser.safeParse(input)).toEqual(schema.safeParse(input));
+    expect(asked).toHaveBeenCalledWith(input);
+  });
+});
+
+describe('rememberedTextTest', () => {
+  const instant = z.iso.datetime({ offset: true });
+
+  it('asks the schema once for a text that repeats', () => {
+    const asked = jest.spyOn(instant, 'safeParse');
+    const test = rememberedTextTest(instant);
+    expect(test('2026-12-05T10:00:00.000Z')).toBe(true);
+    expect(test('2026-12-05T10:00:00.000Z')).toBe(true);
+    expect(asked).toHaveBeenCalledTimes(1);
+    asked.mockRestore();
+  });
+
+  it('still refuses what the schema refuses, after a text it accepted', () => {
+    const test = rememberedTextTest(instant);
+    expect(test('2024-02-29T10:00:00.000Z')).toBe(true);
+    expect(test('2023-02-29T10:00:00.000Z')).toBe(false);
+    expect(test('2024-02-29T10:00:00.000Z')).toBe(true);
+    expect(test(20240229)).toBe(false);
+  });
+});
+
+/**
+ * Each quick parser against its schema: for every input, the same verdict and the same value, and
+ * the form Hookbase writes takes the quick path. The inputs are the usual form with one or two
+ * fields changed to values that sit on an edge of some rule, and a seeded random mix of those.
+ */
+type Case = Record<string, unknown>;
+
+const edges: unknown[] = [
+  undefined,
+  null,
+  0,
+  1.5,
+  true,
+  '',
+  ' ',
+  'a',
+  'A'.repeat(256),
+  'A'.repeat(257),
+  'order.created',
+  'order created',
+  '-order',
+  'order/created:v1_x-y',
+  'ordér.created',
+  'x\u0000y',
+  '\uD800',
+  '\uDC00a',
+  '\uD83D\uDE00',
+  [],
+  [1],
+  {},
+  { a: 1 },
+  { 'x\u0000': 1 },
+  { a: '\uD800' },
+  { nested: { deeper: ['\u0000'] } },
+  { nested: { deeper: ['\uD83D\uDE00'] } },
+  newId('evt'),
+  newId('org'),
+  newId('msg'),
+  newId('ep'),
+  newId('evt').toUpperCase(),
+  `${newId('evt')}x`,
+  'evt_',
+  '2026-12-05T10:00:00.000Z',
+  '2026-12-05T10:00:00Z',
+  '2026-12-05T10:00:00.123456Z',
+  '2026-12-05T10:00:00.000+01:00',
+  '2026-12-05T10:00:00.000',
+  '2026-12-05 10:00:00.000Z',
+  '2026-12-05T10:00:00.000z',
+  '2026-13-05T10:00:00.000Z',
+  '2026-02-29T10:00:00.000Z',
+  '2024-02-29T10:00:00.000Z',
+  '2026-12-05T24:00:00.000Z',
+  'yesterday',
+];
+
+function cases(usual: () => Case, seed: number): Case[] {
+  const fields = Object.keys(usual());
+  const all: Case[] = [usual()];
+  for (const field of fields) {
+    for (const value of edges) all.push({ ...usual(), [field]: value });
+    const without = usual();
+    delete without[field];
+    all.push(without);
+  }
+  for (const value of edges) all.push({ ...usual(), extra: value });
+  // Two or three fields changed at once, from a fixed seed so that a failure can be replayed.
+  let state = seed;
+  const next = (n: number) => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state % n;
+  };
+  for (let i = 0; i < 500; i++) {
+    const input = usual();
+    for (let changes = 2 + next(2); changes > 0; changes--) {
+      input[fields[next(fields.length)]] = edges[next(edges.length)];
+    }
+    all.push(input);
+  }
+  return all;
+}
+
+function expectSameAsSchema<T>(parser: Parser<T>, schema: z.ZodType<T>, inputs: Case[]): void {
+  for (const input of inputs) {
+    const quick = parser.safeParse(input);
+    const full = schema.safeParse(input);
+    expect({ input, success: quick.success }).toEqual({ input, success: full.success });
+    if (quick.success && full.success) expect(quick.data).toEqual(full.data);
+  }
+}
+
+const payload = () => ({
+  id: 1,
+  customer: { name: 'Ada', tags: ['a', 'b'] },
+  note: 'x'.repeat(300),
+});
+
+describe.each([
+  {
+    name: 'publishEventParser',
+    parser: publishEventParser as Parser<unknown>,
+    schema: publishEventSchema as z.ZodType<unknown>,
+    usual: (): Case => ({ eventType: 'order.created', payload: payload() }),
+  },
+  {
+    name: 'eventEnvelopeParser',
+    parser: eventEnvelopeParser as Parser<unknown>,
+    schema: eventEnvelopeSchema as z.ZodType<unknown>,
+    usual: (): Case => ({
+      id: newId('evt'),
+      organizationId: newId('org'),
+      eventType: 'order.created',
+      payload: payload(),
+      acceptedAt: new Date().toISOString(),
+    }),
+  },
+  {
+    name: 'deliveryRecordParser',
+    parser: deliveryRecordParser as Parser<unknown>,
+    schema: deliveryRecordSchema as z.ZodType<unknown>,
+    usual: (): Case => ({
+      messageId: newId('msg'),
+      eventId: newId('evt'),
+      organizationId: newId('org'),
+      endpointId: newId('ep'),
+      eventType: 'order.created',
+      payload: payload(),
+      acceptedAt: new Date().toISOString(),
+    }),
+  },
+])('$name', ({ parser, schema, usual }) => {
+  it('takes the usual form without asking the schema', () => {
+    const asked = jest.spyOn(schema, 'safeParse');
+    const input = usual();
+    expect(parser.safeParse(input)).toEqual({ success: true, data: input });
+    expect(asked).not.toHaveBeenCalled();
+    asked.mockRestore();
+  });
+
+  it('gives what the schema gives, for every edge of every field', () => {
+    expectSameAsSchema(parser, schema, cases(usual, 20261205));
+  });
+});
