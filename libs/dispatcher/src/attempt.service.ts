@@ -1,5 +1,12 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
-import { context, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  context,
+  INVALID_SPAN_CONTEXT,
+  Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 import {
   decideAfterAttempt,
   DEFAULT_RETRY_POLICY,
@@ -21,7 +28,7 @@ import {
   traceContextOfParent,
 } from '@hookbase/kafka';
 import { AttemptRecord, EndpointEntity, OrganizationRepository } from '@hookbase/persistence';
-import { DeliveryMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
+import { DeliveryMetrics, METRICS, NO_METRICS, tracesExported } from '@hookbase/runtime';
 import { AttemptRecorder } from './attempt-recorder';
 import { dlqMessage, exhaustedData } from './dead-letter.service';
 import { DESTINATION_REGISTRY, DispatcherDestinations } from './destination-registry.provider';
@@ -64,6 +71,8 @@ export interface AttemptOptions {
 const NO_OPTIONS: AttemptOptions = Object.freeze({});
 
 const tracer = trace.getTracer('hookbase');
+/** The span of an attempt made without an exporter: it records nothing. */
+const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 @Injectable()
 export class AttemptService implements Attempts, OnApplicationShutdown {
@@ -83,6 +92,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
   /**
    * Each attempt is an `attempt` span of its own, a child of the event's fan-out (from the record's
    * headers, or from the store for retries and FIFO lanes), so waits show as gaps between spans.
+   * Without an exporter there is none to make.
    */
   async attempt(
     delivery: PendingDelivery,
@@ -90,6 +100,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
     secrets: readonly string[],
     options: AttemptOptions = NO_OPTIONS,
   ): Promise<AttemptResultOf> {
+    if (!tracesExported()) return this.attemptOnce(delivery, endpoint, secrets, options, NO_SPAN);
     const parent = traceContextOfParent(delivery.traceParent);
     const span = tracer.startSpan(
       'attempt',

@@ -2,7 +2,13 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Context, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Kafka } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import { FanoutMetrics, IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
+import {
+  FanoutMetrics,
+  IngestMetrics,
+  METRICS,
+  NO_METRICS,
+  tracesExported,
+} from '@hookbase/runtime';
 import {
   DeliveryRecord,
   deliveryRecordValue,
@@ -374,13 +380,15 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
 
 /**
  * One `fan-out` span per event of a known organization, a child of the span its record's headers
- * carry (the publish), keyed by event id (a repeated event has one).
+ * carry (the publish), keyed by event id (a repeated event has one). None without an exporter:
+ * the events then go on without a trace, as those of unknown organizations do.
  */
 function startEventTraces(
   arrivals: readonly Arrival[],
   known: ReadonlySet<string>,
 ): Map<string, EventTrace> {
   const traces = new Map<string, EventTrace>();
+  if (!tracesExported()) return traces;
   for (const { envelope, source } of arrivals) {
     if (!known.has(envelope.organizationId) || traces.has(envelope.id)) continue;
     const span = tracer.startSpan(

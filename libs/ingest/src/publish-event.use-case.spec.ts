@@ -71,6 +71,18 @@ const codeOf = (outcome: PublishOutcome) =>
   outcome.kind === 'refused' ? (outcome.error as DomainError).code : 'published';
 
 describe('PublishEvent.executeAll', () => {
+  it("marks every record as ingest's, and adds no trace context while traces are not exported", async () => {
+    const { publish, sends } = setUp();
+    await publish.executeAll('org_1', [
+      input('a'),
+      input('b'),
+      input('c', { idempotencyKey: 'key-c' }),
+    ]);
+    const records = sends.flat();
+    expect(records).toHaveLength(3);
+    for (const record of records) expect(record.headers).toEqual({ 'hookbase-origin': 'ingest' });
+  });
+
   it('sends the events without a key to Kafka together, in order, one record each', async () => {
     const { publish, sends } = setUp();
     const outcomes = await publish.executeAll('org_1', [input('a'), input('b'), input('c')]);

@@ -19,7 +19,7 @@ import {
 } from '@hookbase/kafka';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { EventTypeCatalog, IdempotencyRepository, IdempotencyRecord } from '@hookbase/persistence';
-import { IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
+import { IngestMetrics, METRICS, NO_METRICS, tracesExported } from '@hookbase/runtime';
 import { ApplicationLookup } from './application-lookup';
 
 /** Details of a 503 whose event Kafka may still store (the acknowledgement timed out). */
@@ -73,20 +73,25 @@ export class PublishEvent {
     inputs: readonly PublishEventInput[],
   ): Promise<PublishOutcome[]> {
     const parent = context.active();
-    const publishes = inputs.map((input) => {
-      const span = tracer.startSpan(
-        'publish',
-        {
-          kind: SpanKind.PRODUCER,
-          attributes: {
-            'hookbase.organization.id': organizationId,
-            'hookbase.event.type': input.eventType,
-          },
-        },
-        parent,
-      );
-      return { input, span, context: trace.setSpan(parent, span) };
-    });
+    // Without an exporter the spans would be no-ops: none is made, and the events go on in the
+    // caller's context.
+    const spans = tracesExported()
+      ? inputs.map((input) =>
+          tracer.startSpan(
+            'publish',
+            {
+              kind: SpanKind.PRODUCER,
+              attributes: {
+                'hookbase.organization.id': organizationId,
+                'hookbase.event.type': input.eventType,
+              },
+            },
+            parent,
+          ),
+        )
+      : undefined;
+    const contexts = spans?.map((span) => trace.setSpan(parent, span));
+    const contextOf = (i: number) => contexts?.[i] ?? parent;
     const envelopes = await this.envelopesFor(organizationId, inputs);
     const outcomes: PublishOutcome[] = new Array(inputs.length);
     const plain: number[] = [];
@@ -96,11 +101,9 @@ export class PublishEvent {
       else if (!prepared.value.idempotencyKey) plain.push(i);
       else {
         keyed.push(
-          settled(this.acceptKeyed(inputs[i], prepared.value, publishes[i].context)).then(
-            (outcome) => {
-              outcomes[i] = outcome.kind === 'refused' ? outcome : published(outcome.value);
-            },
-          ),
+          settled(this.acceptKeyed(inputs[i], prepared.value, contextOf(i))).then((outcome) => {
+            outcomes[i] = outcome.kind === 'refused' ? outcome : published(outcome.value);
+          }),
         );
       }
     });
@@ -109,7 +112,7 @@ export class PublishEvent {
       const produced = await settled(
         this.produce(
           plain.map((i) => (envelopes[i] as Value<EventEnvelope>).value),
-          plain.map((i) => publishes[i].context),
+          contexts && plain.map((i) => contexts[i]),
         ),
       );
       for (const i of plain) {
@@ -121,7 +124,7 @@ export class PublishEvent {
       }
     };
     await Promise.all([sent(), ...keyed]);
-    publishes.forEach(({ span }, i) => endSpan(span, outcomes[i]));
+    spans?.forEach((span, i) => endSpan(span, outcomes[i]));
     return outcomes;
   }
 
@@ -284,22 +287,28 @@ export class PublishEvent {
   }
 
   /**
-   * Sends events to Kafka together, each record with its own span's context in its headers;
-   * resolves once Kafka acknowledged all of them (acks=all), or refuses all of them.
+   * Sends events to Kafka together, each record with its own span's context in its headers (none
+   * without `traces`); resolves once Kafka acknowledged all of them (acks=all), or refuses all of
+   * them.
    */
-  private async produce(envelopes: EventEnvelope[], traces: Context[]): Promise<void> {
+  private async produce(
+    envelopes: EventEnvelope[],
+    traces: readonly Context[] | undefined,
+  ): Promise<void> {
     const started = performance.now();
     const finished = (outcome: 'acked' | 'timeout' | 'error') => {
       const seconds = (performance.now() - started) / 1000;
       for (let i = 0; i < envelopes.length; i++) this.metrics.publishFinished(outcome, seconds);
     };
+    // Without traces every record carries the same headers (the producer only reads them).
+    const untraced = traces ? undefined : ingestRecordHeaders(undefined);
     try {
       await this.producer.publishAll(
         this.topics.events,
         envelopes.map((envelope, i) => ({
           key: envelope.organizationId,
           value: JSON.stringify(envelope),
-          headers: ingestRecordHeaders(traceHeaders(traces[i])),
+          headers: untraced ?? ingestRecordHeaders(traceHeaders(traces![i])),
         })),
         this.config.http.ackTimeoutMs,
       );

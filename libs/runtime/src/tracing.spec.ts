@@ -1,4 +1,4 @@
-import { startTracing, tracingEnabled } from './tracing';
+import { startTracing, tracesExported, tracingEnabled } from './tracing';
 
 const mockSdk = { loads: 0, options: [] as unknown[], started: 0, shutdowns: 0 };
 
@@ -35,11 +35,13 @@ describe('tracing', () => {
 
   it('never loads the SDK when off', async () => {
     const tracing = startTracing('hookbase-test', { OTEL_SERVICE_NAME: 'other' });
+    expect(tracesExported()).toBe(false);
     await tracing.shutdown();
     expect(mockSdk).toEqual({ loads: 0, options: [], started: 0, shutdowns: 0 });
   });
 
   it('starts the SDK for traces only when on, named after the service unless OTEL_SERVICE_NAME says', async () => {
+    expect(tracesExported()).toBe(false);
     const tracing = startTracing('hookbase-test', {
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
     });
@@ -62,7 +64,9 @@ describe('tracing', () => {
         logRecordProcessors: [],
       },
     ]);
+    expect(tracesExported()).toBe(true);
     await tracing.shutdown();
     expect(mockSdk.shutdowns).toBe(1);
+    expect(tracesExported()).toBe(false);
   });
 });

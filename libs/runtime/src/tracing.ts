@@ -11,6 +11,17 @@ export interface Tracing {
 
 const OFF: Tracing = { shutdown: async () => undefined };
 
+let exporting = false;
+
+/**
+ * Whether this process exports traces (startTracing started the SDK). When it does not, every
+ * span is a no-op and no context crosses Kafka, so the paths that run for each event or attempt
+ * make no span at all: a span, its attributes and its context cost about a kilobyte each.
+ */
+export function tracesExported(): boolean {
+  return exporting;
+}
+
 export function tracingEnabled(env: Record<string, string | undefined>): boolean {
   return Boolean(
     env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim(),
@@ -35,5 +46,11 @@ export function startTracing(
     logRecordProcessors: [],
   });
   sdk.start();
-  return { shutdown: () => sdk.shutdown() };
+  exporting = true;
+  return {
+    shutdown: async () => {
+      await sdk.shutdown();
+      exporting = false;
+    },
+  };
 }
