@@ -183,6 +183,7 @@ describe("the fan-out's record against the recipients' versions", () => {
       `INSERT INTO organizations (id, name, plan, created_at, updated_at)
        VALUES ('org_text', 'text', 'pro', now(), now())`,
     );
+    await endpoints.create(newEndpoint('org_text'), generateSecret());
     const payloads: Record<string, unknown>[] = [
       { quote: 'say "hi"', slash: 'a\\b\\"c', json: '{"a":[1,2]},{"b":null}' },
       {},
@@ -239,5 +240,40 @@ describe("the fan-out's record against the recipients' versions", () => {
     const recipients = await endpoints.liveRecipients(['org_text']);
     await events.recordEvents(polled, planMessages(polled, recipients), new Map());
     expect(await stored(polled)).toEqual(expected(polled));
+
+    // A batch whose payloads make more text than one statement takes goes in parts (here every
+    // event alone, the limit being lowered): each event still gets its payload and its messages.
+    const limit = events.payloadsTextLimit;
+    events.payloadsTextLimit = 60;
+    try {
+      const parted = batch('parted');
+      const recorded = await events.recordEvents(parted, planMessages(parted, recipients));
+      expect(await stored(parted)).toEqual(expected(parted));
+      for (const e of parted) {
+        expect(
+          recorded
+            .get(e.id)
+            ?.map((m) => m.endpointId)
+            .sort(),
+        ).toEqual(await storedFor(e.id));
+        expect(await storedFor(e.id)).toHaveLength(recipients.length);
+      }
+      // Against the recipients' versions, with only the HTTP endpoint kept as a recipient.
+      const versionedParts = batch('versioned-parts');
+      const current = endpoints.keptRecipients(['org_text'])!;
+      const http = current.recipients.filter((r) => r.kind !== 'polling');
+      expect(
+        await events.recordEvents(
+          versionedParts,
+          planMessages(versionedParts, http),
+          new Map(),
+          current.versions,
+        ),
+      ).toBeDefined();
+      expect(await stored(versionedParts)).toEqual(expected(versionedParts));
+      for (const e of versionedParts) expect(await storedFor(e.id)).toEqual(ids(http));
+    } finally {
+      events.payloadsTextLimit = limit;
+    }
   });
 });

@@ -148,10 +148,12 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     const setAside = (i: number) => refusals.has(i) || all[i].applicationId === UNKNOWN;
     const admitted = (i: number) => known.has(all[i].organizationId) && !setAside(i);
     const envelopes = all.filter((_, i) => admitted(i));
-    const traces = startEventTraces(
-      all.flatMap((envelope, i) => (setAside(i) ? [] : [{ envelope, source: sources[i] }])),
-      known,
-    );
+    const traces = tracesExported()
+      ? startEventTraces(
+          all.flatMap((envelope, i) => (setAside(i) ? [] : [{ envelope, source: sources[i] }])),
+          known,
+        )
+      : new Map<string, EventTrace>();
     // Only Hookbase's own operational events may reach operational endpoints.
     const operational = new Set(
       all.filter((_, i) => writtenAsOperational(sources[i].headers)).map((e) => e.id),
@@ -380,15 +382,14 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
 
 /**
  * One `fan-out` span per event of a known organization, a child of the span its record's headers
- * carry (the publish), keyed by event id (a repeated event has one). None without an exporter:
- * the events then go on without a trace, as those of unknown organizations do.
+ * carry (the publish), keyed by event id (a repeated event has one). Made only when the process
+ * exports traces: without, the events go on without a trace, as those of unknown organizations do.
  */
 function startEventTraces(
   arrivals: readonly Arrival[],
   known: ReadonlySet<string>,
 ): Map<string, EventTrace> {
   const traces = new Map<string, EventTrace>();
-  if (!tracesExported()) return traces;
   for (const { envelope, source } of arrivals) {
     if (!known.has(envelope.organizationId) || traces.has(envelope.id)) continue;
     const span = tracer.startSpan(

@@ -1,4 +1,10 @@
-import { ingestRecordHeaders, INGEST_ORIGIN_HEADER, writtenByIngest } from './ingest-origin';
+import {
+  ingestRecordHeaders,
+  INGEST_ORIGIN_HEADER,
+  operationalRecordHeaders,
+  writtenAsOperational,
+  writtenByIngest,
+} from './ingest-origin';
 
 describe('ingest origin header', () => {
   it("marks ingest's records beside their trace context", () => {
@@ -16,5 +22,20 @@ describe('ingest origin header', () => {
     expect(writtenByIngest({})).toBe(false);
     expect(writtenByIngest({ traceparent: Buffer.from('00-a-b-01') })).toBe(false);
     expect(writtenByIngest({ [INGEST_ORIGIN_HEADER]: Buffer.from('someone') })).toBe(false);
+    expect(writtenByIngest({ [INGEST_ORIGIN_HEADER]: Buffer.from('ingested') })).toBe(false);
+    expect(writtenByIngest({ [INGEST_ORIGIN_HEADER]: Buffer.from('inges') })).toBe(false);
+    expect(writtenByIngest({ [INGEST_ORIGIN_HEADER]: 'ingest' })).toBe(true);
+    expect(writtenByIngest({ [INGEST_ORIGIN_HEADER]: 'operational' })).toBe(false);
+  });
+
+  it('tells operational events from the rest, whichever form the header has', () => {
+    const [name, value] = Object.entries(operationalRecordHeaders())[0];
+    expect(writtenAsOperational({ [name]: Buffer.from(value) })).toBe(true);
+    expect(writtenAsOperational({ [name]: [Buffer.from(value)] })).toBe(true);
+    expect(writtenAsOperational({ [name]: value })).toBe(true);
+    expect(writtenAsOperational({ [name]: Buffer.from('ingest') })).toBe(false);
+    expect(writtenAsOperational({ [name]: Buffer.from(`${value}!`) })).toBe(false);
+    expect(writtenAsOperational(undefined)).toBe(false);
+    expect(writtenByIngest({ [name]: Buffer.from(value) })).toBe(false);
   });
 });

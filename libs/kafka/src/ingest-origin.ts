@@ -8,6 +8,7 @@ import { IHeaders } from 'kafkajs';
  */
 export const INGEST_ORIGIN_HEADER = 'hookbase-origin';
 const INGEST_ORIGIN = 'ingest';
+const INGEST_ORIGIN_BYTES = Buffer.from(INGEST_ORIGIN);
 
 /** The headers of an event record that ingest writes: its trace context, and where it came from. */
 export function ingestRecordHeaders(
@@ -18,12 +19,22 @@ export function ingestRecordHeaders(
 
 /** Whether a consumed event record was written by ingest (not by a direct producer). */
 export function writtenByIngest(headers: IHeaders | undefined): boolean {
+  return originIs(headers, INGEST_ORIGIN, INGEST_ORIGIN_BYTES);
+}
+
+/**
+ * Whether the record's origin header says `text`: compared as bytes when read back (the fan-out
+ * asks it of every event), without making a string of them.
+ */
+function originIs(headers: IHeaders | undefined, text: string, bytes: Buffer): boolean {
   const value = headers?.[INGEST_ORIGIN_HEADER];
   const first = Array.isArray(value) ? value[0] : value;
-  return first !== undefined && first.toString() === INGEST_ORIGIN;
+  if (first === undefined) return false;
+  return typeof first === 'string' ? first === text : bytes.equals(first);
 }
 
 const OPERATIONAL_ORIGIN = 'operational';
+const OPERATIONAL_ORIGIN_BYTES = Buffer.from(OPERATIONAL_ORIGIN);
 
 /** The headers of an operational event, written by Hookbase itself (operational-events.ts). */
 export function operationalRecordHeaders(): Record<string, string> {
@@ -35,7 +46,5 @@ export function operationalRecordHeaders(): Record<string, string> {
  * operational endpoints (ingest never writes this origin, so a publish through the API cannot).
  */
 export function writtenAsOperational(headers: IHeaders | undefined): boolean {
-  const value = headers?.[INGEST_ORIGIN_HEADER];
-  const first = Array.isArray(value) ? value[0] : value;
-  return first !== undefined && first.toString() === OPERATIONAL_ORIGIN;
+  return originIs(headers, OPERATIONAL_ORIGIN, OPERATIONAL_ORIGIN_BYTES);
 }

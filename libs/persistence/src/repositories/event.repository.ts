@@ -37,9 +37,16 @@ const INSERT_EVENTS = insertEventsSql();
 /** An event published on no channel. */
 const NO_CHANNELS = '[]';
 
-/** The events' columns, in INSERT_EVENTS's parameter order. */
+/**
+ * The most text the payloads of one statement may make as a JSON array: PostgreSQL's jsonb holds
+ * at most 256 MB, and a character may take three bytes. A batch over it is recorded in parts.
+ */
+const MAX_PAYLOADS_TEXT = 64 * 1024 * 1024;
+
+/** The events' columns, in INSERT_EVENTS's parameter order, with their payloads as one array. */
 function eventColumns(
   events: readonly EventEnvelope[],
+  payloads: string,
   traceParents: ReadonlyMap<string, string | null>,
 ): unknown[] {
   // As text: node-postgres writes a Date element by element, a few hundred nanoseconds each.
@@ -48,7 +55,7 @@ function eventColumns(
     events.map((e) => e.id),
     events.map((e) => e.organizationId),
     events.map((e) => e.eventType),
-    JSON.stringify(events.map((e) => e.payload)),
+    payloads,
     events.map((e) => e.idempotencyKey ?? null),
     events.map((e) => e.acceptedAt),
     events.map(() => now),
@@ -150,6 +157,9 @@ export interface RecordedMessage {
  */
 @Injectable()
 export class EventRepository {
+  /** See MAX_PAYLOADS_TEXT; a test lowers it to see a batch recorded in parts. */
+  payloadsTextLimit = MAX_PAYLOADS_TEXT;
+
   constructor(private readonly dataSource: DataSource) {}
 
   /**
@@ -182,7 +192,35 @@ export class EventRepository {
   ): Promise<Map<string, RecordedMessage[]> | undefined> {
     if (envelopes.length === 0) return new Map();
     const unique = [...new Map(envelopes.map((envelope) => [envelope.id, envelope])).values()];
-    const events = eventColumns(unique, traceParents);
+    return this.record(unique, planned, traceParents, plannedFor);
+  }
+
+  /**
+   * `recordEvents` for events without repeats; a batch whose payloads would not fit one statement
+   * goes in halves. Each half is recorded like a batch of its own, and a half recorded before the
+   * other one was refused (its recipients' versions moved) is simply recorded before when the
+   * caller records the batch again.
+   */
+  private async record(
+    unique: readonly EventEnvelope[],
+    planned: readonly PlannedMessage[],
+    traceParents: ReadonlyMap<string, string | null>,
+    plannedFor: RecipientVersions | undefined,
+  ): Promise<Map<string, RecordedMessage[]> | undefined> {
+    const payloads = JSON.stringify(unique.map((e) => e.payload));
+    if (payloads.length > this.payloadsTextLimit && unique.length > 1) {
+      const half = Math.ceil(unique.length / 2);
+      const recorded = new Map<string, RecordedMessage[]>();
+      for (const part of [unique.slice(0, half), unique.slice(half)]) {
+        const ids = new Set(part.map((e) => e.id));
+        const partPlanned = planned.filter((message) => ids.has(message.eventId));
+        const messages = await this.record(part, partPlanned, traceParents, plannedFor);
+        if (!messages) return undefined;
+        for (const [eventId, list] of messages) recorded.set(eventId, list);
+      }
+      return recorded;
+    }
+    const events = eventColumns(unique, payloads, traceParents);
     const polled = planned.some((message) => message.polled);
     if (plannedFor) {
       if (polled) return undefined;
