@@ -96,7 +96,8 @@ describe('gRPC ingest', () => {
           { event_type: 'batch.a', payload_json: '{"n":1}' },
           { event_type: 'batch.b', payload_json: '{"n":' },
           { event_type: 'batch.c', payload_json: '[1,2]' },
-          { event_type: 'batch.d', payload_json: '{"n":4}' },
+          // Spaced and escaped as a client may write it: delivered as the value it stands for.
+          { event_type: 'batch.d', payload_json: ' { "n" : 4, "s": "\\u00e9\\"" }\n' },
         ],
       },
       apiKey,
@@ -116,7 +117,7 @@ describe('gRPC ingest', () => {
       description: 'both accepted batch events at the receiver',
     });
     expect(new Set(deliveredTo('/batch').map((r) => r.body))).toEqual(
-      new Set(['{"n":1}', '{"n":4}']),
+      new Set(['{"n":1}', JSON.stringify({ n: 4, s: 'é"' })]),
     );
 
     const empty = await call('PublishBatch', { events: [] }, apiKey);

@@ -45,51 +45,107 @@ export function jsonShapeProblem(
   text: string | Uint8Array,
   maxDepth: number = MAX_JSON_DEPTH,
 ): JsonShapeProblem | null {
-  // One loop for both kinds, reading through a branch rather than a function per character: the
-  // scan runs over every request body, and a call per character was most of its cost.
-  const bytes = typeof text === 'string' ? null : text;
-  const chars = typeof text === 'string' ? text : '';
-  const length = text.length;
+  // A loop of its own for each kind, rather than a branch or a call per character: the scan runs
+  // over every request body and every gRPC payload.
+  return typeof text === 'string' ? scanText(text, maxDepth) : scanBytes(text, maxDepth);
+}
+
+function scanText(chars: string, maxDepth: number): JsonShapeProblem | null {
+  const length = chars.length;
   let depth = 0;
   for (let i = 0; i < length; i++) {
-    const code = bytes ? bytes[i] : chars.charCodeAt(i);
+    const code = chars.charCodeAt(i);
     if (code === QUOTE) {
-      // Skip the string, escapes included.
-      for (i++; i < length; i++) {
-        const inner = bytes ? bytes[i] : chars.charCodeAt(i);
-        if (inner === BACKSLASH) i++;
-        else if (inner === QUOTE) break;
-      }
+      i = stringEnd(chars, i);
     } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
-      if (++depth > maxDepth) {
-        return { message: `JSON is nested deeper than ${maxDepth} levels` };
-      }
+      if (++depth > maxDepth) return tooDeep(maxDepth);
     } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
       depth--;
     } else if (code === MINUS || isDigit(code)) {
-      let end = i + 1;
-      let plain = true; // digits only, after an optional minus
-      for (; end < length; end++) {
-        const part = bytes ? bytes[end] : chars.charCodeAt(end);
-        if (!isNumberPart(part)) break;
-        if (!isDigit(part)) plain = false;
-      }
-      // An integer of up to 15 digits is always exact, and a number without an exponent needs
-      // over 300 digits to overflow: only the rest are read as text and checked.
-      const digits = code === MINUS ? end - i - 1 : end - i;
-      if (!(plain && digits <= 15) && !(!plain && end - i < 300 && !hasExponent(text, i, end))) {
-        const problem = numberProblem(sliceText(text, i, end));
-        if (problem) return problem;
-      }
+      const end = numberEnd(chars, i + 1);
+      const problem = numberAt(chars, i, end);
+      if (problem) return problem;
       i = end - 1;
     }
   }
   return null;
 }
 
+/**
+ * Where the string opened at `open` closes (the text's length when it does not): the search for
+ * a quote is native, and a quote counts when an even number of backslashes precede it.
+ */
+function stringEnd(chars: string, open: number): number {
+  for (let from = open + 1; ;) {
+    const quote = chars.indexOf('"', from);
+    if (quote === -1) return chars.length;
+    let before = quote - 1;
+    while (chars.charCodeAt(before) === BACKSLASH) before--;
+    if ((quote - 1 - before) % 2 === 0) return quote;
+    from = quote + 1;
+  }
+}
+
+function scanBytes(bytes: Uint8Array, maxDepth: number): JsonShapeProblem | null {
+  const length = bytes.length;
+  let depth = 0;
+  for (let i = 0; i < length; i++) {
+    const code = bytes[i];
+    if (code === QUOTE) {
+      // Skip the string, escapes included.
+      for (i++; i < length; i++) {
+        const inner = bytes[i];
+        if (inner === BACKSLASH) i++;
+        else if (inner === QUOTE) break;
+      }
+    } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+      if (++depth > maxDepth) return tooDeep(maxDepth);
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
+      depth--;
+    } else if (code === MINUS || isDigit(code)) {
+      const end = numberEnd(bytes, i + 1);
+      const problem = numberAt(bytes, i, end);
+      if (problem) return problem;
+      i = end - 1;
+    }
+  }
+  return null;
+}
+
+function tooDeep(maxDepth: number): JsonShapeProblem {
+  return { message: `JSON is nested deeper than ${maxDepth} levels` };
+}
+
+/** Where the number token going on at `from` ends. */
+function numberEnd(text: string | Uint8Array, from: number): number {
+  let end = from;
+  while (end < text.length && isNumberPart(codeAt(text, end))) end++;
+  return end;
+}
+
+function codeAt(text: string | Uint8Array, index: number): number {
+  return typeof text === 'string' ? text.charCodeAt(index) : text[index];
+}
+
+/**
+ * The problem of the number token from `start` to `end`, if any. An integer of up to 15 digits is
+ * always exact, and a number without an exponent needs over 300 digits to overflow: only the rest
+ * are read as text and checked.
+ */
+function numberAt(text: string | Uint8Array, start: number, end: number): JsonShapeProblem | null {
+  const negative = codeAt(text, start) === MINUS;
+  let plain = true; // digits only, after an optional minus
+  for (let i = negative ? start + 1 : start; i < end && plain; i++)
+    plain = isDigit(codeAt(text, i));
+  const digits = negative ? end - start - 1 : end - start;
+  if (plain && digits <= 15) return null;
+  if (!plain && end - start < 300 && !hasExponent(text, start, end)) return null;
+  return numberProblem(sliceText(text, start, end));
+}
+
 function hasExponent(text: string | Uint8Array, start: number, end: number): boolean {
   for (let i = start; i < end; i++) {
-    const code = typeof text === 'string' ? text.charCodeAt(i) : text[i];
+    const code = codeAt(text, i);
     if (code === 0x65 || code === 0x45) return true;
   }
   return false;

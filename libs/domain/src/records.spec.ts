@@ -1,10 +1,12 @@
 import { newId } from './ids';
-import { DeliveryRecord } from './model';
+import { DeliveryRecord, EventEnvelope } from './model';
 import {
   deliveryRecordSchema,
   deliveryRecordValue,
   dlqRecordSchema,
+  eventEnvelopeParser,
   eventEnvelopeSchema,
+  eventEnvelopeValue,
   parseRecord,
 } from './records';
 
@@ -120,5 +122,48 @@ describe('deliveryRecordValue', () => {
       ok: true,
       record,
     });
+  });
+});
+
+describe('eventEnvelopeValue', () => {
+  const full = (): EventEnvelope => ({
+    id: newId('evt'),
+    organizationId: newId('org'),
+    eventType: 'order.created',
+    payload: { id: 1 },
+    acceptedAt: new Date().toISOString(),
+    idempotencyKey: 'key "1" \\ 2',
+    endpointIds: [newId('ep')],
+    channels: ['eu'],
+    applicationId: newId('app'),
+  });
+
+  it('is JSON.stringify of the envelope without a payload text', () => {
+    const envelope = full();
+    expect(eventEnvelopeValue(envelope)).toBe(JSON.stringify(envelope));
+  });
+
+  it.each([
+    ['as JSON.stringify writes it', (payload: object) => JSON.stringify(payload)],
+    ['spaced and indented', (payload: object) => ` ${JSON.stringify(payload, null, 2)}\n`],
+    ['with escapes for plain letters', () => '{"\\u0061":"\\u00e9\\n","b":[1.50,2e2,{"c":null}]}'],
+  ])('reads back as the envelope, fields and payload, with the payload text %s', (_how, text) => {
+    const payload = { a: 'é\n', b: [1.5, 200, { c: null }] };
+    const envelope: EventEnvelope = { ...full(), payload };
+    const value = eventEnvelopeValue(envelope, text(payload));
+    expect(JSON.parse(value)).toEqual(envelope);
+    expect(parseRecord(eventEnvelopeParser, Buffer.from(value))).toEqual({
+      ok: true,
+      record: envelope,
+    });
+  });
+
+  it('leaves out the fields an envelope does not have, as JSON.stringify does', () => {
+    const { id, organizationId, eventType, acceptedAt } = full();
+    const envelope: EventEnvelope = { id, organizationId, eventType, acceptedAt, payload: {} };
+    expect(JSON.parse(eventEnvelopeValue(envelope, '{}'))).toEqual(envelope);
+    expect(Object.keys(JSON.parse(eventEnvelopeValue(envelope, '{}'))).sort()).toEqual(
+      Object.keys(envelope).sort(),
+    );
   });
 });

@@ -53,6 +53,19 @@ export const deliveryRecordParser: Parser<DeliveryRecord> = withQuickPath(delive
 });
 
 /**
+ * An event envelope's value. Given its payload as JSON text that was checked when it was read
+ * (gRPC's `payload_json`), the text goes in as it is instead of the parsed payload being written
+ * out again: the value parses to the same envelope, though its bytes may differ from
+ * `JSON.stringify(envelope)` (spacing, escapes).
+ */
+export function eventEnvelopeValue(envelope: EventEnvelope, payloadJson?: string): string {
+  if (payloadJson === undefined) return JSON.stringify(envelope);
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the payload goes in as received
+  const { payload, ...rest } = envelope;
+  return `${JSON.stringify(rest).slice(0, -1)},"payload":${payloadJson}}`;
+}
+
+/**
  * A delivery record's value, given its event's payload as JSON text: the same text as
  * `JSON.stringify(record)`, with the payload written once per event instead of once per
  * recipient (an event fans out to as many records as it has endpoints).

@@ -19,6 +19,26 @@ describe('isStorableText', () => {
     'refuses %j',
     (text) => expect(isStorableText(text)).toBe(false),
   );
+
+  it('agrees with the pattern toStorableText replaces by, on 20,000 seeded mixes', () => {
+    // Unpaired and paired surrogates at either end and side by side, U+0000, one- and two-byte text.
+    const parts = ['a', 'é', '\u0000', '\uD83D', '\uDE00', '\uDBFF', '\uDC00', '😀', '\uFFFF', ' '];
+    let seed = 5;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    let refused = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const length = Math.floor(random() * 6);
+      const text = Array.from({ length }, () => parts[Math.floor(random() * parts.length)]).join(
+        '',
+      );
+      const byPattern = toStorableText(text) === text;
+      expect(isStorableText(text)).toBe(byPattern);
+      if (!byPattern) refused++;
+    }
+    // Both kinds of answer were checked many times.
+    expect(refused).toBeGreaterThan(5_000);
+    expect(refused).toBeLessThan(15_000);
+  });
 });
 
 describe('unstorableTextAt', () => {

@@ -4,8 +4,14 @@
 // eslint-disable-next-line no-control-regex -- matching U+0000 is the point
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/**
+ * Whether PostgreSQL can store the text. Two native checks instead of the pattern above: a search
+ * for U+0000 and `isWellFormed` (no unpaired surrogate), which answers at once for text without
+ * any character past U+00FF. Every string of every published payload goes through here; the
+ * pattern took 20 times as long on a 350-character ASCII text.
+ */
 export function isStorableText(text: string): boolean {
-  return !UNSTORABLE.test(text);
+  return text.indexOf('\u0000') === -1 && text.isWellFormed();
 }
 
 /** The text with every unstorable character replaced by U+FFFD, for keeping excerpts of bad input. */

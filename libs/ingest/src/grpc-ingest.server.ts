@@ -36,7 +36,12 @@ import { toGrpcError } from './grpc-errors';
 import { openReceiveWindows, receiveWindowsFor } from './grpc-receive-windows';
 import { PublishBatch } from './publish-batch.use-case';
 import { callerTraceContext } from './caller-trace';
-import { PublishedEvent, PublishEvent } from './publish-event.use-case';
+import {
+  PAYLOAD_JSON,
+  PublishedEvent,
+  PublishEvent,
+  ReadEventInput,
+} from './publish-event.use-case';
 
 /** The contract, read at runtime from the repository (from dist/ too): never copied. */
 export const INGEST_PROTO = join('proto', 'hookbase', 'v1', 'ingest.proto');
@@ -283,11 +288,15 @@ export function toInput(request: GrpcPublishRequest): PublishEventInput {
     ...(request.channels && request.channels.length > 0 ? { channels: request.channels } : {}),
     ...(request.application_id ? { applicationId: request.application_id } : {}),
   };
+  let input: ReadEventInput;
   try {
-    return parseInput(publishEventParser, candidate);
+    input = parseInput(publishEventParser, candidate);
   } catch (error) {
     throw withProtoFieldNames(error);
   }
+  // The record can carry the text as sent: it is the payload's own, checked above.
+  if (input.payload === payload) input[PAYLOAD_JSON] = text;
+  return input;
 }
 
 function withProtoFieldNames(error: unknown): unknown {

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { DomainError } from '@hookbase/domain';
 import { grpcStatusFor, toGrpcError } from './grpc-errors';
 import { ingestProtoPath, peerAddress, toInput } from './grpc-ingest.server';
+import { PAYLOAD_JSON } from './publish-event.use-case';
 
 const request = (fields: Partial<Parameters<typeof toInput>[0]> = {}) => ({
   event_type: 'order.created',
@@ -24,19 +25,29 @@ const codeOf = (run: () => unknown) => {
 
 describe('gRPC ingest', () => {
   it('reads a request as the REST input, empty optional fields left out', () => {
-    expect(toInput(request())).toEqual({ eventType: 'order.created', payload: { id: 1 } });
+    const text = { [PAYLOAD_JSON]: '{"id":1}' };
+    expect(toInput(request())).toEqual({ eventType: 'order.created', payload: { id: 1 }, ...text });
     const endpointId = `ep_${'0'.repeat(26)}`;
     expect(toInput(request({ idempotency_key: 'k1', endpoint_ids: [endpointId] }))).toEqual({
       eventType: 'order.created',
       payload: { id: 1 },
       idempotencyKey: 'k1',
       endpointIds: [endpointId],
+      ...text,
     });
     expect(toInput(request({ application_id: 'customer-42' }))).toEqual({
       eventType: 'order.created',
       payload: { id: 1 },
       applicationId: 'customer-42',
+      ...text,
     });
+  });
+
+  it('keeps payload_json as sent beside the payload parsed from it, for the record', () => {
+    const sent = ' {\n  "id" : 1, "name": "\\u00e9" }\n';
+    const input = toInput(request({ payload_json: sent }));
+    expect(input.payload).toEqual({ id: 1, name: 'é' });
+    expect((input as { [PAYLOAD_JSON]?: string })[PAYLOAD_JSON]).toBe(sent);
   });
 
   it('refuses payload_json that is not JSON as INVALID_JSON, and a non-object as invalid', () => {

@@ -3,7 +3,12 @@ import { DomainError, EventEnvelope, PublishEventInput } from '@hookbase/domain'
 import { KafkaProducer, ProducedRecord, PublishTimeoutError, topicNames } from '@hookbase/kafka';
 import { EventTypeCatalog, IdempotencyRepository, Reservation } from '@hookbase/persistence';
 import { ApplicationLookup } from './application-lookup';
-import { PublishEvent, PublishOutcome } from './publish-event.use-case';
+import {
+  PAYLOAD_JSON,
+  PublishEvent,
+  PublishOutcome,
+  ReadEventInput,
+} from './publish-event.use-case';
 
 /** A PublishEvent over stand-ins that record what would have gone to Kafka and PostgreSQL. */
 function setUp(options: { sendFails?: Error; reservation?: Reservation } = {}) {
@@ -94,6 +99,25 @@ describe('PublishEvent.executeAll', () => {
       sent.map((envelope) => envelope.id),
     );
     expect(new Set(sent.map((envelope) => envelope.id)).size).toBe(3);
+  });
+
+  it("writes a payload's text as the edge read it, on both paths, and the others' payloads out", async () => {
+    const { publish, sends } = setUp();
+    const spaced = '{ "n" : 1 }';
+    const read = (extra: Partial<PublishEventInput>): ReadEventInput => ({
+      ...input('read', extra),
+      [PAYLOAD_JSON]: spaced,
+    });
+    await publish.executeAll('org_1', [read({}), input('parsed'), read({ idempotencyKey: 'k' })]);
+    const values = sends.flat().map((record) => String(record.value));
+    expect(values).toHaveLength(3);
+    expect(values.filter((value) => value.includes(spaced))).toHaveLength(2);
+    expect(values.find((value) => value.includes('"parsed"'))).toContain('"payload":{"n":1}');
+    expect(envelopes(sends.flat()).map((envelope) => envelope.payload)).toEqual([
+      { n: 1 },
+      { n: 1 },
+      { n: 1 },
+    ]);
   });
 
   it('refuses an event on its own: the others of the batch are still sent', async () => {

@@ -4,6 +4,7 @@ import {
   admissionError,
   DomainError,
   EventEnvelope,
+  eventEnvelopeValue,
   eventFingerprint,
   isoTimestamp,
   newId,
@@ -26,6 +27,21 @@ import { ApplicationLookup } from './application-lookup';
 const UNCONFIRMED = Object.freeze({ retryAfterSeconds: 1, stored: 'unknown' });
 
 const tracer = trace.getTracer('hookbase');
+
+/**
+ * An input's payload as the JSON text it was parsed from, when the edge read it from text of its
+ * own (gRPC's `payload_json`): the event's record carries that text instead of the payload written
+ * out again. A symbol, so that no request body can set it.
+ */
+export const PAYLOAD_JSON = Symbol('the payload as the JSON text it was parsed from');
+
+/** An input as an edge read it, with the payload's text when it had one. */
+export type ReadEventInput = PublishEventInput & { [PAYLOAD_JSON]?: string };
+
+/** The payload text of an input whose payload is still the object parsed from it. */
+function payloadJsonOf(input: PublishEventInput): string | undefined {
+  return (input as ReadEventInput)[PAYLOAD_JSON];
+}
 
 export interface PublishedEvent {
   id: string;
@@ -113,6 +129,7 @@ export class PublishEvent {
         this.produce(
           plain.map((i) => (envelopes[i] as Value<EventEnvelope>).value),
           contexts && plain.map((i) => contexts[i]),
+          plain.map((i) => payloadJsonOf(inputs[i])),
         ),
       );
       for (const i of plain) {
@@ -217,7 +234,7 @@ export class PublishEvent {
       return this.repeat(organizationId, key, fingerprint, reservation.record, spanContext);
     }
     try {
-      await this.produce([envelope], [spanContext]);
+      await this.produce([envelope], [spanContext], [payloadJsonOf(input)]);
     } catch (error) {
       // A record Kafka may still store keeps its reservation: a repeat re-sends the same event id.
       if ((error as DomainError).details === UNCONFIRMED) throw error;
@@ -288,12 +305,13 @@ export class PublishEvent {
 
   /**
    * Sends events to Kafka together, each record with its own span's context in its headers (none
-   * without `traces`); resolves once Kafka acknowledged all of them (acks=all), or refuses all of
-   * them.
+   * without `traces`) and its payload's text where the edge read one; resolves once Kafka
+   * acknowledged all of them (acks=all), or refuses all of them.
    */
   private async produce(
     envelopes: EventEnvelope[],
     traces: readonly Context[] | undefined,
+    payloadTexts: readonly (string | undefined)[] = [],
   ): Promise<void> {
     const started = performance.now();
     const finished = (outcome: 'acked' | 'timeout' | 'error') => {
@@ -307,7 +325,7 @@ export class PublishEvent {
         this.topics.events,
         envelopes.map((envelope, i) => ({
           key: envelope.organizationId,
-          value: JSON.stringify(envelope),
+          value: eventEnvelopeValue(envelope, payloadTexts[i]),
           headers: untraced ?? ingestRecordHeaders(traceHeaders(traces![i])),
         })),
         this.config.http.ackTimeoutMs,
