@@ -55,6 +55,53 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
 
   const endpoint = (overrides: Partial<NewEndpoint> = {}) => newEndpoint('org_reads', overrides);
 
+  it('records the successes of many endpoints in one statement, the latest of each', async () => {
+    const created = await Promise.all(
+      Array.from({ length: 60 }, () => endpoints.create(endpoint(), generateSecret())),
+    );
+    const ids = created.map((e) => e.id);
+    for (const id of ids.slice(0, 2))
+      await endpoints.recordFailure(id, new Date('2026-12-01T09:00:00Z'));
+    const t = (minute: number) => new Date(Date.UTC(2026, 11, 1, 10, minute));
+    // The same endpoint twice in one batch: its latest success is kept, whatever the order.
+    await endpoints.recordSuccesses([
+      { endpointId: ids[0], at: t(5) },
+      { endpointId: ids[0], at: t(3) },
+      { endpointId: ids[1], at: t(2) },
+      { endpointId: ids[1], at: t(4) },
+    ]);
+    const health = async () =>
+      (await dataSource.query(
+        `SELECT id, consecutive_failures, failing_since, last_success_at FROM endpoints
+          WHERE id = ANY($1) ORDER BY id`,
+        [ids],
+      )) as {
+        id: string;
+        consecutive_failures: number;
+        failing_since: Date | null;
+        last_success_at: Date | null;
+      }[];
+    const byId = new Map((await health()).map((row) => [row.id, row]));
+    expect(byId.get(ids[0])).toMatchObject({
+      consecutive_failures: 0,
+      failing_since: null,
+      last_success_at: t(5),
+    });
+    expect(byId.get(ids[1])).toMatchObject({
+      consecutive_failures: 0,
+      failing_since: null,
+      last_success_at: t(4),
+    });
+    expect(byId.get(ids[2])).toMatchObject({ last_success_at: null });
+
+    // Every endpoint of a batch, in one statement.
+    await endpoints.recordSuccesses(ids.map((endpointId) => ({ endpointId, at: t(10) })));
+    const after = await health();
+    expect(after.filter((row) => row.last_success_at?.getTime() === t(10).getTime())).toHaveLength(
+      60,
+    );
+  });
+
   it('reads every column of an endpoint as TypeORM does, deleted ones included', async () => {
     const plain = await endpoints.create(endpoint(), generateSecret());
     const full = await endpoints.create(
@@ -195,7 +242,9 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
       consecutiveFailures: 1,
       failingSince: new Date('2026-12-01T10:00:00Z'),
     });
-    await elsewhere.recordSuccess(created.id, new Date('2026-12-01T10:01:00Z'));
+    await elsewhere.recordSuccesses([
+      { endpointId: created.id, at: new Date('2026-12-01T10:01:00Z') },
+    ]);
     expect(await versionOf()).toBe(version);
     expect((await read()).endpoint).toMatchObject({
       consecutiveFailures: 0,

@@ -27,10 +27,10 @@ describe('EndpointHealthService', () => {
           autoDisableAfterMs: options.periodMs ?? null,
         };
       },
-      recordSuccess: async () => {
+      recordSuccesses: async (successes: { endpointId: string }[]) => {
         const refusal = options.successWrites?.shift();
         if (refusal) throw refusal;
-        writes.push('success');
+        writes.push(successes.length === 1 ? 'success' : `${successes.length} successes`);
         streak = { consecutiveFailures: 0, failingSince: null };
       },
       autoDisable: async (
@@ -83,6 +83,24 @@ describe('EndpointHealthService', () => {
       [0, 1, 2, 3, 4].map((ms) => health.afterAttempt(endpoint, 'succeeded', at(ms))),
     );
     expect(writes).toEqual(['success']);
+  });
+
+  it('writes the successes of many endpoints that come due together in one statement', async () => {
+    const { health, endpoint, writes } = setup();
+    const others = Array.from({ length: 40 }, (_, i) => ({ ...endpoint, id: `ep_${i + 2}` }));
+    await Promise.all(
+      [endpoint, ...others].map((each) =>
+        health.afterAttempt(each as EndpointEntity, 'succeeded', at(0)),
+      ),
+    );
+    expect(writes).toEqual(['41 successes']);
+    // A minute on, they come due together again.
+    await Promise.all(
+      [endpoint, ...others].map((each) =>
+        health.afterAttempt(each as EndpointEntity, 'succeeded', at(60_000)),
+      ),
+    );
+    expect(writes).toEqual(['41 successes', '41 successes']);
   });
 
   it('writes the next success again when the write of one failed', async () => {

@@ -490,12 +490,26 @@ export class EndpointRepository {
     };
   }
 
-  /** A successful attempt: the streak ends and the last success is `at`. */
-  async recordSuccess(endpointId: string, at: Date): Promise<void> {
+  /**
+   * Successful attempts, of one endpoint or many, in one statement: each endpoint's streak ends and
+   * its last success is the latest `at` given for it. The rows are locked in id order, so that two
+   * dispatchers writing the same endpoints at once wait for each other instead of deadlocking.
+   */
+  async recordSuccesses(successes: readonly { endpointId: string; at: Date }[]): Promise<void> {
+    const latest = new Map<string, Date>();
+    for (const { endpointId, at } of successes) {
+      const known = latest.get(endpointId);
+      if (!known || at > known) latest.set(endpointId, at);
+    }
+    if (latest.size === 0) return;
     await this.dataSource.query(
-      `UPDATE endpoints SET consecutive_failures = 0, failing_since = NULL, last_success_at = $2
-        WHERE id = $1`,
-      [endpointId, at],
+      `WITH locked AS (
+         SELECT id FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE)
+       UPDATE endpoints e
+          SET consecutive_failures = 0, failing_since = NULL, last_success_at = s.at
+         FROM unnest($1::text[], $2::timestamptz[]) AS s(id, at), locked
+        WHERE e.id = s.id AND locked.id = s.id`,
+      [[...latest.keys()], [...latest.values()].map((at) => at.toISOString())],
     );
   }
 
