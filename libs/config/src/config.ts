@@ -226,7 +226,7 @@ export const envSchema = z.object({
   HOOKBASE_DISPATCH_READ_AHEAD: int(10, 100_000)
     .default(1000)
     .describe(
-      "Messages a dispatcher may have read from one partition of the deliveries topic and not yet finished; past it, that partition's reading waits. The messages of a slow endpoint wait here while the others of their partition go on; each one costs memory.",
+      'Messages a dispatcher may have read from one partition of the deliveries topic and not yet finished; once it is full, that partition is read again when a quarter of it is free, and a fetch that brings more records than there is room for is taken in part (the rest are read again). The messages of a slow endpoint wait here while the others of their partition go on; each one costs memory.',
     ),
   // Percent of the dispatch pool any organization may always hold; beyond it an organization
   // borrows only while that much stays free for the others. 100 turns the sharing off.

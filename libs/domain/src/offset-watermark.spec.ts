@@ -1,4 +1,4 @@
-import { OffsetWatermark } from './offset-watermark';
+import { OffsetWatermark, windowRoom } from './offset-watermark';
 
 /** A small seeded PRNG (mulberry32), so a failing run can be replayed. */
 function prng(seed: number): () => number {
@@ -373,5 +373,29 @@ describe('OffsetWatermark', () => {
       expect(watermark.unfinished).toBe(100);
       expect(watermark.committable()).toBe(String(Math.min(...window)));
     });
+  });
+});
+
+describe('windowRoom', () => {
+  it('gives the whole room once a quarter of the window is free', () => {
+    expect(windowRoom(0, 1000)).toBe(1000);
+    expect(windowRoom(750, 1000)).toBe(250);
+    expect(windowRoom(7, 10)).toBe(3);
+  });
+
+  it('gives none while less than a quarter is free, so a full window is not read a record at a time', () => {
+    expect(windowRoom(751, 1000)).toBe(0);
+    expect(windowRoom(999, 1000)).toBe(0);
+    expect(windowRoom(1000, 1000)).toBe(0);
+    expect(windowRoom(8, 10)).toBe(0);
+  });
+
+  it('never gives room past the window, however far it is overfull', () => {
+    expect(windowRoom(1200, 1000)).toBe(0);
+  });
+
+  it('gives a window of one its record once it is empty', () => {
+    expect(windowRoom(0, 1)).toBe(1);
+    expect(windowRoom(1, 1)).toBe(0);
   });
 });

@@ -48,3 +48,13 @@ export class OffsetWatermark {
     return this.last === null ? null : (this.last + 1n).toString();
   }
 }
+
+/**
+ * How many more records a partition whose window holds `limit` unfinished records may take,
+ * with `unfinished` of them open: none until a quarter of the window is free, so that a full
+ * window is not read again for a record or two at a time, then all the room there is.
+ */
+export function windowRoom(unfinished: number, limit: number): number {
+  const room = limit - unfinished;
+  return room >= Math.max(1, Math.ceil(limit / 4)) ? room : 0;
+}

@@ -248,6 +248,37 @@ describe('BatchConsumer commits', () => {
     jest.restoreAllMocks();
   });
 
+  it("in pipelined mode takes no more of a batch than the partition's window has room for", async () => {
+    const finishers: (() => void)[] = [];
+    const handled: string[][] = [];
+    const batchConsumer = overKafkajs(
+      kafka,
+      { groupId: 'g', topic: 't', maxUnfinishedPerPartition: 4 },
+      async (records) => {
+        handled.push(records.map((r) => r.offset));
+        return records.map((r) => ({
+          offset: r.offset,
+          done: new Promise<void>((resolve) => finishers.push(resolve)),
+        }));
+      },
+    );
+    await batchConsumer.start();
+    const resolved: string[] = [];
+    // Six records fetched at once, a window of four: the last two are read again later.
+    await consumer.deliver(['1', '2', '3', '4', '5', '6'], resolved);
+    expect(handled).toEqual([['1', '2', '3', '4']]);
+    expect(resolved).toEqual(['4']);
+    // Read again, they wait until a quarter of the window is free, then go in.
+    const again = consumer.deliver(['5', '6'], resolved);
+    await jest.advanceTimersByTimeAsync(10);
+    expect(handled).toHaveLength(1);
+    finishers[0]();
+    await jest.advanceTimersByTimeAsync(10);
+    await again;
+    expect(handled).toEqual([['1', '2', '3', '4'], ['5']]);
+    expect(resolved).toEqual(['4', '5']);
+  });
+
   it('in pipelined mode commits only below the lowest record still under way', async () => {
     let finishSix: () => void = () => undefined;
     const batchConsumer = overKafkajs(

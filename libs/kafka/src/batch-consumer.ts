@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { Backoff, backoffDelay, OffsetWatermark } from '@hookbase/domain';
+import { Backoff, backoffDelay, OffsetWatermark, windowRoom } from '@hookbase/domain';
 import {
   BatchLiveness,
   ConsumedRecord,
@@ -38,7 +38,8 @@ export interface BatchConsumerOptions {
   topic: string;
   /**
    * Pipelined mode: the next batch of a partition is read while earlier records are still under
-   * way, up to this many unfinished records per partition, and the committed offset is the
+   * way, up to this many unfinished records per partition (a batch with more records than the
+   * window has room for is taken in part, the rest read again), and the committed offset is the
    * partition's low watermark (its lowest unfinished offset). Unset: one batch at a time, every
    * record finished when the handler returns. Either way the commit follows in the background
    * (within COMMIT_DELAY_MS), never before the records it covers have finished.
@@ -153,7 +154,7 @@ export class BatchConsumer {
     const current = () => client === this.client;
     return {
       batch: (batch, liveness) => this.takeBatch(batch, liveness),
-      readable: (topic, partition) => this.readable(topic, partition),
+      room: (topic, partition) => this.room(this.partitions.get(`${topic}:${partition}`)),
       // After a rebalance the partitions are read again from their committed offsets: progress
       // kept from before is dropped, so late completions never commit for a partition read anew.
       joined: (partitions) => {
@@ -189,9 +190,9 @@ export class BatchConsumer {
     };
   }
 
-  /** Hands a fetched batch to the handler; true once the partition may be read on after it. */
-  private async takeBatch(batch: FetchedBatch, liveness: BatchLiveness): Promise<boolean> {
-    if (batch.records.length === 0) return true;
+  /** Hands a fetched batch to the handler; resolves to how many of its records were taken. */
+  private async takeBatch(batch: FetchedBatch, liveness: BatchLiveness): Promise<number> {
+    if (batch.records.length === 0) return 0;
     const context: BatchContext = {
       topic: batch.topic,
       partition: batch.partition,
@@ -207,37 +208,43 @@ export class BatchConsumer {
     }
   }
 
-  /** Whether a partition's window has room for more records (always, outside pipelined mode). */
-  private readable(topic: string, partition: number): boolean {
+  /**
+   * How many more records a partition may take now (see `windowRoom`): no bound outside pipelined
+   * mode, none while stopping.
+   */
+  private room(progress: PartitionProgress | undefined): number {
+    if (this.stopping) return 0;
     const limit = this.options.maxUnfinishedPerPartition;
-    if (limit === undefined || this.stopping) return !this.stopping;
-    const progress = this.partitions.get(`${topic}:${partition}`);
-    return !progress || progress.watermark.unfinished < limit;
+    if (limit === undefined) return Number.POSITIVE_INFINITY;
+    return windowRoom(progress?.watermark.unfinished ?? 0, limit);
   }
 
   /**
-   * The batch's records join the partition's watermark and the handler runs on them; the
-   * partition is read on (true) once it returns. Records it returned as under way finish later
-   * (pipelined mode); the others are finished now. Commits follow the low watermark in the
-   * background, coalesced, so the partition's next batch never waits for a commit.
+   * As many of the batch's records as the partition's window has room for join its watermark and
+   * the handler runs on them; resolves to their count once it returns (the rest are read again).
+   * Records it returned as under way finish later (pipelined mode); the others are finished now.
+   * Commits follow the low watermark in the background, coalesced, so the partition's next batch
+   * never waits for a commit.
    */
-  private async runBatch(records: ConsumedRecord[], context: BatchContext): Promise<boolean> {
+  private async runBatch(batch: ConsumedRecord[], context: BatchContext): Promise<number> {
     const key = `${context.topic}:${context.partition}`;
     let progress = this.partitions.get(key);
-    if (!progress || !progress.follows(records[0].offset)) {
+    if (!progress || !progress.follows(batch[0].offset)) {
       progress = new PartitionProgress(context.topic, context.partition);
       this.partitions.set(key, progress);
     }
-    const limit = this.options.maxUnfinishedPerPartition ?? Number.POSITIVE_INFINITY;
-    // Bounded memory: a partition whose window is full waits for some of it to finish.
-    while (progress.watermark.unfinished >= limit && context.isActive()) {
+    // Bounded memory: a partition whose window is full waits for some of it to finish (a client
+    // that leaves full partitions out of its fetches never gets here with one).
+    while (this.room(progress) === 0 && context.isActive()) {
       await progress.progress(1_000);
       await context.heartbeat().catch(() => undefined);
     }
-    if (!context.isActive()) return false;
+    if (!context.isActive()) return 0;
+    const room = this.room(progress);
+    const records = batch.length > room ? batch.slice(0, room) : batch;
     records.forEach((record) => progress.add(record.offset));
     const started = await this.runWithRetry(records, context);
-    if (started === false) return false;
+    if (started === false) return 0;
     const underWay = new Set((started ?? []).map((work) => work.offset));
     for (const record of records) {
       if (!underWay.has(record.offset)) progress.finish(record.offset);
@@ -260,7 +267,7 @@ export class BatchConsumer {
       void tracked.finally(() => this.inFlight.delete(tracked));
     }
     this.scheduleCommit(key);
-    return true;
+    return records.length;
   }
 
   /**

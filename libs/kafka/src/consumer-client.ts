@@ -44,17 +44,20 @@ export interface BatchLiveness {
 /** How a client reports to its BatchConsumer. */
 export interface ConsumerClientEvents {
   /**
-   * Handles a batch. The partition is read on after it once this resolves true; false reads the
-   * same records again (the member lost the partition, or is stopping). The client hands over a
-   * partition's next batch only after this resolved.
+   * Handles a batch; resolves to how many of its records, from the first, were taken. The
+   * partition is read on after those, and the rest are read again later: all of them at 0 (the
+   * member lost the partition, or is stopping), the tail beyond a window that had less room than
+   * the batch had records. The client hands over a partition's next batch only after this
+   * resolved.
    */
-  batch(batch: FetchedBatch, liveness: BatchLiveness): Promise<boolean>;
+  batch(batch: FetchedBatch, liveness: BatchLiveness): Promise<number>;
   /**
-   * Whether the partition may be read now. A client that can leave out one partition of its
-   * fetches asks before each one, so a partition whose window is full waits while the others are
-   * read; one that cannot relies on `batch` waiting.
+   * How many more records the partition may take now (`Infinity`: no bound; 0: leave it out of
+   * the fetches). A client that can leave out one partition of its fetches asks before each one,
+   * so a partition whose window is full waits while the others are read, and asks for about that
+   * many records' bytes; one that cannot relies on `batch` waiting and taking part of a batch.
    */
-  readable(topic: string, partition: number): boolean;
+  room(topic: string, partition: number): number;
   /** The member joined its group and holds `partitions` of the topic; progress kept before is void. */
   joined(partitions: number): void;
   /** The member holds no partition now (the group rebalances, or it left). */

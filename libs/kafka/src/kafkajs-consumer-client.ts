@@ -54,11 +54,12 @@ export class KafkajsConsumerClient implements ConsumerClient {
           timestamp: message.timestamp,
           headers: message.headers,
         }));
-        const read = await events.batch(
+        const taken = await events.batch(
           { topic: batch.topic, partition: batch.partition, records },
           { heartbeat, isActive: () => isRunning() && !isStale() },
         );
-        if (read) resolveOffset(batch.messages[batch.messages.length - 1].offset);
+        // kafkajs fetches on from the offset after the last one resolved: the rest come again.
+        if (taken > 0) resolveOffset(batch.messages[taken - 1].offset);
       },
     });
   }

@@ -2,7 +2,9 @@ import { EventEmitter } from 'node:events';
 import { ConsumerClientEvents, FetchedBatch } from './consumer-client';
 import {
   PlatformaticConsumer,
+  MIN_FETCH_BYTES,
   PlatformaticConsumerClient,
+  RecordSizes,
   recordsOf,
   ROUND_ROBIN_PROTOCOL,
 } from './platformatic-consumer-client';
@@ -26,6 +28,9 @@ class StandInConsumer extends EventEmitter {
   earliest = 0n;
   assignment = [0, 1];
   readonly fetches: AskedPartition[][] = [];
+  readonly bytesAsked: Map<number, number>[] = [];
+  /** Bytes per record the batches it answers say they hold. */
+  recordBytes = 100;
   readonly commits: unknown[] = [];
   joinOptions: unknown;
   closed = false;
@@ -60,12 +65,19 @@ class StandInConsumer extends EventEmitter {
     return new Map([['t', [this.earliest, this.earliest]]]);
   }
 
-  async fetch(options: { topics: { partitions: { partition: number; fetchOffset: bigint }[] }[] }) {
+  async fetch(options: {
+    topics: {
+      partitions: { partition: number; fetchOffset: bigint; partitionMaxBytes: number }[];
+    }[];
+  }) {
     const asked = options.topics[0].partitions.map((p) => ({
       partition: p.partition,
       offset: p.fetchOffset,
     }));
     this.fetches.push(asked);
+    this.bytesAsked.push(
+      new Map(options.topics[0].partitions.map((p) => [p.partition, p.partitionMaxBytes])),
+    );
     if (this.failNext) {
       const error = this.failNext;
       this.failNext = undefined;
@@ -83,6 +95,7 @@ class StandInConsumer extends EventEmitter {
             : [
                 {
                   firstOffset: offset,
+                  length: values.length * this.recordBytes,
                   lastOffsetDelta: values.length - 1,
                   attributes: 0,
                   firstTimestamp: 1_000n,
@@ -137,7 +150,8 @@ describe('PlatformaticConsumerClient', () => {
   let client: PlatformaticConsumerClient;
   let handed: FetchedBatch[];
   let full: Set<number>;
-  let read: (batch: FetchedBatch) => boolean;
+  let rooms: Map<number, number>;
+  let read: (batch: FetchedBatch) => number;
   let events: ConsumerClientEvents & { joins: number[]; failures: Error[] };
 
   beforeEach(() => {
@@ -148,7 +162,8 @@ describe('PlatformaticConsumerClient', () => {
     );
     handed = [];
     full = new Set();
-    read = () => true;
+    rooms = new Map();
+    read = (batch) => batch.records.length;
     const joins: number[] = [];
     const failures: Error[] = [];
     events = {
@@ -158,7 +173,7 @@ describe('PlatformaticConsumerClient', () => {
         handed.push(batch);
         return read(batch);
       },
-      readable: (_topic, partition) => !full.has(partition),
+      room: (_topic, partition) => (full.has(partition) ? 0 : (rooms.get(partition) ?? Infinity)),
       joined: (partitions) => joins.push(partitions),
       unassigned: () => undefined,
       problem: () => undefined,
@@ -231,10 +246,57 @@ describe('PlatformaticConsumerClient', () => {
   it('reads a batch again when it was not read (the handler gave it back)', async () => {
     consumer.log.set(0, ['a', 'b']);
     let refusals = 1;
-    read = (batch) => !(batch.partition === 0 && refusals-- > 0);
+    read = (batch) => (batch.partition === 0 && refusals-- > 0 ? 0 : batch.records.length);
     await client.start(events);
     await until(() => offsetsHanded(0).length === 4);
     expect(offsetsHanded(0)).toEqual(['0', '1', '0', '1']);
+  });
+
+  it('reads on after the records the handler took, and fetches the rest again', async () => {
+    consumer.log.set(0, ['a', 'b', 'c', 'd']);
+    let firstBatch = true;
+    // The window had room for two records of the first batch.
+    read = (batch) => {
+      const taken = firstBatch ? 2 : batch.records.length;
+      firstBatch = false;
+      return taken;
+    };
+    await client.start(events);
+    await until(() => offsetsHanded(0).length === 6);
+    expect(offsetsHanded(0)).toEqual(['0', '1', '2', '3', '2', '3']);
+    await until(() => consumer.fetches.length > 4);
+    expect(consumer.fetches.at(-1)).toContainEqual({ partition: 0, offset: 4n });
+  });
+
+  it("asks each partition for about as many records' bytes as its window has room for", async () => {
+    const roomy = new PlatformaticConsumerClient(
+      () => consumer as unknown as PlatformaticConsumer,
+      { ...settings, maxBytesPerPartition: 1024 * 1024 },
+    );
+    consumer.recordBytes = 600;
+    consumer.log.set(0, ['a', 'b']);
+    consumer.log.set(1, ['c']);
+    rooms.set(0, 100).set(1, 5_000);
+    try {
+      await roomy.start(events);
+      await until(() => handed.length === 2 && consumer.fetches.length > 2);
+      // Before any record was seen: the most a partition may bring.
+      expect(consumer.bytesAsked[0]).toEqual(
+        new Map([
+          [0, 1024 * 1024],
+          [1, 1024 * 1024],
+        ]),
+      );
+      // Then 100 records of 600 bytes, and 5,000 of them up to the most a partition may bring.
+      expect(consumer.bytesAsked.at(-1)).toEqual(
+        new Map([
+          [0, 60_000],
+          [1, 1024 * 1024],
+        ]),
+      );
+    } finally {
+      await roomy.close();
+    }
   });
 
   it('after a rejoin reads its new partitions from their committed offsets', async () => {
@@ -258,9 +320,9 @@ describe('PlatformaticConsumerClient', () => {
       if (handed.length === 1) {
         consumer.rejoin();
         liveAfterRejoin = liveness.isActive();
-        return false;
+        return 0;
       }
-      return true;
+      return batch.records.length;
     };
     await client.start(events);
     await until(() => handed.length === 2);
@@ -383,5 +445,31 @@ describe('recordsOf', () => {
 
   it('names no next offset when nothing came back', () => {
     expect(recordsOf(0, [], 4n)).toEqual({ records: [], next: null });
+  });
+});
+
+describe('RecordSizes', () => {
+  const batchOf = (records: number, bytes: number) =>
+    ({ length: bytes, records: Array.from({ length: records }, () => ({})) }) as never;
+
+  it('asks for the most a partition may bring until a record has been seen', () => {
+    expect(new RecordSizes().bytesFor(10, 1_048_576)).toBe(1_048_576);
+  });
+
+  it("asks for the room's worth of records at their mean size, within the floor and the most", () => {
+    const sizes = new RecordSizes();
+    sizes.observe([batchOf(10, 6_000)]);
+    expect(sizes.bytesFor(100, 1_048_576)).toBe(60_000);
+    expect(sizes.bytesFor(1, 1_048_576)).toBe(MIN_FETCH_BYTES);
+    expect(sizes.bytesFor(10_000, 1_048_576)).toBe(1_048_576);
+    expect(sizes.bytesFor(Infinity, 1_048_576)).toBe(1_048_576);
+  });
+
+  it('follows the records as their size changes, and ignores batches without records', () => {
+    const sizes = new RecordSizes();
+    sizes.observe([batchOf(10, 1_000)]);
+    for (let i = 0; i < 50; i++) sizes.observe([batchOf(10, 10_000), batchOf(0, 61)]);
+    expect(sizes.bytesFor(100, 1_048_576)).toBeGreaterThan(99_000);
+    expect(sizes.bytesFor(100, 1_048_576)).toBeLessThanOrEqual(100_000);
   });
 });

@@ -107,14 +107,41 @@ export function recordsOf(
   return { records, next };
 }
 
+/** The bytes a fetch asks of a partition never go below this, whatever its room. */
+export const MIN_FETCH_BYTES = 16 * 1024;
+
+/**
+ * The size of the topic's records as fetched (a running mean over record batches), so that a
+ * fetch asks a partition for about as many records' bytes as its window has room for.
+ */
+export class RecordSizes {
+  private mean: number | undefined;
+
+  observe(batches: readonly RecordsBatch[]): void {
+    for (const batch of batches) {
+      const count = batch.records.length;
+      if (count === 0 || !(batch.length > 0)) continue;
+      const size = batch.length / count;
+      this.mean = this.mean === undefined ? size : this.mean + (size - this.mean) / 8;
+    }
+  }
+
+  /** The bytes to ask for `room` records: at most `max`, at least MIN_FETCH_BYTES. */
+  bytesFor(room: number, max: number): number {
+    if (this.mean === undefined || !Number.isFinite(room)) return max;
+    return Math.min(max, Math.max(MIN_FETCH_BYTES, Math.ceil(room * this.mean)));
+  }
+}
+
 /**
  * A consumer group member through `@platformatic/kafka`, with Hookbase's own fetch loop over the
  * library's group membership (join, heartbeats, rejoin on a rebalance) and its `fetch`.
  *
- * The loop asks for every assigned partition whose window has room (`readable`) and whose last
- * batch was handled, hands the batches of a fetch over (at most `partitionsConsumedConcurrently`
- * at once), waits for them, and fetches again. A full partition is left out of the fetches while
- * the others are read: the library's stream pauses only as a whole.
+ * The loop asks for every assigned partition whose window has room (`room`) and whose last
+ * batch was handled, for about as many records' bytes as that room, hands the batches of a fetch
+ * over (at most `partitionsConsumedConcurrently` at once), waits for them, and fetches again. A
+ * full partition is left out of the fetches while the others are read: the library's stream
+ * pauses only as a whole. Records beyond what a batch's handler took are fetched again.
  */
 export class PlatformaticConsumerClient implements ConsumerClient {
   private consumer: PlatformaticConsumer | undefined;
@@ -130,6 +157,7 @@ export class PlatformaticConsumerClient implements ConsumerClient {
   /** Between a rebalance's start and the member's join. */
   private rebalancing = false;
   private events: ConsumerClientEvents | undefined;
+  private readonly recordSizes = new RecordSizes();
 
   constructor(
     private readonly create: () => PlatformaticConsumer,
@@ -196,11 +224,13 @@ export class PlatformaticConsumerClient implements ConsumerClient {
           await this.loadPositions(consumer, generation);
           continue;
         }
-        const wanted = this.assigned.filter(
-          (partition) =>
-            this.positions.has(partition) && events.readable(this.settings.topic, partition),
-        );
-        if (wanted.length === 0) {
+        const wanted = new Map<number, number>();
+        for (const partition of this.assigned) {
+          if (!this.positions.has(partition)) continue;
+          const room = events.room(this.settings.topic, partition);
+          if (room > 0) wanted.set(partition, room);
+        }
+        if (wanted.size === 0) {
           await delay(this.assigned.length === 0 ? FETCH_WAIT_MS : ROOM_POLL_MS);
           continue;
         }
@@ -245,13 +275,17 @@ export class PlatformaticConsumerClient implements ConsumerClient {
     this.positionsOf = generation;
   }
 
-  /** One fetch per leader of the partitions wanted; the batches that came back with records. */
+  /**
+   * One fetch per leader of the partitions wanted (each with its room, in records); the batches
+   * that came back with records.
+   */
   private async fetch(
     consumer: PlatformaticConsumer,
-    partitions: readonly number[],
+    wanted: ReadonlyMap<number, number>,
     generation: number,
   ): Promise<{ partition: number; from: bigint; records: ConsumedRecord[]; next: bigint }[]> {
     const topic = this.settings.topic;
+    const partitions = [...wanted.keys()];
     const metadata = await consumer.metadata({ topics: [topic] });
     const described = metadata.topics.get(topic);
     if (!described) throw new Error(`topic ${topic} not found`);
@@ -275,7 +309,10 @@ export class PlatformaticConsumerClient implements ConsumerClient {
                 partitions: own.map((partition) => ({
                   partition,
                   fetchOffset: asked.get(partition)!,
-                  partitionMaxBytes: this.settings.maxBytesPerPartition,
+                  partitionMaxBytes: this.recordSizes.bytesFor(
+                    wanted.get(partition)!,
+                    this.settings.maxBytesPerPartition,
+                  ),
                   currentLeaderEpoch: -1,
                   lastFetchedEpoch: -1,
                 })),
@@ -295,6 +332,7 @@ export class PlatformaticConsumerClient implements ConsumerClient {
           // A fetch session may answer for partitions not asked for this time: stale, ignored.
           if (from === undefined || !records || records.length === 0) continue;
           const read = recordsOf(partitionIndex, records, from);
+          this.recordSizes.observe(records);
           if (read.next === null) continue;
           if (read.records.length === 0) this.positions.set(partitionIndex, read.next);
           else
@@ -348,11 +386,15 @@ export class PlatformaticConsumerClient implements ConsumerClient {
     const worker = async () => {
       while (index < batches.length) {
         const batch = batches[index++];
-        const read = await events.batch(
+        const taken = await events.batch(
           { topic, partition: batch.partition, records: batch.records },
           liveness,
         );
-        if (read && liveness.isActive()) this.positions.set(batch.partition, batch.next);
+        if (taken === 0 || !liveness.isActive()) continue;
+        this.positions.set(
+          batch.partition,
+          taken >= batch.records.length ? batch.next : BigInt(batch.records[taken].offset),
+        );
       }
     };
     const workers = Math.max(
