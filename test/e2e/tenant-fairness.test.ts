@@ -96,5 +96,11 @@ describe('fair share of the dispatch pool between organizations', () => {
       { description: 'a message of the hanging organization held for its share' },
     );
     expect(held.every((m) => m.attempts === 0)).toBe(true);
+    // An operator sees it in the metrics: the pool's slots, its waiters, and the holds.
+    const metrics = await (await fetch(`${stack.url}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    expect(value('hookbase_dispatch_share_holds_total')).toBeGreaterThanOrEqual(held.length);
+    expect(value('hookbase_dispatch_pool_slots\\{state="in_use"\\}')).toBe(POOL - SHARE);
+    expect(value('hookbase_dispatch_pool_slots\\{state="free"\\}')).toBe(SHARE);
   });
 });

@@ -1,3 +1,4 @@
+import { HookbaseMetrics } from '@hookbase/runtime';
 import { DispatchPool } from './dispatch-pool';
 
 /** A task that runs until released: `started` tells whether it began. */
@@ -79,5 +80,22 @@ describe('DispatchPool', () => {
     ).rejects.toThrow('bang');
     await expect(pool.run('a', async () => 'next')).resolves.toBe('next');
     expect(pool.inUse()).toBe(0);
+  });
+
+  it('reports its slots in use and free, and its waiters, at a scrape', async () => {
+    const pool = new DispatchPool(4, 1);
+    const hung = Array.from({ length: 5 }, holdOpen);
+    const runs = hung.map((h) => pool.run('a', h.task));
+    await Promise.resolve();
+    const catalog = new HookbaseMetrics({ endpointLabels: false, processMetrics: false });
+    catalog.addScrapeSource(pool);
+    const { text } = await catalog.scrape();
+    // One organization alone holds the pool minus one share; its other two wait.
+    expect(text).toContain('hookbase_dispatch_pool_slots{state="in_use"} 3');
+    expect(text).toContain('hookbase_dispatch_pool_slots{state="free"} 1');
+    expect(text).toContain('hookbase_dispatch_pool_waiting 2');
+    hung.forEach((h) => h.release());
+    await Promise.all(runs);
+    expect((await catalog.scrape()).text).toContain('hookbase_dispatch_pool_waiting 0');
   });
 });

@@ -1,4 +1,5 @@
 import { DispatchShares } from '@hookbase/domain';
+import type { HookbaseMetrics, ScrapeSource } from '@hookbase/runtime';
 
 /** What a bounded wait for a slot came to: the task's result, or no slot in time (not run). */
 export type SlotOutcome<T> = { ran: true; value: T } | { ran: false };
@@ -30,8 +31,11 @@ interface Waiter {
   grant(): void;
 }
 
-/** `DispatchSlots` in this process's memory: waiters are promises, the rule decides who goes. */
-export class DispatchPool implements DispatchSlots {
+/**
+ * `DispatchSlots` in this process's memory: waiters are promises, the rule decides who goes. At a
+ * scrape it reports its slots in use and free, and its waiters.
+ */
+export class DispatchPool implements DispatchSlots, ScrapeSource {
   private readonly shares: DispatchShares<Waiter>;
 
   constructor(capacity: number, share: number) {
@@ -50,6 +54,13 @@ export class DispatchPool implements DispatchSlots {
   ): Promise<SlotOutcome<T>> {
     if (!(await this.acquire(organizationId, maxWaitMs))) return { ran: false };
     return { ran: true, value: await this.holding(organizationId, task) };
+  }
+
+  async collect(metrics: HookbaseMetrics): Promise<void> {
+    const inUse = this.shares.inUse();
+    metrics.dispatchPoolSlots.set({ state: 'in_use' }, inUse);
+    metrics.dispatchPoolSlots.set({ state: 'free' }, this.shares.capacity - inUse);
+    metrics.dispatchPoolWaiting.set(this.shares.waitingCount());
   }
 
   /** Slots in use, by everyone or by one organization. */

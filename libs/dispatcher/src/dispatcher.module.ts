@@ -1,4 +1,5 @@
 import { OperationalEventPublisher, OperationalOutboxRelay } from '@hookbase/kafka';
+import { HookbaseMetrics } from '@hookbase/runtime';
 import { Module } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { AttemptRecorder } from './attempt-recorder';
@@ -21,9 +22,15 @@ import { StreamAttemptMarks } from './stream-attempt-marks';
   providers: [
     {
       provide: DISPATCH_SLOTS,
-      inject: [HOOKBASE_CONFIG],
-      useFactory: (config: HookbaseConfig) =>
-        new DispatchPool(config.delivery.dispatchConcurrency, config.delivery.organizationShare),
+      inject: [HOOKBASE_CONFIG, { token: HookbaseMetrics, optional: true }],
+      useFactory: (config: HookbaseConfig, catalog?: HookbaseMetrics) => {
+        const pool = new DispatchPool(
+          config.delivery.dispatchConcurrency,
+          config.delivery.organizationShare,
+        );
+        catalog?.addScrapeSource(pool);
+        return pool;
+      },
     },
     destinationRegistryProvider,
     AttemptRecorder,

@@ -182,4 +182,28 @@ describe('EndpointGuards', () => {
     expect(task).not.toHaveBeenCalled();
     expect(held).toEqual(['msg_1']);
   });
+
+  it('counts each message held for want of a slot, and none that got one', async () => {
+    const config = loadConfig({});
+    let holds = 0;
+    const metrics = { ...NO_METRICS, shareHeld: () => void holds++ };
+    let room = false;
+    const pool: DispatchSlots = {
+      run: async (_organizationId, task) => task(),
+      runWithinShare: async <T>(_organizationId: string, task: () => Promise<T>) =>
+        (room ? { ran: true, value: await task() } : { ran: false }) as SlotOutcome<T>,
+    };
+    const g = new EndpointGuards(config, pool, metrics);
+    const send = (messageId: string) =>
+      g.withinConcurrency(
+        { endpointId: 'ep_1', organizationId: 'org_a', messageId },
+        async () => undefined,
+        async () => undefined,
+      );
+    await send('msg_1');
+    await send('msg_2');
+    room = true;
+    await send('msg_3');
+    expect(holds).toBe(2);
+  });
 });

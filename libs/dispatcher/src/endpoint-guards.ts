@@ -207,6 +207,9 @@ export class EndpointGuards implements LaneGuards, DeliveryGuards, ScrapeSource,
     } finally {
       if (--slot.users === 0) this.perEndpoint.delete(endpointId);
     }
-    if (!outcome.ran) await whenNoSlot(delivery);
+    if (!outcome.ran) {
+      this.metrics.shareHeld();
+      await whenNoSlot(delivery);
+    }
   }
 }

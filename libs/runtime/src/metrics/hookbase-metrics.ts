@@ -71,6 +71,22 @@ export class HookbaseMetrics implements MetricRecorders {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly dispatchShareHoldsTotal = new Counter({
+    name: 'hookbase_dispatch_share_holds_total',
+    help: "Messages held on the retry schedule (no attempt used) because their organization held its share of the dispatch pool and no slot came within a second: the pool is saturated, and the organization's backlog goes to PostgreSQL so that others' messages are read.",
+    registers: [this.registry],
+  });
+  readonly dispatchPoolSlots = new Gauge({
+    name: 'hookbase_dispatch_pool_slots',
+    help: "This dispatcher's slots for attempts in flight (HOOKBASE_DISPATCH_CONCURRENCY), by state (in_use, free).",
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+  readonly dispatchPoolWaiting = new Gauge({
+    name: 'hookbase_dispatch_pool_waiting',
+    help: 'Messages (and FIFO lanes) of this dispatcher waiting for a slot of its dispatch pool.',
+    registers: [this.registry],
+  });
   readonly deliveryTransitionsSkippedTotal = new Counter({
     name: 'hookbase_delivery_transitions_skipped_total',
     help: "Messages a delivery state write left alone, by transition (the event) and reason (state_not_allowed: its state had moved on to one the event does not leave; not_found; condition_unmet: the write's own condition did not hold).",
@@ -197,6 +213,10 @@ export class HookbaseMetrics implements MetricRecorders {
 
   rateLimitedWait(outcome: 'in_line' | 'held'): void {
     this.rateLimitedWaitsTotal.inc({ outcome });
+  }
+
+  shareHeld(): void {
+    this.dispatchShareHoldsTotal.inc();
   }
 
   transitionsSkipped(transition: DeliveryEvent, reason: TransitionSkipReason, count: number): void {

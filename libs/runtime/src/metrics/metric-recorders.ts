@@ -33,6 +33,11 @@ export interface DeliveryMetrics {
   deadLettered(reason: string, count: number): void;
   /** An endpoint's rate limit made an attempt wait: in line (short), or held for later. */
   rateLimitedWait(outcome: 'in_line' | 'held'): void;
+  /**
+   * A message found no slot of the dispatch pool in time while its organization held its share,
+   * and is held on the retry schedule (no attempt used).
+   */
+  shareHeld(): void;
 }
 
 export interface TransitionMetrics {
@@ -52,5 +57,6 @@ export const NO_METRICS: MetricRecorders = Object.freeze({
   attemptFinished: () => undefined,
   deadLettered: () => undefined,
   rateLimitedWait: () => undefined,
+  shareHeld: () => undefined,
   transitionsSkipped: () => undefined,
 });
