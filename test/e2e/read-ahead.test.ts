@@ -30,6 +30,9 @@ describe('a full read-ahead window holds up only its own partition', () => {
       HOOKBASE_DELIVERIES_PARTITIONS: String(PARTITIONS),
       HOOKBASE_DISPATCH_READ_AHEAD: String(READ_AHEAD),
       HOOKBASE_ENDPOINT_CONCURRENCY: '1',
+      // The slow endpoint's messages stay in the window (by default they would go to the retry
+      // schedule after a second behind its attempt in flight), so that the window fills.
+      HOOKBASE_ENDPOINT_QUEUE_WAIT_MS: '3600000',
       HOOKBASE_SHUTDOWN_DRAIN_MS: '1000',
     });
   });

@@ -132,6 +132,33 @@ describe('delivery state in PostgreSQL', () => {
     expect(await row(done)).toMatchObject({ status: 'succeeded', route: 'final' });
   });
 
+  it('holds each message until its own time in one write, and leaves a finished one alone', async () => {
+    const pending = await message({ status: 'pending', route: 'stream' });
+    const claimed = await message({ status: 'in_flight', route: 'schedule' });
+    const done = await message({ status: 'succeeded', route: 'final' });
+    const soon = new Date(Date.now() + 1_000);
+    const later = future();
+    const report = await messages.holdEach([
+      { messageId: pending, until: soon },
+      { messageId: claimed, until: later },
+      { messageId: done, until: soon },
+    ]);
+    expect(report.transitioned.sort()).toEqual([pending, claimed].sort());
+    expect(await row(pending)).toMatchObject({
+      status: 'awaiting_retry',
+      route: 'schedule',
+      next_attempt_at: soon,
+    });
+    expect(await row(claimed)).toMatchObject({
+      status: 'awaiting_retry',
+      route: 'schedule',
+      next_attempt_at: later,
+      claim_until: null,
+    });
+    expect(await row(done)).toMatchObject({ status: 'succeeded', route: 'final' });
+    expect(await messages.holdEach([])).toEqual({ transitioned: [], skipped: [] });
+  });
+
   it('claims due retries and lapsed claims for one attempt each under a lease of their own', async () => {
     const due = await message(
       { status: 'awaiting_retry', route: 'schedule' },

@@ -218,6 +218,11 @@ export const envSchema = z.object({
   HOOKBASE_ENDPOINT_CONCURRENCY: int(1, 1000)
     .default(10)
     .describe('Attempts in flight per endpoint, per dispatcher.'),
+  HOOKBASE_ENDPOINT_QUEUE_WAIT_MS: int(10, 3_600_000)
+    .default(1000)
+    .describe(
+      "How long a message of a non-FIFO endpoint may wait while all the endpoint's attempts are in flight (HOOKBASE_ENDPOINT_CONCURRENCY of them) before it is held on the retry schedule, no attempt used, until about when the endpoint has worked through the messages ahead of it. So a slow endpoint's backlog waits in PostgreSQL rather than in its partition's read-ahead window, where it would hold up the other endpoints of the partition.",
+    ),
   HOOKBASE_DISPATCH_CONCURRENCY: int(1, 10_000)
     .default(256)
     .describe(
@@ -226,7 +231,7 @@ export const envSchema = z.object({
   HOOKBASE_DISPATCH_READ_AHEAD: int(10, 100_000)
     .default(1000)
     .describe(
-      'Messages a dispatcher may have read from one partition of the deliveries topic and not yet finished; once it is full, that partition is read again when a quarter of it is free, and a fetch that brings more records than there is room for is taken in part (the rest are read again). The messages of a slow endpoint wait here while the others of their partition go on; each one costs memory.',
+      'Messages a dispatcher may have read from one partition of the deliveries topic and not yet finished; once it is full, that partition is read again when a quarter of it is free, and a fetch that brings more records than there is room for is taken in part (the rest are read again). The messages of a slow endpoint wait here (up to HOOKBASE_ENDPOINT_QUEUE_WAIT_MS behind its attempts in flight) while the others of their partition go on; each one costs memory.',
     ),
   // Percent of the dispatch pool any organization may always hold; beyond it an organization
   // borrows only while that much stays free for the others. 100 turns the sharing off.
@@ -476,6 +481,8 @@ export interface HookbaseConfig {
     /** How often waiting operational events are moved onto the events topic. */
     operationalRelayMs: number;
     endpointConcurrency: number;
+    /** How long a message may wait behind its endpoint's own attempts before it is held. */
+    endpointQueueWaitMs: number;
     dispatchConcurrency: number;
     /** Unfinished messages per partition of the deliveries topic before its reading waits. */
     readAheadPerPartition: number;
@@ -625,6 +632,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       fifoBlockedSweepMs: e.HOOKBASE_FIFO_BLOCKED_SWEEP_MS,
       operationalRelayMs: e.HOOKBASE_OPERATIONAL_RELAY_MS,
       endpointConcurrency: e.HOOKBASE_ENDPOINT_CONCURRENCY,
+      endpointQueueWaitMs: e.HOOKBASE_ENDPOINT_QUEUE_WAIT_MS,
       dispatchConcurrency: e.HOOKBASE_DISPATCH_CONCURRENCY,
       readAheadPerPartition: e.HOOKBASE_DISPATCH_READ_AHEAD,
       organizationShare: organizationShareSlots(

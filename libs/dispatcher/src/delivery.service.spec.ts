@@ -55,6 +55,9 @@ function service(options: {
     hold: async (ids: readonly string[], until: Date) => {
       if (ids.length > 0) held.push({ ids, until });
     },
+    holdEach: async (holds: readonly { messageId: string; until: Date }[]) => {
+      for (const { messageId, until } of holds) held.push({ ids: [messageId], until });
+    },
   } as unknown as MessageRepository;
   const endpoints = {
     forDelivery: async () => ({

@@ -23,12 +23,6 @@ export interface EndpointReads {
 }
 
 /**
- * A message whose organization holds its whole share of the dispatch pool and found no slot in
- * time is held on the retry schedule this long (no attempt used).
- */
-const SHARE_HOLD_MS = 1_000;
-
-/**
  * The unordered delivery path (messages of endpoints without FIFO ordering, and every retry, hold
  * and replay copy): reads the endpoints fresh, decides each message's step (`nextDeliveryStep`),
  * and sends the others through their endpoint's guards and one attempt each. A coordinator: the
@@ -37,10 +31,10 @@ const SHARE_HOLD_MS = 1_000;
 @Injectable()
 export class DeliveryService {
   /**
-   * Messages held for want of a slot in their organization's share: when a hanging organization's
-   * waiters give up together, their holds go in one write instead of one each.
+   * Messages the guards handed back (a slow endpoint's backlog, or no slot in their
+   * organization's share): when many give up together, their holds go in one write.
    */
-  private readonly shareHolds: GroupedWork<string, void>;
+  private readonly guardHolds: GroupedWork<{ messageId: string; until: Date }, void>;
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
@@ -51,15 +45,15 @@ export class DeliveryService {
     @Inject(DeadLetterService) private readonly deadLetters: DeadLetters,
     @Inject(StreamAttemptMarks) private readonly marks: AttemptMarks,
   ) {
-    this.shareHolds = new GroupedWork<string, void>(async (messageIds) => {
-      await this.messages.hold(messageIds, new Date(Date.now() + SHARE_HOLD_MS));
-      return messageIds.map(() => undefined);
+    this.guardHolds = new GroupedWork<{ messageId: string; until: Date }, void>(async (holds) => {
+      await this.messages.holdEach(holds);
+      return holds.map(() => undefined);
     });
   }
 
-  /** Holds a message that found no slot in its organization's share, without an attempt. */
-  private readonly holdForShare = (delivery: PendingDelivery): Promise<unknown> =>
-    this.shareHolds.run([delivery.messageId]);
+  /** Holds a message the guards handed back until `until`, without an attempt. */
+  private readonly holdForGuards = (delivery: PendingDelivery, until: Date): Promise<unknown> =>
+    this.guardHolds.run([{ messageId: delivery.messageId, until }]);
 
   /**
    * Delivers a group of messages. Throws only when the management store cannot be read, before
@@ -144,7 +138,8 @@ export class DeliveryService {
     for (const delivery of ready) {
       // Bounded concurrency per endpoint, then a slot of the organization's share of the
       // process's pool, so neither one busy endpoint nor one organization's hanging endpoints can
-      // take all; a message that finds no slot in its organization's share in time is held.
+      // take all; a message that waits too long behind its endpoint's own attempts, or finds no
+      // slot in its organization's share in time, is held.
       const send = this.guards.withinConcurrency(
         delivery,
         () =>
@@ -153,7 +148,7 @@ export class DeliveryService {
             byId.get(delivery.endpointId)!,
             secrets.get(delivery.endpointId) ?? [],
           ),
-        this.holdForShare,
+        this.holdForGuards,
       );
       // The caller handles failures; this only keeps an early one from counting as unhandled.
       send.catch(() => undefined);

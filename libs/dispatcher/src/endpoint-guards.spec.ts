@@ -176,11 +176,86 @@ describe('EndpointGuards', () => {
   it('hands a message back when its organization’s share has no room, without running it', async () => {
     const { guards: g } = guards({ runWithinShare: async () => ({ ran: false }) });
     const task = jest.fn(async () => undefined);
-    const held: string[] = [];
+    const held: { messageId: string; until: number }[] = [];
     const delivery = { endpointId: 'ep_1', organizationId: 'org_a', messageId: 'msg_1' };
-    await g.withinConcurrency(delivery, task, async (d) => void held.push(d.messageId));
+    await g.withinConcurrency(delivery, task, async (d, until) => {
+      held.push({ messageId: d.messageId, until: until.getTime() });
+    });
     expect(task).not.toHaveBeenCalled();
-    expect(held).toEqual(['msg_1']);
+    expect(held).toEqual([{ messageId: 'msg_1', until: Date.now() + 1_000 }]);
+  });
+
+  it("hands back a message that waited a second behind its endpoint's own attempts, until the endpoint can take it, and counts it", async () => {
+    const config = loadConfig({});
+    Object.assign(config.delivery, { endpointConcurrency: 1, endpointQueueWaitMs: 1_000 });
+    const counted: string[] = [];
+    const metrics = {
+      ...NO_METRICS,
+      shareHeld: () => void counted.push('share'),
+      backlogHeld: () => void counted.push('backlog'),
+    };
+    const pool: DispatchSlots = {
+      run: async (_organizationId, task) => task(),
+      runWithinShare: async <T>(_organizationId: string, task: () => Promise<T>) =>
+        ({ ran: true, value: await task() }) as SlotOutcome<T>,
+    };
+    const g = new EndpointGuards(config, pool, metrics);
+    let finishFirst = () => undefined as void;
+    const first = g.withinConcurrency(
+      { endpointId: 'ep_1', organizationId: 'org_a', messageId: 'msg_1' },
+      () => new Promise<void>((resolve) => (finishFirst = resolve)),
+      async () => undefined,
+    );
+    const second = jest.fn(async () => undefined);
+    const held: { messageId: string; until: number }[] = [];
+    const waiting = g.withinConcurrency(
+      { endpointId: 'ep_1', organizationId: 'org_a', messageId: 'msg_2' },
+      second,
+      async (d, until) => void held.push({ messageId: d.messageId, until: until.getTime() }),
+    );
+    await jest.advanceTimersByTimeAsync(999);
+    expect(held).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    await waiting;
+    // The attempt in flight is a second old (nothing finished yet to go by): the endpoint takes
+    // a second a message, and one is ahead of it.
+    expect(held).toEqual([{ messageId: 'msg_2', until: Date.now() + 2_000 }]);
+    expect(second).not.toHaveBeenCalled();
+    expect(counted).toEqual(['backlog']);
+    finishFirst();
+    await first;
+  });
+
+  it('keeps waiting a message whose endpoint waits for the dispatch pool, not for its own attempts', async () => {
+    const config = loadConfig({});
+    Object.assign(config.delivery, { endpointConcurrency: 1, endpointQueueWaitMs: 1_000 });
+    const grants: (() => void)[] = [];
+    const pool: DispatchSlots = {
+      run: async (_organizationId, task) => task(),
+      // The pool is busy: a slot comes only when the test grants it.
+      runWithinShare: async <T>(_organizationId: string, task: () => Promise<T>) => {
+        await new Promise<void>((resolve) => grants.push(resolve));
+        return { ran: true, value: await task() } as SlotOutcome<T>;
+      },
+    };
+    const g = new EndpointGuards(config, pool);
+    const ran: string[] = [];
+    const hold = jest.fn(async () => undefined);
+    const send = (messageId: string) =>
+      g.withinConcurrency(
+        { endpointId: 'ep_1', organizationId: 'org_a', messageId },
+        async () => void ran.push(messageId),
+        hold,
+      );
+    const sends = [send('msg_1'), send('msg_2')];
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(hold).not.toHaveBeenCalled();
+    grants.shift()!();
+    await jest.advanceTimersByTimeAsync(0);
+    grants.shift()!();
+    await Promise.all(sends);
+    expect(ran).toEqual(['msg_1', 'msg_2']);
+    expect(hold).not.toHaveBeenCalled();
   });
 
   it('counts each message held for want of a slot, and none that got one', async () => {

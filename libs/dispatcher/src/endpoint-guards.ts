@@ -15,8 +15,8 @@ import {
   NO_METRICS,
   ScrapeSource,
 } from '@hookbase/runtime';
-import { ConcurrencyLimit } from './concurrency-limit';
 import { DISPATCH_SLOTS, DispatchSlots } from './dispatch-pool';
+import { EndpointLine } from './endpoint-line';
 
 /** Rate-limit waits up to this long happen in line; longer ones hold the message instead. */
 const MAX_INLINE_RATE_WAIT_MS = 1_000;
@@ -26,6 +26,8 @@ const MAX_INLINE_RATE_WAIT_MS = 1_000;
  * neither fills its partition's window nor holds the partition's committed offset meanwhile.
  */
 const MAX_SHARE_WAIT_MS = 1_000;
+/** How long a message that found no slot in its organization's share is held. */
+const SHARE_HOLD_MS = 1_000;
 
 /** The endpoint as its guards read it. */
 export interface GuardedEndpoint {
@@ -74,13 +76,15 @@ export interface ConcurrencyKey {
 export interface DeliveryGuards extends EndpointAdmission {
   /**
    * Runs `task` within the endpoint's concurrency limit and a slot of the organization's share of
-   * the pool. When the organization already holds its share and no slot came in time, runs
-   * `whenNoSlot` instead (the caller holds the message without using an attempt).
+   * the pool. Runs `hold` instead, with the time the message should come again (the caller holds
+   * it without using an attempt), when it waited too long behind the endpoint's own attempts (a
+   * slow endpoint's backlog), or when its organization already holds its share and no slot came
+   * in time.
    */
   withinConcurrency<D extends ConcurrencyKey>(
     delivery: D,
     task: () => Promise<void>,
-    whenNoSlot: (delivery: D) => Promise<unknown>,
+    hold: (delivery: D, until: Date) => Promise<unknown>,
   ): Promise<void>;
 }
 
@@ -95,9 +99,10 @@ export class EndpointGuards implements LaneGuards, DeliveryGuards, ScrapeSource,
   private readonly logger = new Logger(EndpointGuards.name);
   private readonly circuits = new Map<string, CircuitState>();
   private readonly buckets = new Map<string, TokenBucket>();
-  private readonly perEndpoint = new Map<string, { limit: ConcurrencyLimit; users: number }>();
+  private readonly perEndpoint = new Map<string, { line: EndpointLine; users: number }>();
   readonly circuitPolicy: CircuitPolicy;
   private readonly endpointConcurrency: number;
+  private readonly endpointQueueWaitMs: number;
 
   constructor(
     @Inject(HOOKBASE_CONFIG) config: HookbaseConfig,
@@ -107,6 +112,7 @@ export class EndpointGuards implements LaneGuards, DeliveryGuards, ScrapeSource,
   ) {
     this.circuitPolicy = config.delivery.circuit;
     this.endpointConcurrency = config.delivery.endpointConcurrency;
+    this.endpointQueueWaitMs = config.delivery.endpointQueueWaitMs;
   }
 
   onModuleInit(): void {
@@ -190,26 +196,33 @@ export class EndpointGuards implements LaneGuards, DeliveryGuards, ScrapeSource,
   async withinConcurrency<D extends ConcurrencyKey>(
     delivery: D,
     task: () => Promise<void>,
-    whenNoSlot: (delivery: D) => Promise<unknown>,
+    hold: (delivery: D, until: Date) => Promise<unknown>,
   ): Promise<void> {
     const { endpointId, organizationId } = delivery;
     let slot = this.perEndpoint.get(endpointId);
     if (!slot) {
-      slot = { limit: new ConcurrencyLimit(this.endpointConcurrency), users: 0 };
+      slot = {
+        line: new EndpointLine(this.endpointConcurrency, this.endpointQueueWaitMs),
+        users: 0,
+      };
       this.perEndpoint.set(endpointId, slot);
     }
+    const { line } = slot;
     slot.users++;
-    let outcome;
+    let turn;
     try {
-      outcome = await slot.limit.run(() =>
-        this.slots.runWithinShare(organizationId, task, MAX_SHARE_WAIT_MS),
+      turn = await line.run(() =>
+        this.slots.runWithinShare(organizationId, () => line.attempt(task), MAX_SHARE_WAIT_MS),
       );
     } finally {
       if (--slot.users === 0) this.perEndpoint.delete(endpointId);
     }
-    if (!outcome.ran) {
+    if (!turn.ran) {
+      this.metrics.backlogHeld();
+      await hold(delivery, turn.until);
+    } else if (!turn.value.ran) {
       this.metrics.shareHeld();
-      await whenNoSlot(delivery);
+      await hold(delivery, new Date(Date.now() + SHARE_HOLD_MS));
     }
   }
 }

@@ -1,4 +1,3 @@
-export * from './concurrency-limit';
 export * from './delivery.service';
 export * from './dispatch-pool';
 export * from './dispatcher.consumer';

@@ -5,6 +5,7 @@ export * from './backoff';
 export * from './canonical-json';
 export * from './circuit-breaker';
 export * from './endpoint-admission';
+export * from './endpoint-backlog';
 export * from './delivery-decision';
 export * from './delivery-state';
 export * from './transition-report';

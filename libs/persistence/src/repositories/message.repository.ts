@@ -430,6 +430,26 @@ export class MessageRepository {
     return this.settle(asking(messageIds, 'held'), rows);
   }
 
+  /** `held`, each message until its own time (see `hold`). */
+  async holdEach(holds: readonly { messageId: string; until: Date }[]): Promise<TransitionReport> {
+    if (holds.length === 0) return { transitioned: [], skipped: [] };
+    const [rows]: [{ id: string }[], number] = await this.dataSource.query(
+      `UPDATE messages m SET ${HELD.set}, next_attempt_at = h.until, claim_until = NULL,
+              updated_at = now()
+         FROM unnest($1::text[], $2::timestamptz[]) AS h(id, until)
+        WHERE m.id = h.id AND ${HELD.allowed}
+       RETURNING m.id`,
+      [holds.map((h) => h.messageId), holds.map((h) => h.until)],
+    );
+    return this.settle(
+      asking(
+        holds.map((h) => h.messageId),
+        'held',
+      ),
+      rows,
+    );
+  }
+
   /** `cancelled`: their endpoint is gone (the caller has dead-lettered them). */
   cancel(messageIds: readonly string[]): Promise<TransitionReport> {
     return this.end(messageIds, 'cancelled');

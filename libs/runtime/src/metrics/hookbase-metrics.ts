@@ -76,6 +76,11 @@ export class HookbaseMetrics implements MetricRecorders {
     help: "Messages held on the retry schedule (no attempt used) because their organization held its share of the dispatch pool and no slot came within a second: the pool is saturated, and the organization's backlog goes to PostgreSQL so that others' messages are read.",
     registers: [this.registry],
   });
+  readonly dispatchBacklogHoldsTotal = new Counter({
+    name: 'hookbase_dispatch_backlog_holds_total',
+    help: "Messages held on the retry schedule (no attempt used) after waiting HOOKBASE_ENDPOINT_QUEUE_WAIT_MS behind their endpoint's own attempts in flight: a slow endpoint's backlog, moved to PostgreSQL until the endpoint can take it so that it does not hold up the other endpoints of its partition.",
+    registers: [this.registry],
+  });
   readonly dispatchPoolSlots = new Gauge({
     name: 'hookbase_dispatch_pool_slots',
     help: "This dispatcher's slots for attempts in flight (HOOKBASE_DISPATCH_CONCURRENCY), by state (in_use, free).",
@@ -217,6 +222,10 @@ export class HookbaseMetrics implements MetricRecorders {
 
   shareHeld(): void {
     this.dispatchShareHoldsTotal.inc();
+  }
+
+  backlogHeld(): void {
+    this.dispatchBacklogHoldsTotal.inc();
   }
 
   transitionsSkipped(transition: DeliveryEvent, reason: TransitionSkipReason, count: number): void {

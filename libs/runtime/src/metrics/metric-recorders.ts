@@ -38,6 +38,11 @@ export interface DeliveryMetrics {
    * and is held on the retry schedule (no attempt used).
    */
   shareHeld(): void;
+  /**
+   * A message waited too long behind its endpoint's own attempts in flight (a slow endpoint's
+   * backlog) and is held on the retry schedule until the endpoint can take it (no attempt used).
+   */
+  backlogHeld(): void;
 }
 
 export interface TransitionMetrics {
@@ -58,5 +63,6 @@ export const NO_METRICS: MetricRecorders = Object.freeze({
   deadLettered: () => undefined,
   rateLimitedWait: () => undefined,
   shareHeld: () => undefined,
+  backlogHeld: () => undefined,
   transitionsSkipped: () => undefined,
 });
