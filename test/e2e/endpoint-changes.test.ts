@@ -5,6 +5,8 @@ import { createTenant, pollUntil, RunningStack, startStack, TestReceiver } from 
  * Endpoint state is read fresh before every attempt: pause holds, resume sends, delete
  * dead-letters, a new URL takes the next attempt, and a rotation signs with both secrets.
  */
+const CONCURRENCY = 2;
+
 describe('endpoint changes while work is queued', () => {
   let stack: RunningStack;
   const receiver = new TestReceiver();
@@ -12,7 +14,14 @@ describe('endpoint changes while work is queued', () => {
 
   beforeAll(async () => {
     receiverUrl = await receiver.start();
-    stack = await startStack({ HOOKBASE_HOLD_RECHECK_MS: '200', HOOKBASE_RETRY_POLL_MS: '100' });
+    stack = await startStack({
+      HOOKBASE_HOLD_RECHECK_MS: '200',
+      HOOKBASE_RETRY_POLL_MS: '100',
+      HOOKBASE_ENDPOINT_CONCURRENCY: String(CONCURRENCY),
+      // A message waiting behind its endpoint's attempts stays in the dispatcher's memory (by
+      // default it would go to the retry schedule after a second, and be read afresh from there).
+      HOOKBASE_ENDPOINT_QUEUE_WAIT_MS: '3600000',
+    });
   });
 
   afterAll(async () => {
@@ -117,6 +126,38 @@ describe('endpoint changes while work is queued', () => {
     expect(message.status).toBe('cancelled');
     expect((await client.get(`${org}/webhook-endpoints/${endpointId}/secret`)).status).toBe(404);
     expect(requestsTo('/deleted')).toHaveLength(0);
+  });
+
+  it('sends nothing more to an endpoint deleted while its message waited for a slot', async () => {
+    const { client, org, endpointId } = await setup('/busy');
+    // The endpoint's attempts in flight answer only after the test has deleted it.
+    receiver.respondWith((request) =>
+      request.path === '/busy' ? { status: 200, delayMs: 3_000 } : { status: 200 },
+    );
+    const events = Array.from({ length: CONCURRENCY + 1 }, (_, n) => ({
+      eventType: 'busy',
+      payload: { n },
+    }));
+    expect((await client.post('/v1/events/batch', { events })).status).toBe(207);
+    await pollUntil(() => requestsTo('/busy').length === CONCURRENCY, {
+      description: `the endpoint's ${CONCURRENCY} attempts in flight`,
+    });
+    expect((await client.delete(`${org}/webhook-endpoints/${endpointId}`)).status).toBe(200);
+
+    const entry = await pollUntil(
+      async () => (await client.get(`${org}/dlq?endpointId=${endpointId}`)).body.data[0],
+      { timeoutMs: 20_000, description: "the waiting message's endpoint_deleted DLQ entry" },
+    );
+    expect(entry).toMatchObject({ reason: 'endpoint_deleted', attempts: 0 });
+    // The attempts under way when it was deleted finish; the one that waited is never sent.
+    await pollUntil(
+      async () =>
+        (await client.get(`${org}/messages?endpointId=${endpointId}&status=succeeded`)).body.data
+          .length === CONCURRENCY,
+      { description: 'the attempts in flight finished' },
+    );
+    expect(requestsTo('/busy')).toHaveLength(CONCURRENCY);
+    receiver.respondWith(() => ({ status: 200 }));
   });
 
   it('sends the next attempt to a changed URL', async () => {

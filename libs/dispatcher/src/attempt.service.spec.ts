@@ -218,16 +218,20 @@ describe('AttemptService', () => {
     expect(sent[0].target.hostIdentity).toEqual({ accounts: ['1'] });
   });
 
-  it('retries when the host identity setting cannot be read', async () => {
+  it('uses no attempt when the host identity setting cannot be read: it throws before sending or recording anything', async () => {
     const { attempts, sent, records } = service({
       hostIdentity: async () => {
         throw new Error('db down');
       },
     });
-    const result = await attempts.attempt(delivery, endpointOf({ kind: 'sqs', url: null }), []);
-    expect(result.outcome).toBe('retry');
+    await expect(
+      attempts.attempt(delivery, endpointOf({ kind: 'sqs', url: null }), []),
+    ).rejects.toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      message: "the organization's host identity setting could not be read: db down",
+    });
     expect(sent).toEqual([]);
-    expect(records[0].error).toBe("the organization's host identity setting could not be read");
+    expect(records).toEqual([]);
   });
 
   it('returns a deferred success before its record is stored, and only a success', async () => {

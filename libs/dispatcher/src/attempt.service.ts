@@ -11,6 +11,7 @@ import {
   decideAfterAttempt,
   DEFAULT_RETRY_POLICY,
   DeliveryDecision,
+  DomainError,
   HostIdentityGrant,
   ReceiverOptions,
 } from '@hookbase/domain';
@@ -303,15 +304,14 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
     if (isCloudDestinationKind(endpoint.kind) && !hasStoredCredentials(endpoint.config)) {
       try {
         hostIdentity = await this.organizations.hostCloudIdentity(endpoint.organizationId);
-      } catch {
-        return {
-          outcome: {
-            kind: 'retry',
-            error: "the organization's host identity setting could not be read",
-          },
-          durationMs: 0,
-          responseExcerpt: null,
-        };
+      } catch (error) {
+        // The management store is unreachable: nothing was sent, so no attempt is used, recorded
+        // or counted against the endpoint. The caller tries the message again later, as when the
+        // endpoint itself could not be read.
+        throw new DomainError(
+          'SERVICE_UNAVAILABLE',
+          `the organization's host identity setting could not be read: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
     }
     return adapter.deliver(

@@ -42,6 +42,8 @@ function service(options: {
   guards?: DeliveryGuards;
   outcome?: 'succeeded' | 'retry' | 'failed';
   attemptFails?: boolean;
+  /** ep_1's signing secrets in the store (read at each read). */
+  secrets?: string[];
 }) {
   const held: { ids: readonly string[]; until: Date }[] = [];
   const inFlight: string[] = [];
@@ -59,11 +61,16 @@ function service(options: {
       for (const { messageId, until } of holds) held.push({ ids: [messageId], until });
     },
   } as unknown as MessageRepository;
+  /** The store's reads of the endpoints, each as the ids it asked for. */
+  const reads: string[][] = [];
   const endpoints = {
-    forDelivery: async () => ({
-      endpoints: new Map((options.endpoints ?? [endpointOf()]).map((e) => [e.id, e])),
-      secrets: new Map([['ep_1', ['whsec_x']]]),
-    }),
+    forDelivery: async (ids: readonly string[]) => {
+      reads.push([...ids]);
+      return {
+        endpoints: new Map((options.endpoints ?? [endpointOf()]).map((e) => [e.id, e])),
+        secrets: new Map([['ep_1', [...(options.secrets ?? ['whsec_x'])]]]),
+      };
+    },
   } as unknown as EndpointRepository;
   const attempts: Attempts = {
     attempt: async (delivery, _endpoint, secrets) => {
@@ -104,7 +111,7 @@ function service(options: {
       },
     },
   );
-  return { deliveries, held, inFlight, marks, attempted, reported, deadLettered, config };
+  return { deliveries, held, inFlight, marks, attempted, reported, deadLettered, config, reads };
 }
 
 const refusing = (refusal: Refusal): DeliveryGuards => ({
@@ -186,6 +193,95 @@ describe('DeliveryService', () => {
     expect(held[0].until.getTime()).toBeGreaterThanOrEqual(before + config.delivery.holdRecheckMs);
     expect(inFlight).toEqual([]);
     expect(attempted).toEqual([]);
+  });
+
+  describe('a message that waited for its slot', () => {
+    beforeEach(() => jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick'] }));
+    afterEach(() => jest.useRealTimers());
+
+    /** Guards that let each message's attempt start only after `waitMs` have passed. */
+    function waitingGuards(waitMs: number): DeliveryGuards {
+      return {
+        admit: async () => true,
+        afterAttempt: () => undefined,
+        withinConcurrency: async (_delivery, task) => {
+          jest.setSystemTime(Date.now() + waitMs);
+          return task();
+        },
+      };
+    }
+
+    it('goes by its endpoint as it is now: deleted, it is cancelled without an attempt', async () => {
+      const store = [endpointOf()];
+      const { deliveries, attempted, deadLettered, reads } = service({
+        endpoints: store,
+        guards: {
+          ...waitingGuards(300),
+          withinConcurrency: async (_delivery, task) => {
+            // Deleted while the message waited.
+            store[0] = endpointOf({ deletedAt: new Date() });
+            jest.setSystemTime(Date.now() + 300);
+            return task();
+          },
+        },
+      });
+      await deliveries.deliver([deliveryOf()]);
+      expect(reads).toEqual([['ep_1'], ['ep_1']]);
+      expect(attempted).toEqual([]);
+      expect(deadLettered).toEqual([
+        { ids: ['msg_1'], reason: 'endpoint_deleted', status: 'cancelled' },
+      ]);
+    });
+
+    it('is held when its endpoint was paused meanwhile', async () => {
+      const store = [endpointOf()];
+      const { deliveries, attempted, held } = service({
+        endpoints: store,
+        guards: {
+          ...waitingGuards(0),
+          withinConcurrency: async (_delivery, task) => {
+            store[0] = endpointOf({ status: 'paused' });
+            jest.setSystemTime(Date.now() + 251);
+            return task();
+          },
+        },
+      });
+      await deliveries.deliver([deliveryOf()]);
+      expect(attempted).toEqual([]);
+      expect(held.map((h) => h.ids)).toEqual([['msg_1']]);
+    });
+
+    it('is signed with the secrets the endpoint has now', async () => {
+      const secrets = ['whsec_old'];
+      const { deliveries, attempted } = service({
+        secrets,
+        guards: {
+          ...waitingGuards(0),
+          withinConcurrency: async (_delivery, task) => {
+            secrets.splice(0, 1, 'whsec_new');
+            jest.setSystemTime(Date.now() + 1_000);
+            return task();
+          },
+        },
+      });
+      await deliveries.deliver([deliveryOf()]);
+      expect(attempted).toEqual(['msg_1:whsec_new']);
+    });
+
+    it('reads the endpoints of messages that waited together in one read', async () => {
+      const { deliveries, attempted, reads } = service({ guards: waitingGuards(300) });
+      await deliveries.deliver([deliveryOf(), deliveryOf({ messageId: 'msg_2' })]);
+      // Two reads in all: the group's, and one again for both.
+      expect(reads).toEqual([['ep_1'], ['ep_1']]);
+      expect(attempted).toEqual(['msg_1:whsec_x', 'msg_2:whsec_x']);
+    });
+
+    it('is not read again when its slot came within 250 ms', async () => {
+      const { deliveries, attempted, reads } = service({ guards: waitingGuards(250) });
+      await deliveries.deliver([deliveryOf()]);
+      expect(reads).toEqual([['ep_1']]);
+      expect(attempted).toEqual(['msg_1:whsec_x']);
+    });
   });
 
   it('skips a new message meeting an open circuit into the DLQ, without an attempt', async () => {

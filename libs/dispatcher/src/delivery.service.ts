@@ -15,6 +15,12 @@ import { AttemptMarks, StreamAttemptMarks } from './stream-attempt-marks';
 
 export type { PendingDelivery } from './pending-delivery';
 
+/**
+ * An endpoint read older than this when a message's attempt is about to start (the message
+ * waited for a slot meanwhile) is read again, so that changes take effect at the next attempt.
+ */
+const FRESH_READ_MS = 250;
+
 /** Endpoints (deleted ones included) and their signing secrets, as read at `at`. */
 export interface EndpointReads {
   endpoints: ReadonlyMap<string, EndpointEntity>;
@@ -35,6 +41,8 @@ export class DeliveryService {
    * organization's share): when many give up together, their holds go in one write.
    */
   private readonly guardHolds: GroupedWork<{ messageId: string; until: Date }, void>;
+  /** Endpoints read again before an attempt: the reads asked for together go in one. */
+  private readonly freshReads: GroupedWork<string, EndpointReads>;
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
@@ -48,6 +56,10 @@ export class DeliveryService {
     this.guardHolds = new GroupedWork<{ messageId: string; until: Date }, void>(async (holds) => {
       await this.messages.holdEach(holds);
       return holds.map(() => undefined);
+    });
+    this.freshReads = new GroupedWork<string, EndpointReads>(async (endpointIds) => {
+      const read = await this.readEndpoints(endpointIds);
+      return endpointIds.map(() => read);
     });
   }
 
@@ -95,12 +107,42 @@ export class DeliveryService {
   ): Promise<Map<string, Promise<void>>> {
     const sends = new Map<string, Promise<void>>();
     if (deliveries.length === 0) return sends;
-    const {
-      endpoints: byId,
-      secrets,
-      at: now,
-    } = await (read ?? this.readEndpoints(deliveries.map((d) => d.endpointId)));
+    const reads = await (read ?? this.readEndpoints(deliveries.map((d) => d.endpointId)));
+    const { endpoints: byId, at: now } = reads;
 
+    const ready = await this.sendable(deliveries, byId, now);
+    // A retry's claim is marked in flight before its attempt; a message on the stream is shown so
+    // only once its attempt takes a while (StreamAttemptMarks), so that no write comes first.
+    await this.messages.claimForAttempt(
+      ready.filter((d) => d.source === 'scheduled').map((d) => d.messageId),
+    );
+    for (const delivery of ready) {
+      // Bounded concurrency per endpoint, then a slot of the organization's share of the
+      // process's pool, so neither one busy endpoint nor one organization's hanging endpoints can
+      // take all; a message that waits too long behind its endpoint's own attempts, or finds no
+      // slot in its organization's share in time, is held.
+      const send = this.guards.withinConcurrency(
+        delivery,
+        () => this.sendOne(delivery, reads),
+        this.holdForGuards,
+      );
+      // The caller handles failures; this only keeps an early one from counting as unhandled.
+      send.catch(() => undefined);
+      sends.set(delivery.messageId, send);
+    }
+    return sends;
+  }
+
+  /**
+   * Settles the messages that cannot go now by their endpoints as read at `now`
+   * (`nextDeliveryStep`): a deleted endpoint's are cancelled and an expired one's expire, both
+   * into the DLQ; a paused or disabled endpoint's are held. Returns the others, to send.
+   */
+  private async sendable(
+    deliveries: readonly PendingDelivery[],
+    byId: ReadonlyMap<string, EndpointEntity>,
+    now: Date,
+  ): Promise<PendingDelivery[]> {
     const cancelled: PendingDelivery[] = [];
     const held: PendingDelivery[] = [];
     const expired: PendingDelivery[] = [];
@@ -123,46 +165,31 @@ export class DeliveryService {
         }
       }
     }
-
     await this.deadLetters.deadLetter(cancelled, 'endpoint_deleted', 'cancelled');
     await this.deadLetters.deadLetter(expired, 'max_age', 'expired');
     await this.messages.hold(
       held.map((d) => d.messageId),
       new Date(now.getTime() + this.config.delivery.holdRecheckMs),
     );
-    // A retry's claim is marked in flight before its attempt; a message on the stream is shown so
-    // only once its attempt takes a while (StreamAttemptMarks), so that no write comes first.
-    await this.messages.claimForAttempt(
-      ready.filter((d) => d.source === 'scheduled').map((d) => d.messageId),
-    );
-    for (const delivery of ready) {
-      // Bounded concurrency per endpoint, then a slot of the organization's share of the
-      // process's pool, so neither one busy endpoint nor one organization's hanging endpoints can
-      // take all; a message that waits too long behind its endpoint's own attempts, or finds no
-      // slot in its organization's share in time, is held.
-      const send = this.guards.withinConcurrency(
-        delivery,
-        () =>
-          this.sendOne(
-            delivery,
-            byId.get(delivery.endpointId)!,
-            secrets.get(delivery.endpointId) ?? [],
-          ),
-        this.holdForGuards,
-      );
-      // The caller handles failures; this only keeps an early one from counting as unhandled.
-      send.catch(() => undefined);
-      sends.set(delivery.messageId, send);
-    }
-    return sends;
+    return ready;
   }
 
   /**
    * One message through the endpoint's guards (circuit breaker, then rate limit), then the
    * attempt. A message that may not go now is held on the retry schedule without using an
-   * attempt; a new message meeting an open circuit is skipped into the DLQ (circuit_open).
+   * attempt; a new message meeting an open circuit is skipped into the DLQ (circuit_open). When
+   * the endpoint's read is older than FRESH_READ_MS (the message waited for its slot), the
+   * endpoint is read again first and the message goes by what it is now: a pause, a delete, a new
+   * URL or secret take effect at the next attempt, not at the next read.
    */
-  private async sendOne(delivery: PendingDelivery, endpoint: EndpointEntity, secrets: string[]) {
+  private async sendOne(delivery: PendingDelivery, read: EndpointReads) {
+    let { endpoints, secrets } = read;
+    if (Date.now() - read.at.getTime() > FRESH_READ_MS) {
+      const [fresh] = await this.freshReads.run([delivery.endpointId]);
+      ({ endpoints, secrets } = fresh);
+      if ((await this.sendable([delivery], endpoints, fresh.at)).length === 0) return;
+    }
+    const endpoint = endpoints.get(delivery.endpointId)!;
     const admission = await this.guards.admit(endpoint);
     if (admission !== true) {
       const step = refusedDeliveryStep(delivery.source, admission.reason);
@@ -178,7 +205,11 @@ export class DeliveryService {
         : undefined;
     let outcome: AttemptResultOf['outcome'];
     try {
-      ({ outcome } = await this.attempts.attempt(delivery, endpoint, secrets));
+      ({ outcome } = await this.attempts.attempt(
+        delivery,
+        endpoint,
+        secrets.get(delivery.endpointId) ?? [],
+      ));
     } finally {
       ended?.();
     }

@@ -69,7 +69,7 @@ function lane(
     whileReleasing?: () => void;
   } = {},
 ) {
-  const endpoint = options.endpoint ?? endpointOf();
+  let endpoint = options.endpoint ?? endpointOf();
   let queued = options.queue ?? [queuedOf('msg_1')];
   const blocked: (string | null)[] = [];
   const attempted: string[] = [];
@@ -175,6 +175,10 @@ function lane(
     calls,
     handedBack,
     owned,
+    /** Changes the endpoint in the store: later reads find it so. */
+    setEndpoint: (changed: EndpointEntity) => {
+      endpoint = changed;
+    },
   };
 }
 
@@ -275,6 +279,36 @@ describe('FifoLaneRunner', () => {
     expect(t.attempted).toEqual([]);
     await runUntil(t.released, 'the lane to be released');
     expect(t.blocked).toEqual(['circuit_open', null]);
+    expect(t.attempted).toEqual(['msg_1']);
+    await t.runner.onApplicationShutdown();
+  });
+
+  it('reads the endpoint again when the dispatch slot came late, and sends nothing to an endpoint paused meanwhile', async () => {
+    let pausedWhileWaiting = false;
+    const t = lane({
+      guards: (real) => ({
+        circuitPolicy: real.circuitPolicy,
+        circuitOf: (id) => real.circuitOf(id),
+        afterAttempt: (id, outcome) => real.afterAttempt(id, outcome),
+        admit: (endpoint) => real.admit(endpoint),
+        // The pool is busy: each slot comes 300 ms later. The first time, the endpoint is paused
+        // meanwhile.
+        withDispatchSlot: async (organizationId, task) => {
+          if (!pausedWhileWaiting) {
+            pausedWhileWaiting = true;
+            t.setEndpoint(endpointOf({ status: 'paused' }));
+          }
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          return real.withDispatchSlot(organizationId, task);
+        },
+      }),
+    });
+    t.runner.wake(['ep_1']);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(t.attempted).toEqual([]);
+    // Resumed: the head goes at the lane's next look.
+    t.setEndpoint(endpointOf());
+    await runUntil(t.released, 'the lane to be released', 120_000);
     expect(t.attempted).toEqual(['msg_1']);
     await t.runner.onApplicationShutdown();
   });

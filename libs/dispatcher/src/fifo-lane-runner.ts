@@ -303,16 +303,9 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     }
     const head = state.window[0];
     const now = new Date();
-    const { endpoint, secrets } = await this.readEndpoint(endpointId, state, now);
-    const step = nextLaneStep({
-      endpoint: endpoint ? laneEndpoint(endpoint) : null,
-      head,
-      now,
-      retentionCutoff: new Date(now.getTime() - this.config.retention.days[head.plan] * 86_400_000),
-      recheckMs: this.config.delivery.holdRecheckMs,
-      circuit: this.guards.circuitOf(endpointId),
-      circuitPolicy: this.guards.circuitPolicy,
-    });
+    const read = await this.readEndpoint(endpointId, state, now);
+    const { endpoint } = read;
+    const step = this.laneStep(endpointId, endpoint, head, now);
     // Only a delivery goes on beside the last success's write; every other step changes the queue.
     if (step.action !== 'deliver') await settle(state);
     switch (step.action) {
@@ -369,7 +362,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
           await lane.sleepUntil(admission.until);
           break;
         }
-        if (await this.deliverHead(endpoint, head, secrets, state)) {
+        if ((await this.deliverHead(read, head, state)) === 'finished') {
           state.window.shift();
         }
         break;
@@ -380,6 +373,24 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       }
     }
     return false;
+  }
+
+  /** The lane's next step for its head, by the endpoint as read (`nextLaneStep`). */
+  private laneStep(
+    endpointId: string,
+    endpoint: EndpointEntity | undefined,
+    head: QueuedMessage,
+    now: Date,
+  ) {
+    return nextLaneStep({
+      endpoint: endpoint ? laneEndpoint(endpoint) : null,
+      head,
+      now,
+      retentionCutoff: new Date(now.getTime() - this.config.retention.days[head.plan] * 86_400_000),
+      recheckMs: this.config.delivery.holdRecheckMs,
+      circuit: this.guards.circuitOf(endpointId),
+      circuitPolicy: this.guards.circuitPolicy,
+    });
   }
 
   /** Tells the store the lane waits for the endpoint's circuit breaker until `until`. */
@@ -399,7 +410,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     endpointId: string,
     state: LaneProgress,
     now: Date,
-  ): Promise<{ endpoint: EndpointEntity | undefined; secrets: readonly string[] }> {
+  ): Promise<EndpointRead> {
     const cached = state.endpointRead;
     const age = cached ? now.getTime() - cached.at : Infinity;
     if (cached && age < ENDPOINT_READ_REUSE_MS) {
@@ -433,17 +444,20 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
   }
 
   /**
-   * One attempt of the head; true once it has finished (succeeded or dead-lettered). A success is
-   * stored while the next head is sent (ADR 9): the lane waits a round trip to the receiver per
-   * message, not that plus a write. A crash before the write lands sends that head again before
-   * the next, so first deliveries stay in order.
+   * One attempt of the head: `finished` once it has (succeeded or dead-lettered), `again` when it
+   * is to be retried or was not sent. A success is stored while the next head is sent (ADR 9): the
+   * lane waits a round trip to the receiver per message, not that plus a write. A crash before the
+   * write lands sends that head again before the next, so first deliveries stay in order. When
+   * the endpoint's read has aged past ENDPOINT_READ_REUSE_MS by the time the dispatch slot comes,
+   * it is read again in the slot; if the endpoint may no longer be delivered to (paused, deleted,
+   * changed so), nothing is sent and the lane's next step goes by the new read.
    */
   private async deliverHead(
-    endpoint: EndpointEntity,
+    read: EndpointRead,
     head: QueuedMessage,
-    secrets: readonly string[],
     state: LaneProgress,
-  ): Promise<boolean> {
+  ): Promise<'finished' | 'again'> {
+    const endpointId = read.endpoint!.id;
     // Shown in the log as being delivered once the attempt has taken IN_FLIGHT_SHOWN_AFTER_MS
     // (counted from when it holds its dispatch slot: a wait for one is not an attempt under way):
     // one that ends sooner is recorded straight away, and a lane running back to back saves a
@@ -451,8 +465,17 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     // lanes go together, and a mark that lands after the attempt's record changes nothing (it
     // matches the attempts made before).
     let mark: NodeJS.Timeout | undefined;
-    const { outcome, decision, recorded } = await this.guards
-      .withDispatchSlot(endpoint.organizationId, () => {
+    const sent = await this.guards
+      .withDispatchSlot(read.endpoint!.organizationId, async () => {
+        let { endpoint, secrets } = read;
+        if (Date.now() - read.at >= ENDPOINT_READ_REUSE_MS) {
+          const fresh = await this.fetchEndpoint(endpointId);
+          state.endpointRead = fresh;
+          if (this.laneStep(endpointId, fresh.endpoint, head, new Date()).action !== 'deliver') {
+            return undefined;
+          }
+          ({ endpoint, secrets } = fresh);
+        }
         if (head.status !== 'in_flight') {
           mark = setTimeout(() => {
             void this.laneStore
@@ -460,23 +483,29 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
               .catch((error: Error) => this.logger.warn(error.message));
           }, IN_FLIGHT_SHOWN_AFTER_MS);
         }
-        return this.attempts.attempt(pending(head), endpoint, secrets, {
+        return this.attempts.attempt(pending(head), endpoint!, secrets, {
           deferSuccessRecord: true,
           recordSoon: true,
         });
       })
       .finally(() => clearTimeout(mark));
+    if (!sent) {
+      // The admission's probe or token goes unused: an attempt without a verdict frees it.
+      this.guards.afterAttempt(endpointId, 'failed');
+      return 'again';
+    }
+    const { outcome, decision, recorded } = sent;
     // The previous head's write (long done: it had a whole round trip) before this one's starts.
     await settle(state);
     state.recording = recorded;
-    this.guards.afterAttempt(endpoint.id, outcome);
+    this.guards.afterAttempt(endpointId, outcome);
     head.attempts++;
     if (decision.status === 'awaiting_retry') {
       head.status = 'awaiting_retry';
       head.nextAttemptAt = decision.nextAttemptAt;
-      return false;
+      return 'again';
     }
-    return true;
+    return 'finished';
   }
 
   /** The endpoint was deleted: its queued messages go to the DLQ, oldest first. */
