@@ -3,6 +3,7 @@ import { AddressInfo } from 'node:net';
 import { HttpDestinationAdapter } from '@hookbase/destinations';
 import { generateSecret } from '@hookbase/signing';
 import { TestReceiver } from '@hookbase/testing';
+import { Webhook } from 'standardwebhooks';
 
 /** The HTTP adapter against a real receiver on loopback: what each transport situation becomes. */
 describe('HttpDestinationAdapter', () => {
@@ -54,10 +55,48 @@ describe('HttpDestinationAdapter', () => {
       'content-type': 'application/json',
       'user-agent': 'Hookbase/test',
       'webhook-id': 'msg_1',
+      'hookbase-event-id': 'evt_1',
       'hookbase-event-type': 'a.b',
       'hookbase-attempt': '3',
     });
     expect(request.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/=]+$/);
+  });
+
+  it('signs every attempt afresh: the same id and body, a timestamp and a signature of its own', async () => {
+    receiver.respondWith(() => ({ status: 200 }));
+    const http = adapter();
+    const sentAt = Date.now();
+    await http.deliver(message, target());
+    const now = jest.spyOn(Date, 'now').mockReturnValue(sentAt + 90_000);
+    try {
+      await http.deliver({ ...message, attemptNumber: 4 }, target());
+    } finally {
+      now.mockRestore();
+      await http.close();
+    }
+    const [first, second] = receiver.requests.slice(-2);
+    expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    expect(second.body).toBe(first.body);
+    expect(Number(second.headers['webhook-timestamp'])).toBeGreaterThanOrEqual(
+      Number(first.headers['webhook-timestamp']) + 89,
+    );
+    expect(second.headers['webhook-signature']).not.toBe(first.headers['webhook-signature']);
+    // Each verifies against the secret at its own time.
+    for (const request of [first, second]) {
+      const at = Number(request.headers['webhook-timestamp']) * 1000;
+      const clock = jest.spyOn(Date, 'now').mockReturnValue(at);
+      try {
+        expect(
+          new Webhook(secret).verify(request.body, {
+            'webhook-id': String(request.headers['webhook-id']),
+            'webhook-timestamp': String(request.headers['webhook-timestamp']),
+            'webhook-signature': String(request.headers['webhook-signature']),
+          }),
+        ).toEqual({ n: 1 });
+      } finally {
+        clock.mockRestore();
+      }
+    }
   });
 
   it('never follows a redirect', async () => {

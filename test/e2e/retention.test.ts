@@ -45,6 +45,7 @@ describe('retention', () => {
     const waiting = await free.client.post('/v1/events', {
       eventType: 'waiting',
       payload: {},
+      idempotencyKey: 'kept-with-its-event',
       endpointIds: [paused],
     });
     const kept = await pro.client.post('/v1/events', { eventType: 'kept', payload: {} });
@@ -80,6 +81,14 @@ describe('retention', () => {
     });
     expect(again.body.data.duplicate).toBe(false);
     expect(again.body.data.id).not.toBe(done.body.data.id);
+    // The waiting event's key stays reserved while its event is kept, past the same period.
+    const repeat = await free.client.post('/v1/events', {
+      eventType: 'waiting',
+      payload: {},
+      idempotencyKey: 'kept-with-its-event',
+      endpointIds: [paused],
+    });
+    expect(repeat.body.data).toMatchObject({ id: waiting.body.data.id, duplicate: true });
   });
 
   it("prunes an application's log by its own shorter retention, before the plan's", async () => {

@@ -170,6 +170,7 @@ export class HttpDestinationAdapter implements DestinationAdapter {
       'content-type': 'application/json',
       'user-agent': this.options.userAgent,
       ...signature,
+      'hookbase-event-id': message.eventId,
       'hookbase-event-type': message.eventType,
       'hookbase-attempt': String(message.attemptNumber),
     });

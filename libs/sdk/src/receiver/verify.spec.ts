@@ -9,6 +9,7 @@ function signed(body: string, at: Date, key = secret) {
     'webhook-id': 'msg_1',
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
     'webhook-signature': new Webhook(key).sign('msg_1', at, body),
+    'hookbase-event-id': 'evt_1',
     'hookbase-event-type': 'order.paid',
     'hookbase-attempt': '2',
   };
@@ -34,6 +35,7 @@ describe('verifyWebhook', () => {
     expect(event).toEqual({
       id: 'msg_1',
       timestamp: now,
+      eventId: 'evt_1',
       eventType: 'order.paid',
       attempt: 2,
       payload: { order: 42 },

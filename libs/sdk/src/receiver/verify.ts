@@ -9,6 +9,11 @@ export interface WebhookEvent<Payload = unknown> {
   id: string;
   /** `webhook-timestamp`: when this attempt was signed. */
   timestamp: Date;
+  /**
+   * `hookbase-event-id`, when sent: the event's id, the same for every endpoint the event went to
+   * (each endpoint's message has an id of its own).
+   */
+  eventId?: string;
   /** `hookbase-event-type`, when sent. */
   eventType?: string;
   /** `hookbase-attempt` (1 for the first attempt), when sent. */
@@ -128,6 +133,7 @@ export function verifyWebhook<Payload = unknown>(
   return {
     id,
     timestamp: new Date(seconds * 1000),
+    eventId: header(headers, 'hookbase-event-id'),
     eventType: header(headers, 'hookbase-event-type'),
     attempt: Number.isInteger(attempt) && attempt > 0 ? attempt : undefined,
     payload,
