@@ -407,6 +407,29 @@ describe('FifoLaneRunner', () => {
     expect(t.handedBack).toEqual([[]]);
   });
 
+  it('stops a lane whose lease could not be renewed for most of its length, before another worker may take it', async () => {
+    let sent!: () => void;
+    const gate = new Promise<void>((resolve) => (sent = resolve));
+    const leaseMs = loadConfig({}).fifo.leaseMs;
+    const t = lane({
+      queue: [queuedOf('a'), queuedOf('b')],
+      attemptGate: (id) => (id === 'a' ? gate : undefined),
+      // The database is unreachable for the renewals.
+      renew: async () => {
+        throw new Error('connection refused');
+      },
+    });
+    t.runner.onApplicationBootstrap();
+    t.runner.wake(['ep_1']);
+    await runUntil(() => t.attempted.length === 1, 'the head in flight');
+    await jest.advanceTimersByTimeAsync(leaseMs - 2 * laneRenewEveryMs(leaseMs));
+    sent();
+    await jest.advanceTimersByTimeAsync(LANE_LINGER_MS * 4);
+    // The lease may end while `b` would be sent: this process sends nothing more.
+    expect(t.attempted).toEqual(['a']);
+    await t.runner.drain(Date.now() + 1_000);
+  });
+
   it('keeps running a lane that gave its lease up and took it again while a renewal was under way', async () => {
     const gates = new Map<string, () => void>();
     const gated = (id: string) => new Promise<void>((resolve) => gates.set(id, resolve));

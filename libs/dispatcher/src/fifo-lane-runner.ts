@@ -15,6 +15,7 @@ import {
   emptyWindowStep,
   LANE_LINGER_MS,
   LaneEndpoint,
+  laneLeaseLapsing,
   laneRenewEveryMs,
   nextLaneStep,
 } from '@hookbase/domain';
@@ -69,6 +70,8 @@ interface LaneProgress {
 class LaneHandle {
   /** Set once this process holds the lane's lease. */
   acquired = false;
+  /** When the statement that last gave or renewed the lease was sent (this process's clock). */
+  leaseConfirmedAt = 0;
   lost = false;
   /** Messages were queued for the lane since it last read its queue. */
   woken = false;
@@ -241,8 +244,10 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
 
   /** Runs the lane while this process holds its lease; true when it ended by giving it up. */
   private async run(endpointId: string, lane: LaneHandle): Promise<boolean> {
+    const asked = Date.now();
     if (!(await this.laneStore.acquire(endpointId))) return false;
     lane.acquired = true;
+    lane.leaseConfirmedAt = asked;
     const state: LaneProgress = {
       window: [],
       readWholeQueue: false,
@@ -522,6 +527,17 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     // and takes it again meanwhile is a new run, which the statement may not have seen.
     const held = [...this.lanes].filter(([, lane]) => lane.acquired);
     if (held.length === 0) return;
+    const asked = Date.now();
+    // Lanes whose renewals have failed (or hung) for most of a lease stop before it can end: once
+    // it has, another worker may take the lane and send its head, and two senders would break its
+    // order.
+    for (const [endpointId, lane] of held) {
+      if (!lane.lost && laneLeaseLapsing(lane.leaseConfirmedAt, asked, this.config.fifo.leaseMs)) {
+        this.logger.warn(`lane ${endpointId} stopped: its lease could not be renewed in time`);
+        lane.lost = true;
+        lane.wake();
+      }
+    }
     try {
       const still = await this.store.renew(
         this.owner,
@@ -534,6 +550,8 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
         if (this.lanes.get(endpointId) === lane && !still.has(endpointId)) {
           lane.lost = true;
           lane.wake();
+        } else if (still.has(endpointId)) {
+          lane.leaseConfirmedAt = Math.max(lane.leaseConfirmedAt, asked);
         }
       }
     } catch (error) {

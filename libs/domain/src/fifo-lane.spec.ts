@@ -7,6 +7,7 @@ import {
   LaneEndpoint,
   LaneHead,
   LaneLease,
+  laneLeaseLapsing,
   laneRenewEveryMs,
   nextLaneStep,
 } from './fifo-lane';
@@ -428,6 +429,25 @@ describe('nextLaneStep', () => {
     nextLaneStep(input);
     nextLaneStep({ ...input, endpoint: endpoint() });
     expect(JSON.stringify(input)).toBe(snapshot);
+  });
+});
+
+describe('laneLeaseLapsing', () => {
+  it('lets a lane run until two renewal intervals before its lease ends', () => {
+    // 5 minutes, renewed every 5 s: the lane stops 10 s before the end.
+    expect(laneLeaseLapsing(NOW, NOW + 289_999, 300_000)).toBe(false);
+    expect(laneLeaseLapsing(NOW, NOW + 290_000, 300_000)).toBe(true);
+    expect(laneLeaseLapsing(NOW, NOW + 400_000, 300_000)).toBe(true);
+  });
+
+  it('scales with a short lease', () => {
+    // 1 s, renewed every 200 ms: 600 ms.
+    expect(laneLeaseLapsing(NOW, NOW + 599, 1_000)).toBe(false);
+    expect(laneLeaseLapsing(NOW, NOW + 600, 1_000)).toBe(true);
+  });
+
+  it('is not lapsing for a lease just confirmed', () => {
+    expect(laneLeaseLapsing(NOW, NOW, 300_000)).toBe(false);
   });
 });
 

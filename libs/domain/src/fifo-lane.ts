@@ -99,6 +99,17 @@ export function laneRenewEveryMs(leaseMs: number): number {
   return Math.max(100, Math.min(5_000, Math.floor(leaseMs / 5)));
 }
 
+/**
+ * Has a lane's lease, last given or renewed by a statement sent at `confirmedAt`, come so near its
+ * end that its owner must stop the lane (send nothing more) without a renewal? Two renewal
+ * intervals before the lease ends: the lease runs from when the database ran the statement, later
+ * than it was sent, so by then another worker cannot yet have taken the lane, and the margin
+ * covers clocks that differ by less than that.
+ */
+export function laneLeaseLapsing(confirmedAt: number, now: number, leaseMs: number): boolean {
+  return now - confirmedAt >= leaseMs - 2 * laneRenewEveryMs(leaseMs);
+}
+
 /** A lane's lease as stored: who runs it, until when, and when its owner last renewed it. */
 export interface LaneLease {
   owner: string | null;
