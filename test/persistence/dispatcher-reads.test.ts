@@ -289,7 +289,10 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
       payload: {},
       acceptedAt: new Date().toISOString(),
     };
-    const [message] = planMessages([event], [{ ...created, retry: created.retry }]);
+    const [message] = planMessages(
+      [event],
+      [{ ...created, retry: created.retry, createdAt: created.createdAt.getTime() }],
+    );
     await new EventRepository(dataSource).recordEvents([event], [message]);
     const lanes = new FifoLaneRepository(dataSource);
     const intake = async () =>

@@ -77,6 +77,10 @@ describe("the fan-out's record against the recipients' versions", () => {
     // Nothing is kept before the first read, for an organization with endpoints or without.
     expect(endpoints.keptRecipients(['org_plan'])).toBeUndefined();
     expect(ids(await endpoints.liveRecipients(['org_plan', 'org_none']))).toEqual([first.id]);
+    // With its creation time: an event accepted before it is not its to receive.
+    expect((await endpoints.liveRecipients(['org_plan']))[0].createdAt).toBe(
+      first.createdAt.getTime(),
+    );
     expect(ids(endpoints.keptRecipients(['org_plan', 'org_none'])!.recipients)).toEqual([first.id]);
 
     const one = event('org_plan');

@@ -114,6 +114,47 @@ describe('planMessages', () => {
     ]);
   });
 
+  it('leaves out endpoints created after the event was accepted, however late it is fanned out', () => {
+    const accepted = Date.parse('2026-06-01T10:00:00.000Z');
+    const endpoints = [
+      live('ep_before', { createdAt: accepted - 1 }),
+      live('ep_same_moment', { createdAt: accepted }),
+      live('ep_after', { createdAt: accepted + 1 }),
+      live('ep_unknown'),
+      live('ep_other_org', { organizationId: 'org_b', createdAt: accepted + 60_000 }),
+    ];
+    const planned = planMessages(
+      [
+        event('evt_a', { acceptedAt: new Date(accepted).toISOString() }),
+        event('evt_named', {
+          acceptedAt: new Date(accepted).toISOString(),
+          endpointIds: ['ep_after', 'ep_before'],
+        }),
+        event('evt_b', { organizationId: 'org_b', acceptedAt: new Date(accepted).toISOString() }),
+        // A later event reaches them all.
+        event('evt_later', { acceptedAt: new Date(accepted + 5).toISOString() }),
+        // Without its acceptance time (an older record), every live endpoint.
+        event('evt_untimed'),
+      ],
+      endpoints,
+      counter(),
+    );
+    expect(planned.map((m) => `${m.eventId} ${m.endpointId}`)).toEqual([
+      'evt_a ep_before',
+      'evt_a ep_same_moment',
+      'evt_a ep_unknown',
+      'evt_named ep_before',
+      'evt_later ep_before',
+      'evt_later ep_same_moment',
+      'evt_later ep_after',
+      'evt_later ep_unknown',
+      'evt_untimed ep_before',
+      'evt_untimed ep_same_moment',
+      'evt_untimed ep_after',
+      'evt_untimed ep_unknown',
+    ]);
+  });
+
   it("reaches only the endpoints of the event's organization", () => {
     const endpoints = [live('ep_a'), live('ep_b', { organizationId: 'org_b' })];
     const planned = planMessages(

@@ -130,6 +130,11 @@ export interface RecipientEndpoint {
   retry: RetryPolicy | null;
   /** An operational endpoint (absent: false). */
   operational?: boolean;
+  /**
+   * When the endpoint was created (ms since the epoch). An event accepted before then is not its
+   * to receive, however late the event is fanned out. Absent: as old as any event.
+   */
+  createdAt?: number;
 }
 
 /** The event fields that decide its recipients and its messages. */
@@ -144,6 +149,8 @@ export interface EventToFanOut {
   payload?: unknown;
   /** The application (its id) whose endpoints receive the event; absent: endpoints of none. */
   applicationId?: string;
+  /** When the event was accepted (ISO 8601): endpoints created later do not receive it. */
+  acceptedAt?: string;
 }
 
 /** One message to record: an event for one recipient endpoint. */
@@ -161,8 +168,8 @@ export interface PlannedMessage {
 
 /**
  * The messages of events: one per recipient of each event (matchRecipients among the live
- * endpoints of its organization), in event order, then in the order the endpoints are given. An
- * event given twice (a repeated publish) gets its messages once.
+ * endpoints of its organization that existed when it was accepted), in event order, then in the
+ * order the endpoints are given. An event given twice (a repeated publish) gets its messages once.
  */
 export function planMessages(
   events: readonly EventToFanOut[],
@@ -172,7 +179,15 @@ export function planMessages(
   type Candidate = RecipientCandidate & { endpoint: RecipientEndpoint; place: number };
   const byOrganization = new Map<string, Candidate[]>();
   const byId = new Map<string, Candidate>();
+  /** Each organization's newest endpoint's creation: an event accepted after it needs no check. */
+  const newest = new Map<string, number>();
   for (const endpoint of endpoints) {
+    if (
+      endpoint.createdAt !== undefined &&
+      !(newest.get(endpoint.organizationId)! >= endpoint.createdAt)
+    ) {
+      newest.set(endpoint.organizationId, endpoint.createdAt);
+    }
     const candidates = byOrganization.get(endpoint.organizationId) ?? [];
     const candidate: Candidate = {
       id: endpoint.id,
@@ -205,9 +220,13 @@ export function planMessages(
   return events.flatMap((event) => {
     if (planned.has(event.id)) return [];
     planned.add(event.id);
-    const candidates = event.endpointIds
+    let candidates = event.endpointIds
       ? named(event, event.endpointIds)
       : (byOrganization.get(event.organizationId) ?? []);
+    const acceptedAt = event.acceptedAt === undefined ? NaN : Date.parse(event.acceptedAt);
+    if (acceptedAt < (newest.get(event.organizationId) ?? -Infinity)) {
+      candidates = candidates.filter(({ endpoint }) => !(endpoint.createdAt! > acceptedAt));
+    }
     return matchRecipients(candidates, event).map(({ endpoint }): PlannedMessage => ({
       messageId: newMessageId(),
       eventId: event.id,

@@ -396,9 +396,11 @@ export class EndpointRepository {
       application_id: string | null;
       retry: RetryPolicy | null;
       operational: boolean;
+      created_at: Date;
     }[] = await this.dataSource.query(
       `SELECT id, organization_id, kind, status, to_json(event_types) AS event_types,
-              to_json(channels) AS channels, filter, application_id, retry, operational FROM endpoints
+              to_json(channels) AS channels, filter, application_id, retry, operational,
+              created_at FROM endpoints
         WHERE organization_id = ANY($1) AND deleted_at IS NULL AND status <> 'disabled'
           ${onlyIds ? 'AND id = ANY($2)' : ''}`,
       onlyIds ? [[...organizationIds], [...onlyIds]] : [[...organizationIds]],
@@ -414,6 +416,7 @@ export class EndpointRepository {
       applicationId: row.application_id,
       retry: row.retry,
       operational: row.operational,
+      createdAt: row.created_at.getTime(),
     }));
   }
 
