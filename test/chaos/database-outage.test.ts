@@ -49,7 +49,12 @@ describe('a PostgreSQL outage during delivery', () => {
     // Slow answers, so some attempts are in flight when the store goes away.
     receiver.respondWith(() => ({ status: 200, delayMs: 300 }));
     const before = await client.post('/v1/events/batch', {
-      events: Array.from({ length: 20 }, (_, n) => ({ eventType: 'before', payload: { n } })),
+      events: Array.from({ length: 20 }, (_, n) => ({
+        eventType: 'before',
+        payload: { n },
+        // One of them with a key, repeated during the outage.
+        ...(n === 0 ? { idempotencyKey: 'repeated-in-the-outage' } : {}),
+      })),
     });
     expect(before.status).toBe(207);
     await pollUntil(() => receiver.requests.length >= 1, { description: 'deliveries under way' });
@@ -60,6 +65,21 @@ describe('a PostgreSQL outage during delivery', () => {
       events: Array.from({ length: 20 }, (_, n) => ({ eventType: 'during', payload: { n } })),
     });
     expect(during.body.data.map((r: { status: number }) => r.status)).toEqual(Array(20).fill(202));
+    // A repeat of a key accepted before is answered with its event; a new key must wait.
+    const repeat = await client.post('/v1/events', {
+      eventType: 'before',
+      payload: { n: 0 },
+      idempotencyKey: 'repeated-in-the-outage',
+    });
+    expect(repeat.status).toBe(202);
+    expect(repeat.body.data).toMatchObject({ id: before.body.data[0].data.id, duplicate: true });
+    const newKey = await client.post('/v1/events', {
+      eventType: 'before',
+      payload: { n: 100 },
+      idempotencyKey: 'new-in-the-outage',
+    });
+    expect(newKey.status).toBe(503);
+    expect(newKey.body.error.code).toBe('SERVICE_UNAVAILABLE');
     // The management API says "not now" rather than failing.
     const log = await client.get(`${org}/messages`);
     expect(log.status).toBe(503);

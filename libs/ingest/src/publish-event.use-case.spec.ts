@@ -1,5 +1,5 @@
 import { loadConfig } from '@hookbase/config';
-import { DomainError, EventEnvelope, PublishEventInput } from '@hookbase/domain';
+import { DomainError, EventEnvelope, eventFingerprint, PublishEventInput } from '@hookbase/domain';
 import { KafkaProducer, ProducedRecord, PublishTimeoutError, topicNames } from '@hookbase/kafka';
 import { EventTypeCatalog, IdempotencyRepository, Reservation } from '@hookbase/persistence';
 import { ApplicationLookup } from './application-lookup';
@@ -11,7 +11,14 @@ import {
 } from './publish-event.use-case';
 
 /** A PublishEvent over stand-ins that record what would have gone to Kafka and PostgreSQL. */
-function setUp(options: { sendFails?: Error; reservation?: Reservation } = {}) {
+function setUp(
+  options: {
+    sendFails?: Error;
+    reservation?: Reservation;
+    /** While `down` is true, PostgreSQL cannot be reached for the keys. */
+    store?: { down: boolean };
+  } = {},
+) {
   const sends: ProducedRecord[][] = [];
   const producer = {
     publishAll: async (_topic: string, records: ProducedRecord[]) => {
@@ -24,6 +31,7 @@ function setUp(options: { sendFails?: Error; reservation?: Reservation } = {}) {
   const released: string[] = [];
   const idempotency = {
     reserve: async ({ key }: { key: string }) => {
+      if (options.store?.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
       reserved.push(key);
       return options.reservation ?? { kind: 'reserved' };
     },
@@ -71,6 +79,19 @@ const input = (eventType: string, extra: Partial<PublishEventInput> = {}): Publi
 
 const envelopes = (records: ProducedRecord[]): EventEnvelope[] =>
   records.map((record) => JSON.parse(String(record.value)) as EventEnvelope);
+
+/** A key's record as PostgreSQL has it once its event (`evt_first`, type `keyed`) was accepted. */
+const acceptedRecord = (fingerprint: string) => ({
+  eventId: 'evt_first',
+  eventType: 'keyed',
+  fingerprint,
+  payload: { n: 1 },
+  endpointIds: null,
+  channels: null,
+  applicationId: null,
+  createdAt: new Date('2026-01-01T00:00:00Z'),
+  acceptedAt: new Date('2026-01-01T00:00:00Z'),
+});
 
 const codeOf = (outcome: PublishOutcome) =>
   outcome.kind === 'refused' ? (outcome.error as DomainError).code : 'published';
@@ -218,25 +239,57 @@ describe('PublishEvent.executeAll', () => {
 
   it('answers a repeated key with the first event, sending nothing new when it was accepted', async () => {
     const { publish, sends } = setUp({
-      reservation: {
-        kind: 'existing',
-        record: {
-          eventId: 'evt_first',
-          eventType: 'keyed',
-          fingerprint: 'another',
-          payload: { n: 1 },
-          endpointIds: null,
-          channels: null,
-          applicationId: null,
-          createdAt: new Date('2026-01-01T00:00:00Z'),
-          acceptedAt: new Date('2026-01-01T00:00:00Z'),
-        },
-      },
+      reservation: { kind: 'existing', record: acceptedRecord('another') },
     });
     const [conflict] = await publish.executeAll('org_1', [
       input('keyed', { idempotencyKey: 'k1' }),
     ]);
     expect(codeOf(conflict)).toBe('IDEMPOTENCY_CONFLICT');
+    expect(sends).toHaveLength(0);
+  });
+
+  it('answers a repeat of a key it accepted while PostgreSQL is out of reach, and refuses what it cannot check', async () => {
+    const store = { down: false };
+    const { publish, sends } = setUp({ store });
+    const first = await publish.execute('org_1', input('keyed', { idempotencyKey: 'k1' }));
+    expect(sends).toHaveLength(1);
+
+    store.down = true;
+    // The same event again: the first one, without a send.
+    expect(await publish.execute('org_1', input('keyed', { idempotencyKey: 'k1' }))).toEqual({
+      ...first,
+      duplicate: true,
+    });
+    expect(sends).toHaveLength(1);
+    // Another payload under the key: a conflict, as with the store up.
+    await expect(
+      publish.execute('org_1', input('keyed', { idempotencyKey: 'k1', payload: { n: 2 } })),
+    ).rejects.toMatchObject({ code: 'IDEMPOTENCY_CONFLICT', details: { eventId: first.id } });
+    // A key it never saw, or another organization's: not now.
+    for (const [organizationId, key] of [
+      ['org_1', 'k2'],
+      ['org_2', 'k1'],
+    ]) {
+      await expect(
+        publish.execute(organizationId, input('keyed', { idempotencyKey: key })),
+      ).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    }
+    expect(sends).toHaveLength(1);
+  });
+
+  it('remembers a key found accepted in PostgreSQL, for a repeat while it is out of reach', async () => {
+    const store = { down: false };
+    const record = acceptedRecord(eventFingerprint('keyed', { n: 1 }, undefined));
+    const { publish, sends } = setUp({ store, reservation: { kind: 'existing', record } });
+    const repeat = { id: 'evt_first', eventType: 'keyed', duplicate: true };
+    expect(await publish.execute('org_1', input('keyed', { idempotencyKey: 'k1' }))).toMatchObject(
+      repeat,
+    );
+    store.down = true;
+    expect(await publish.execute('org_1', input('keyed', { idempotencyKey: 'k1' }))).toEqual({
+      ...repeat,
+      acceptedAt: '2026-01-01T00:00:00.000Z',
+    });
     expect(sends).toHaveLength(0);
   });
 

@@ -19,8 +19,14 @@ import {
   traceHeaders,
 } from '@hookbase/kafka';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import { EventTypeCatalog, IdempotencyRepository, IdempotencyRecord } from '@hookbase/persistence';
+import {
+  EventTypeCatalog,
+  IdempotencyRecord,
+  IdempotencyRepository,
+  Reservation,
+} from '@hookbase/persistence';
 import { IngestMetrics, METRICS, NO_METRICS, tracesExported } from '@hookbase/runtime';
+import { AcceptedKey, AcceptedKeys } from './accepted-keys';
 import { ApplicationLookup } from './application-lookup';
 
 /** Details of a 503 whose event Kafka may still store (the acknowledgement timed out). */
@@ -57,6 +63,8 @@ export interface PublishedEvent {
 @Injectable()
 export class PublishEvent {
   private readonly logger = new Logger(PublishEvent.name);
+  /** Keys accepted here lately: a repeat is answered from them while PostgreSQL is out of reach. */
+  private readonly acceptedKeys = new AcceptedKeys();
 
   constructor(
     private readonly producer: KafkaProducer,
@@ -216,8 +224,9 @@ export class PublishEvent {
     const key = envelope.idempotencyKey!;
     const now = new Date(envelope.acceptedAt);
     const fingerprint = eventFingerprint(input.eventType, input.payload, applicationId);
-    const reservation = await this.unavailableOnError(() =>
-      this.idempotency.reserve({
+    let reservation: Reservation;
+    try {
+      reservation = await this.idempotency.reserve({
         organizationId,
         key,
         eventId: envelope.id,
@@ -228,10 +237,25 @@ export class PublishEvent {
         channels: input.channels ?? null,
         applicationId: applicationId ?? null,
         now,
-      }),
-    );
+      });
+    } catch (error) {
+      // PostgreSQL cannot be reached: a repeat of a key accepted here lately is answered all the
+      // same; anything else must wait, as its key cannot be reserved.
+      const known =
+        error instanceof DomainError ? undefined : this.acceptedKeys.recall(organizationId, key);
+      if (known) return this.repeatKnown(known, fingerprint);
+      throw this.unavailable(error);
+    }
     if (reservation.kind === 'existing') {
-      return this.repeat(organizationId, key, fingerprint, reservation.record, spanContext);
+      const event = await this.repeat(
+        organizationId,
+        key,
+        fingerprint,
+        reservation.record,
+        spanContext,
+      );
+      this.rememberAccepted(organizationId, key, event, fingerprint);
+      return event;
     }
     try {
       await this.produce([envelope], [spanContext], [payloadJsonOf(input)]);
@@ -247,7 +271,34 @@ export class PublishEvent {
       throw error;
     }
     await this.unavailableOnError(() => this.idempotency.markAccepted(organizationId, key, now));
-    return { ...envelopeEvent(envelope), duplicate: false };
+    const event: PublishedEvent = { ...envelopeEvent(envelope), duplicate: false };
+    this.rememberAccepted(organizationId, key, event, fingerprint);
+    return event;
+  }
+
+  private rememberAccepted(
+    organizationId: string,
+    key: string,
+    event: PublishedEvent,
+    fingerprint: string,
+  ): void {
+    this.acceptedKeys.remember(organizationId, key, {
+      eventId: event.id,
+      eventType: event.eventType,
+      acceptedAt: event.acceptedAt,
+      fingerprint,
+    });
+  }
+
+  /** A repeat of a key accepted here, answered from memory: the same event, or a conflict. */
+  private repeatKnown(known: AcceptedKey, fingerprint: string): PublishedEvent {
+    if (known.fingerprint !== fingerprint) throw idempotencyConflict(known.eventId);
+    return {
+      id: known.eventId,
+      eventType: known.eventType,
+      acceptedAt: known.acceptedAt,
+      duplicate: true,
+    };
   }
 
   /** A publish with a key already used: the same event again, or a conflict. */
@@ -258,13 +309,7 @@ export class PublishEvent {
     record: IdempotencyRecord,
     spanContext: Context,
   ): Promise<PublishedEvent> {
-    if (record.fingerprint !== fingerprint) {
-      throw new DomainError(
-        'IDEMPOTENCY_CONFLICT',
-        'This idempotency key was used for an event with another type, payload or application',
-        { eventId: record.eventId },
-      );
-    }
+    if (record.fingerprint !== fingerprint) throw idempotencyConflict(record.eventId);
     if (record.acceptedAt) {
       return {
         id: record.eventId,
@@ -436,4 +481,13 @@ function endSpan(span: Span, outcome: PublishOutcome): void {
     span.setStatus({ code: SpanStatusCode.ERROR, message: code });
   }
   span.end();
+}
+
+/** The same idempotency key again with another type, payload or application. */
+function idempotencyConflict(eventId: string): DomainError {
+  return new DomainError(
+    'IDEMPOTENCY_CONFLICT',
+    'This idempotency key was used for an event with another type, payload or application',
+    { eventId },
+  );
 }
