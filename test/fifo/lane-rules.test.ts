@@ -382,6 +382,57 @@ describe('FIFO lane rules', () => {
     expect(payloadsAt('/replay').some((p) => p.n === 2)).toBe(false);
   });
 
+  it("sends an endpoint's failed messages replayed, and a DLQ retry, outside the lane while its queue is blocked", async () => {
+    // The receiver refuses the `refuse` messages for good (dead-lettered) until told otherwise.
+    let refusing = true;
+    const endpointId = await fifoEndpoint('/replay-failed', (request) => {
+      const body = JSON.parse(request.body) as { refuse?: boolean; block?: boolean };
+      if (body.refuse && refusing) return { status: 400 };
+      return { status: body.block ? 503 : 200 };
+    });
+    await send('replay-failed', { n: 0, refuse: true });
+    await send('replay-failed', { n: 1, refuse: true });
+    const failed = await pollUntil(
+      async () => {
+        const entries = await dlqOf(endpointId, 'permanent_failure');
+        return entries.length === 2 ? entries : undefined;
+      },
+      { description: 'both refused messages dead-lettered' },
+    );
+    await send('replay-failed', { n: 2, block: true });
+    await send('replay-failed', { n: 3 });
+    await waitForState(
+      endpointId,
+      (state) => state.queueDepth === 2 && state.blockedReason === 'retrying',
+      'blocked behind n=2',
+    );
+    // The receiver now takes what it refused before.
+    refusing = false;
+    const [first] = failed;
+    const replayFailed = await tenant.client.post(
+      `${org}/webhook-endpoints/${endpointId}/replay-failed`,
+      {},
+    );
+    expect(replayFailed.status).toBe(202);
+    const dlqEntries = (await tenant.client.get(`${org}/dlq?endpointId=${endpointId}&limit=250`))
+      .body.data as { id: string; messageId: string }[];
+    const retried = await tenant.client.post(
+      `${org}/dlq/${dlqEntries.find((entry) => entry.messageId === first.messageId)!.id}/retry`,
+    );
+    expect(retried.status).toBe(202);
+    // Both refused messages arrive again (replay-failed), and n=0 once more (the DLQ retry),
+    // while the queue stays blocked behind n=2 with n=3 waiting.
+    await pollUntil(
+      async () => {
+        const accepted = payloadsAt('/replay-failed').filter((p) => p.refuse === true);
+        return accepted.length >= 2 + 2 + 1 || undefined;
+      },
+      { description: 'the replayed and retried copies delivered' },
+    );
+    expect((await fifoState(endpointId)).queueDepth).toBe(2);
+    expect(payloadsAt('/replay-failed').some((p) => p.n === 3)).toBe(false);
+  });
+
   it('moves queued messages to the DLQ when the endpoint is deleted', async () => {
     const endpointId = await fifoEndpoint('/deleted', () => ({ status: 503 }));
     for (let n = 0; n < 3; n++) await send('deleted', { n });

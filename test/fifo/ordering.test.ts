@@ -54,14 +54,49 @@ describe('FIFO ordering', () => {
     const state = (await client.get(`${org}/webhook-endpoints/${endpointId}/fifo-state`)).body.data;
     expect(state).toMatchObject({ fifoEnabled: true, state: 'idle', queueDepth: 0, head: null });
   });
+
+  it('delivers the events of batches sent one after another in the order given', async () => {
+    const { stack, receiver, receiverUrl } = suite;
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken, 'pro');
+    const org = `/api/organizations/${organizationId}`;
+    const created = await client.post(`${org}/webhook-endpoints`, {
+      url: `${receiverUrl}/batched`,
+      fifoEnabled: true,
+      retry: { delaysMs: [0, 10, 20, 40, 80], maxAgeMs: 600_000 },
+    });
+    expect(created.status).toBe(201);
+    const endpointId: string = created.body.data.id;
+    const BATCHES = 3;
+    const PER_BATCH = 100;
+    for (let b = 0; b < BATCHES; b++) {
+      const events = Array.from({ length: PER_BATCH }, (_, i) => ({
+        eventType: 'seq',
+        payload: { n: b * PER_BATCH + i },
+      }));
+      expect((await client.post('/v1/events/batch', { events })).status).toBe(207);
+    }
+    const total = BATCHES * PER_BATCH;
+    const firstSeen = await pollUntil(
+      async () => {
+        const seen = firstSeenOrder(receiver, '/batched');
+        const dead = await dlqOf(client, org, endpointId);
+        return seen.length + dead.length === total ? { seen, dead } : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, description: 'every batched event delivered' },
+    );
+    const deadSeqs = new Set(firstSeen.dead);
+    expect(firstSeen.seen).toEqual(
+      Array.from({ length: total }, (_, n) => n).filter((n) => !deadSeqs.has(n)),
+    );
+  });
 });
 
-/** Payload `n` of each message the receiver saw, in the order it first saw each message. */
-function firstSeenOrder(receiver: TestReceiver): number[] {
+/** Payload `n` of each message the receiver saw at `path`, in the order it first saw each one. */
+function firstSeenOrder(receiver: TestReceiver, path = '/ordered'): number[] {
   const seen = new Set<string>();
   const order: number[] = [];
   for (const request of receiver.requests) {
-    if (request.path !== '/ordered') continue;
+    if (request.path !== path) continue;
     const id = String(request.headers['webhook-id']);
     if (seen.has(id)) continue;
     seen.add(id);
