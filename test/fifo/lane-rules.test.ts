@@ -291,7 +291,8 @@ describe('FIFO lane rules', () => {
     const created = await tenant.client.post(`${org}/webhook-endpoints`, {
       url: `${receiverUrl}/toggle`,
       eventTypes: ['toggle'],
-      retry: { delaysMs: [0, 2_000, 2_000], maxAgeMs: 600_000 },
+      // The head's retry is a minute away when FIFO goes off.
+      retry: { delaysMs: [0, 60_000, 60_000], maxAgeMs: 600_000 },
     });
     const endpointId: string = created.body.data.id;
     expect(created.body.data.fifoEnabled).toBe(false);
@@ -313,7 +314,7 @@ describe('FIFO lane rules', () => {
       fifoEnabled: false,
     });
     expect(off.body.data.fifoEnabled).toBe(false);
-    // Every one of them succeeds, the head at its own retry time and the rest at once.
+    // Every one of them succeeds at once, the head that waited for its retry too.
     await pollUntil(
       async () =>
         (await tenant.client.get(`${org}/messages?endpointId=${endpointId}&status=succeeded`)).body

@@ -379,15 +379,15 @@ export class FifoLaneRepository {
 
   /**
    * `handed_back`: FIFO turned off, every queued message goes back to normal delivery (the retry
-   * schedule), due at once, except a head whose retry is still ahead, which keeps its time.
+   * schedule), due at once: a head waiting for its retry included, so that nothing waits behind
+   * a schedule the lane no longer imposes (its attempts made still count).
    * Every state of the lane route leaves by `handed_back`, so nothing it finds there is skipped.
    */
   async handBack(endpointId: string): Promise<TransitionReport> {
     const [rows]: [{ id: string }[], number] = await this.dataSource.query(
       `UPDATE messages m
           SET fifo_seq = NULL, ${HANDED_BACK.set}, updated_at = now(), claim_until = NULL,
-              next_attempt_at = CASE WHEN m.status = 'awaiting_retry' AND m.next_attempt_at > now()
-                                     THEN m.next_attempt_at ELSE now() END
+              next_attempt_at = now()
         WHERE m.endpoint_id = $1 AND m.route = 'lane' AND ${HANDED_BACK.allowed}
        RETURNING m.id`,
       [endpointId],
