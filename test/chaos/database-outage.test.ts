@@ -105,4 +105,74 @@ describe('a PostgreSQL outage during delivery', () => {
     expect(delivered.size).toBe(40);
     expect(receivedDuringOutage).toBeLessThan(40);
   });
+
+  it('keeps retries and a FIFO head waiting through the outage without using attempts', async () => {
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken, 'pro');
+    const org = `/api/organizations/${organizationId}`;
+    let healthy = false;
+    receiver.respondWith((request) =>
+      request.path.startsWith('/later/') ? { status: healthy ? 200 : 503 } : { status: 200 },
+    );
+    const retry = { delaysMs: [0, 3_000, 3_000, 3_000, 3_000], maxAgeMs: 600_000 };
+    const create = async (path: string, fifoEnabled: boolean) => {
+      const created = await client.post(`${org}/webhook-endpoints`, {
+        url: `${receiverUrl}${path}`,
+        eventTypes: ['later'],
+        retry,
+        fifoEnabled,
+      });
+      expect(created.status).toBe(201);
+      return created.body.data.id as string;
+    };
+    const plain = await create('/later/plain', false);
+    const ordered = await create('/later/ordered', true);
+    for (const n of [0, 1]) {
+      expect((await client.post('/v1/events', { eventType: 'later', payload: { n } })).status).toBe(
+        202,
+      );
+    }
+    // The first attempts failed: the plain endpoint's two messages wait for their retries, the
+    // FIFO lane's head for its own, its second message behind it. The latest of those times:
+    const dueAt = await pollUntil(
+      async () => {
+        const waiting = (
+          await client.get(`${org}/messages?endpointId=${plain}&status=awaiting_retry`)
+        ).body.data as { nextAttemptAt: string }[];
+        const lane = (await client.get(`${org}/webhook-endpoints/${ordered}/fifo-state`)).body.data;
+        if (waiting.length !== 2 || lane.blockedReason !== 'retrying' || !lane.head?.nextAttemptAt)
+          return undefined;
+        return Math.max(
+          ...waiting.map((m) => Date.parse(m.nextAttemptAt)),
+          Date.parse(lane.head.nextAttemptAt),
+        );
+      },
+      { description: 'the retries scheduled' },
+    );
+    const later = () => receiver.requests.filter((r) => r.path.startsWith('/later/'));
+    const beforeOutage = later().length;
+    expect(beforeOutage).toBe(3);
+
+    await proxy.cut();
+    // The retries come due while PostgreSQL is gone (and the retry loop and the lane look for
+    // them every 100 ms): nothing is sent, and no attempt is used.
+    await pollUntil(() => Date.now() > dueAt + 2_000, { description: 'the retries overdue' });
+    expect(later()).toHaveLength(beforeOutage);
+    healthy = true;
+    await proxy.restore();
+
+    const finished = await pollUntil(
+      async () => {
+        const page = await client.get(`${org}/messages?status=succeeded&limit=10`);
+        return page.status === 200 && page.body.data.length === 4 ? page.body.data : undefined;
+      },
+      { timeoutMs: 60_000, description: 'the four messages succeeded after the outage' },
+    );
+    // One failed attempt before the outage for each plain message and the FIFO head, one
+    // success after: the outage used none.
+    const attempts = (finished as { endpointId: string; attempts: number }[])
+      .map((m) => `${m.endpointId === plain ? 'plain' : 'ordered'} ${m.attempts}`)
+      .sort();
+    expect(attempts).toEqual(['ordered 1', 'ordered 2', 'plain 2', 'plain 2']);
+    expect(later()).toHaveLength(beforeOutage + 4);
+  });
 });
