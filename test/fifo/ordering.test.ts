@@ -55,7 +55,7 @@ describe('FIFO ordering', () => {
     expect(state).toMatchObject({ fifoEnabled: true, state: 'idle', queueDepth: 0, head: null });
   });
 
-  it('delivers the events of batches sent one after another in the order given', async () => {
+  it('delivers the events of batches sent one after another in the order given, keyed ones included', async () => {
     const { stack, receiver, receiverUrl } = suite;
     const { organizationId, client } = await createTenant(stack.url, stack.adminToken, 'pro');
     const org = `/api/organizations/${organizationId}`;
@@ -72,6 +72,8 @@ describe('FIFO ordering', () => {
       const events = Array.from({ length: PER_BATCH }, (_, i) => ({
         eventType: 'seq',
         payload: { n: b * PER_BATCH + i },
+        // Some with a key: they keep their place in the batch too.
+        ...(i % 10 === 3 ? { idempotencyKey: `batch-${b}-${i}` } : {}),
       }));
       expect((await client.post('/v1/events/batch', { events })).status).toBe(207);
     }

@@ -222,7 +222,7 @@ describe('PublishEvent.executeAll', () => {
     });
   });
 
-  it('reserves the key of a keyed event and sends it on its own, the others together', async () => {
+  it('reserves the key of a keyed event, then sends the batch in one publish, in the order given', async () => {
     const { publish, sends, reserved, accepted } = setUp();
     const outcomes = await publish.executeAll('org_1', [
       input('a'),
@@ -233,8 +233,18 @@ describe('PublishEvent.executeAll', () => {
     expect(reserved).toEqual(['k1']);
     expect(accepted).toEqual(['k1']);
     const sent = sends.map((records) => envelopes(records).map((envelope) => envelope.eventType));
-    expect(sent).toHaveLength(2);
-    expect(sent).toEqual(expect.arrayContaining([['a', 'b'], ['keyed']]));
+    expect(sent).toEqual([['a', 'keyed', 'b']]);
+  });
+
+  it('frees the keys of a batch Kafka refused, so that a repeat can send them', async () => {
+    const { publish, accepted, released } = setUp({ sendFails: new Error('broker gone') });
+    const outcomes = await publish.executeAll('org_1', [
+      input('a'),
+      input('keyed', { idempotencyKey: 'k1' }),
+    ]);
+    expect(outcomes.map(codeOf)).toEqual(['SERVICE_UNAVAILABLE', 'SERVICE_UNAVAILABLE']);
+    expect(released).toEqual(['k1']);
+    expect(accepted).toEqual([]);
   });
 
   it('answers a repeated key with the first event, sending nothing new when it was accepted', async () => {

@@ -88,8 +88,9 @@ export class PublishEvent {
 
   /**
    * Accepts several events of one organization (a batch), each admitted or refused on its own;
-   * outcomes come back in the order given. The events without an idempotency key go to Kafka
-   * together, in one publish: a batch waits once for its acknowledgement, not once per event.
+   * outcomes come back in the order given. Once the keyed events' keys are reserved, the events to
+   * send go to Kafka together, in one publish and in the order given: a batch waits once for its
+   * acknowledgement, not once per event, and keeps its order.
    * Each event has its own `publish` span, as `execute` gives it.
    */
   async executeAll(
@@ -118,37 +119,66 @@ export class PublishEvent {
     const contextOf = (i: number) => contexts?.[i] ?? parent;
     const envelopes = await this.envelopesFor(organizationId, inputs);
     const outcomes: PublishOutcome[] = new Array(inputs.length);
-    const plain: number[] = [];
-    const keyed: Promise<void>[] = [];
+    // Keys first: a keyed event joins the batch's send once its key is reserved for it, so the
+    // batch goes to Kafka in one publish, in the order given; a repeat is answered on its own.
+    // Only keyed events cost a promise each.
+    const keyedAt: number[] = [];
     envelopes.forEach((prepared, i) => {
-      if (prepared.kind === 'refused') outcomes[i] = prepared;
-      else if (!prepared.value.idempotencyKey) plain.push(i);
-      else {
-        keyed.push(
-          settled(this.acceptKeyed(inputs[i], prepared.value, contextOf(i))).then((outcome) => {
-            outcomes[i] = outcome.kind === 'refused' ? outcome : published(outcome.value);
-          }),
-        );
-      }
+      if (prepared.kind !== 'refused' && prepared.value.idempotencyKey) keyedAt.push(i);
     });
-    const sent = async () => {
-      if (plain.length === 0) return;
-      const produced = await settled(
-        this.produce(
-          plain.map((i) => (envelopes[i] as Value<EventEnvelope>).value),
-          contexts && plain.map((i) => contexts[i]),
-          plain.map((i) => payloadJsonOf(inputs[i])),
+    const reservations = new Map<number, Settled<KeyReservation>>();
+    if (keyedAt.length > 0) {
+      const settledAll = await Promise.all(
+        keyedAt.map((i) =>
+          settled(
+            this.reserveKey(inputs[i], (envelopes[i] as Value<EventEnvelope>).value, contextOf(i)),
+          ),
         ),
       );
-      for (const i of plain) {
-        const envelope = (envelopes[i] as Value<EventEnvelope>).value;
-        outcomes[i] =
-          produced.kind === 'refused'
-            ? produced
-            : published({ ...envelopeEvent(envelope), duplicate: false });
+      keyedAt.forEach((i, k) => reservations.set(i, settledAll[k]));
+    }
+    const toSend: number[] = [];
+    const fingerprints = new Map<number, string>();
+    envelopes.forEach((prepared, i) => {
+      const reservation = reservations.get(i);
+      if (prepared.kind === 'refused') outcomes[i] = prepared;
+      else if (!reservation) toSend.push(i);
+      else if (reservation.kind === 'refused') outcomes[i] = reservation;
+      else if (reservation.value.kind === 'answered') {
+        outcomes[i] = published(reservation.value.event);
+      } else {
+        fingerprints.set(i, reservation.value.fingerprint);
+        toSend.push(i);
       }
-    };
-    await Promise.all([sent(), ...keyed]);
+    });
+    if (toSend.length > 0) {
+      const sending = toSend.map((i) => (envelopes[i] as Value<EventEnvelope>).value);
+      const produced = await settled(
+        this.produce(
+          sending,
+          contexts && toSend.map((i) => contexts[i]),
+          toSend.map((i) => payloadJsonOf(inputs[i])),
+        ),
+      );
+      const keyedDone: Promise<void>[] = [];
+      toSend.forEach((i, at) => {
+        const envelope = sending[at];
+        const fingerprint = fingerprints.get(i);
+        if (produced.kind === 'refused') {
+          outcomes[i] = produced;
+          if (fingerprint !== undefined) keyedDone.push(this.releaseKey(envelope, produced.error));
+        } else if (fingerprint === undefined) {
+          outcomes[i] = published({ ...envelopeEvent(envelope), duplicate: false });
+        } else {
+          keyedDone.push(
+            settled(this.keyAccepted(envelope, fingerprint)).then((accepted) => {
+              outcomes[i] = accepted.kind === 'refused' ? accepted : published(accepted.value);
+            }),
+          );
+        }
+      });
+      await Promise.all(keyedDone);
+    }
     spans?.forEach((span, i) => endSpan(span, outcomes[i]));
     return outcomes;
   }
@@ -215,14 +245,20 @@ export class PublishEvent {
    * An event with an idempotency key: the key is reserved in PostgreSQL first, and a repeat
    * returns the original event (or a conflict).
    */
-  private async acceptKeyed(
+  /**
+   * Reserves a keyed event's key for it: `reserved` (the event is to be sent), or `answered` when
+   * the key was used before (the first event again, sent again if its first publish never
+   * completed); throws IDEMPOTENCY_CONFLICT, or SERVICE_UNAVAILABLE when the key cannot be read.
+   */
+  private async reserveKey(
     input: PublishEventInput,
     envelope: EventEnvelope,
     spanContext: Context,
-  ): Promise<PublishedEvent> {
+  ): Promise<
+    { kind: 'reserved'; fingerprint: string } | { kind: 'answered'; event: PublishedEvent }
+  > {
     const { organizationId, applicationId } = envelope;
     const key = envelope.idempotencyKey!;
-    const now = new Date(envelope.acceptedAt);
     const fingerprint = eventFingerprint(input.eventType, input.payload, applicationId);
     let reservation: Reservation;
     try {
@@ -236,44 +272,52 @@ export class PublishEvent {
         endpointIds: input.endpointIds ?? null,
         channels: input.channels ?? null,
         applicationId: applicationId ?? null,
-        now,
+        now: new Date(envelope.acceptedAt),
       });
     } catch (error) {
       // PostgreSQL cannot be reached: a repeat of a key accepted here lately is answered all the
       // same; anything else must wait, as its key cannot be reserved.
       const known =
         error instanceof DomainError ? undefined : this.acceptedKeys.recall(organizationId, key);
-      if (known) return this.repeatKnown(known, fingerprint);
+      if (known) return { kind: 'answered', event: this.repeatKnown(known, fingerprint) };
       throw this.unavailable(error);
     }
-    if (reservation.kind === 'existing') {
-      const event = await this.repeat(
-        organizationId,
-        key,
-        fingerprint,
-        reservation.record,
-        spanContext,
-      );
-      this.rememberAccepted(organizationId, key, event, fingerprint);
-      return event;
-    }
-    try {
-      await this.produce([envelope], [spanContext], [payloadJsonOf(input)]);
-    } catch (error) {
-      // A record Kafka may still store keeps its reservation: a repeat re-sends the same event id.
-      if ((error as DomainError).details === UNCONFIRMED) throw error;
-      await this.idempotency
-        .release(organizationId, key, envelope.id)
-        .catch((releaseError: Error) =>
-          // The reservation stays unaccepted; a repeat with the same key will complete it.
-          this.logger.warn(`could not release idempotency key: ${releaseError.message}`),
-        );
-      throw error;
-    }
-    await this.unavailableOnError(() => this.idempotency.markAccepted(organizationId, key, now));
+    if (reservation.kind === 'reserved') return { kind: 'reserved', fingerprint };
+    const event = await this.repeat(
+      organizationId,
+      key,
+      fingerprint,
+      reservation.record,
+      spanContext,
+    );
+    this.rememberAccepted(organizationId, key, event, fingerprint);
+    return { kind: 'answered', event };
+  }
+
+  /** A keyed event Kafka stored: its key is marked accepted (and remembered here). */
+  private async keyAccepted(envelope: EventEnvelope, fingerprint: string): Promise<PublishedEvent> {
+    const { organizationId } = envelope;
+    const key = envelope.idempotencyKey!;
+    await this.unavailableOnError(() =>
+      this.idempotency.markAccepted(organizationId, key, new Date(envelope.acceptedAt)),
+    );
     const event: PublishedEvent = { ...envelopeEvent(envelope), duplicate: false };
     this.rememberAccepted(organizationId, key, event, fingerprint);
     return event;
+  }
+
+  /**
+   * A keyed event Kafka did not store: its key is freed for a repeat, unless Kafka may still store
+   * the record (then the reservation stays, and a repeat re-sends the same event id).
+   */
+  private async releaseKey(envelope: EventEnvelope, error: unknown): Promise<void> {
+    if ((error as DomainError).details === UNCONFIRMED) return;
+    await this.idempotency
+      .release(envelope.organizationId, envelope.idempotencyKey!, envelope.id)
+      .catch((releaseError: Error) =>
+        // The reservation stays unaccepted; a repeat with the same key will complete it.
+        this.logger.warn(`could not release idempotency key: ${releaseError.message}`),
+      );
   }
 
   private rememberAccepted(
@@ -452,7 +496,14 @@ type Value<T> = { kind: 'value'; value: T };
 type Prepared = Value<EventEnvelope> | { kind: 'refused'; error: unknown };
 
 /** A promise's end as a value, so that one event's refusal never rejects its batch. */
-function settled<T>(work: Promise<T>): Promise<Value<T> | { kind: 'refused'; error: unknown }> {
+/** A keyed event's key: reserved for it (to be sent), or used before (its event answered). */
+type KeyReservation =
+  { kind: 'reserved'; fingerprint: string } | { kind: 'answered'; event: PublishedEvent };
+
+/** A piece of work's result, or the error that refused it. */
+type Settled<T> = Value<T> | { kind: 'refused'; error: unknown };
+
+function settled<T>(work: Promise<T>): Promise<Settled<T>> {
   return work.then(
     (value) => ({ kind: 'value', value }),
     (error: unknown) => ({ kind: 'refused', error }),
