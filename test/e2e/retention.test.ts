@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { createTenant, pollUntil, RunningStack, startStack, TestReceiver } from '@hookbase/testing';
 
 /** Retention per plan: finished work is pruned after the plan's period, unfinished work is kept. */
@@ -89,6 +90,41 @@ describe('retention', () => {
       endpointIds: [paused],
     });
     expect(repeat.body.data).toMatchObject({ id: waiting.body.data.id, duplicate: true });
+  });
+
+  it("prunes an endpoint's past routings after its organization's period", async () => {
+    const free = await createTenant(stack.url, stack.adminToken, 'free');
+    const pro = await createTenant(stack.url, stack.adminToken, 'pro');
+    const database = new Client({ connectionString: stack.databaseUrl });
+    await database.connect();
+    try {
+      const pastRoutings = async (organizationId: string) =>
+        (
+          await database.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM endpoint_routing_history WHERE organization_id = $1',
+            [organizationId],
+          )
+        ).rows[0].n;
+      for (const { client, organizationId } of [free, pro]) {
+        const org = `/api/organizations/${organizationId}`;
+        const created = await client.post(`${org}/webhook-endpoints`, {
+          url: `${receiverUrl}/routed`,
+          eventTypes: ['a'],
+        });
+        const edit = await client.patch(`${org}/webhook-endpoints/${created.body.data.id}`, {
+          eventTypes: ['b'],
+        });
+        expect(edit.status).toBe(200);
+        expect(await pastRoutings(organizationId)).toBe(1);
+      }
+      await pollUntil(async () => (await pastRoutings(free.organizationId)) === 0, {
+        timeoutMs: 20_000,
+        description: "the free organization's past routing pruned",
+      });
+      expect(await pastRoutings(pro.organizationId)).toBe(1);
+    } finally {
+      await database.end();
+    }
   });
 
   it("prunes an application's log by its own shorter retention, before the plan's", async () => {

@@ -203,4 +203,81 @@ describe('direct Kafka producers', () => {
     // gets event 1 once (its message was delivered before the copy was read) and event 2 once.
     expect(payloads.sort()).toEqual([1, 2]);
   });
+
+  it('fixes recipients at acceptance: edits and deletions made before the fan-out read the event apply to later events only', async () => {
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken);
+    const org = `/api/organizations/${organizationId}`;
+    const create = async (path: string, eventTypes: string[]) => {
+      const created = await client.post(`${org}/webhook-endpoints`, {
+        url: `${receiverUrl}${path}`,
+        eventTypes,
+      });
+      expect(created.status).toBe(201);
+      return created.body.data.id as string;
+    };
+    const unsubscribed = await create('/fixed-unsubscribed', ['order.created']);
+    const deleted = await create('/fixed-deleted', ['order.created']);
+    const subscribed = await create('/fixed-subscribed', ['user.created']);
+    // Accepted now; read by the fan-out only after the changes below, as when it lags behind.
+    const envelope = (n: number) => ({
+      id: newId('evt'),
+      organizationId,
+      eventType: 'order.created',
+      payload: { n },
+      acceptedAt: new Date().toISOString(),
+    });
+    const earlier = envelope(1);
+    await pollUntil(() => Date.now() > Date.parse(earlier.acceptedAt), {
+      description: 'a millisecond after the acceptance',
+    });
+    const patch = async (id: string, eventTypes: string[]) =>
+      expect((await client.patch(`${org}/webhook-endpoints/${id}`, { eventTypes })).status).toBe(
+        200,
+      );
+    await patch(unsubscribed, ['user.created']);
+    await patch(subscribed, ['order.created']);
+    expect((await client.delete(`${org}/webhook-endpoints/${deleted}`)).status).toBe(200);
+    const later = envelope(2);
+    await producer.send({
+      topic: `${stack.topicPrefix}.events`,
+      acks: -1,
+      messages: [earlier, later].map((e) => ({ key: organizationId, value: JSON.stringify(e) })),
+    });
+
+    const recipientsOf = async (eventId: string) =>
+      pollUntil(
+        async () => {
+          const found = await client.get(`${org}/events/${eventId}`);
+          if (found.status !== 200) return undefined;
+          return (found.body.data.messages as { endpointId: string; status: string }[])
+            .map((m) => m.endpointId)
+            .sort();
+        },
+        { description: `event ${eventId} recorded` },
+      );
+    expect(await recipientsOf(earlier.id)).toEqual([unsubscribed, deleted].sort());
+    expect(await recipientsOf(later.id)).toEqual([subscribed]);
+    const bodiesAt = (path: string) =>
+      receiver.requests.filter((r) => r.path === path).map((r) => JSON.parse(r.body));
+    await pollUntil(
+      () =>
+        bodiesAt('/fixed-unsubscribed').length === 1 && bodiesAt('/fixed-subscribed').length === 1,
+      { description: 'the deliveries of both events' },
+    );
+    expect(bodiesAt('/fixed-unsubscribed')).toEqual([{ n: 1 }]);
+    expect(bodiesAt('/fixed-subscribed')).toEqual([{ n: 2 }]);
+    // The deleted endpoint's message is cancelled when the dispatcher sees it, and never sent.
+    const cancelled = await pollUntil(
+      async () => {
+        const found = await client.get(`${org}/events/${earlier.id}`);
+        const message = (found.body.data.messages as { endpointId: string; status: string }[]).find(
+          (m) => m.endpointId === deleted,
+        );
+        return message?.status === 'cancelled' ? message : undefined;
+      },
+      { description: "the deleted endpoint's message cancelled" },
+    );
+    expect(cancelled.status).toBe('cancelled');
+    expect(bodiesAt('/fixed-deleted')).toEqual([]);
+  });
 });

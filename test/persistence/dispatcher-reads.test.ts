@@ -171,17 +171,17 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
         .filter((id) => [live.id, paused.id, disabled.id, deleted.id].includes(id))
         .sort();
 
-    expect(mine(await endpoints.liveRecipients([organizationId]))).toEqual(
+    expect(mine((await endpoints.liveRecipients([organizationId])).recipients)).toEqual(
       [live.id, paused.id].sort(),
     );
-    const named = await endpoints.liveRecipients(
+    const { recipients: named } = await endpoints.liveRecipients(
       [organizationId],
       [paused.id, disabled.id, deleted.id, 'ep_missing'],
     );
     expect(named.map((e) => e.id)).toEqual([paused.id]);
     expect(named[0]).toMatchObject({ organizationId, status: 'paused', kind: 'http' });
-    expect(await endpoints.liveRecipients([organizationId], [])).toEqual([]);
-    expect(await endpoints.liveRecipients(['org_other'], [live.id])).toEqual([]);
+    expect((await endpoints.liveRecipients([organizationId], [])).recipients).toEqual([]);
+    expect((await endpoints.liveRecipients(['org_other'], [live.id])).recipients).toEqual([]);
   });
 
   it('reads endpoints and the secrets that sign now in one statement, as the two reads do apart', async () => {
@@ -359,7 +359,7 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
       new EndpointSecretSealer({ key: Buffer.alloc(32, 7).toString('base64') }),
     );
     const recipients = async () =>
-      (await endpoints.liveRecipients(['org_kept', 'org_reads']))
+      (await endpoints.liveRecipients(['org_kept', 'org_reads'])).recipients
         .filter((recipient) => recipient.organizationId === 'org_kept')
         .map((recipient) => `${recipient.id} ${recipient.eventTypes.join(',')}`)
         .sort();
@@ -392,6 +392,8 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
     expect(await recipients()).toEqual([`${fourth.id} e`]);
     await elsewhere.recordFailure(fourth.id, new Date());
     expect(await recipients()).toEqual([`${fourth.id} e`]);
-    expect(Object.isFrozen((await endpoints.liveRecipients(['org_kept']))[0])).toBe(true);
+    expect(Object.isFrozen((await endpoints.liveRecipients(['org_kept'])).recipients[0])).toBe(
+      true,
+    );
   });
 });

@@ -76,9 +76,11 @@ describe("the fan-out's record against the recipients' versions", () => {
     const first = await endpoints.create(newEndpoint('org_plan'), generateSecret());
     // Nothing is kept before the first read, for an organization with endpoints or without.
     expect(endpoints.keptRecipients(['org_plan'])).toBeUndefined();
-    expect(ids(await endpoints.liveRecipients(['org_plan', 'org_none']))).toEqual([first.id]);
+    expect(ids((await endpoints.liveRecipients(['org_plan', 'org_none'])).recipients)).toEqual([
+      first.id,
+    ]);
     // With its creation time: an event accepted before it is not its to receive.
-    expect((await endpoints.liveRecipients(['org_plan']))[0].createdAt).toBe(
+    expect((await endpoints.liveRecipients(['org_plan'])).recipients[0].createdAt).toBe(
       first.createdAt.getTime(),
     );
     expect(ids(endpoints.keptRecipients(['org_plan', 'org_none'])!.recipients)).toEqual([first.id]);
@@ -102,7 +104,9 @@ describe("the fan-out's record against the recipients' versions", () => {
     expect(await eventStored(three.id)).toBe(false);
     expect(await storedFor(three.id)).toEqual([]);
     // Read again, the recipients are current and the event is recorded for both.
-    expect(ids(await endpoints.liveRecipients(['org_plan']))).toEqual([first.id, second.id].sort());
+    expect(ids((await endpoints.liveRecipients(['org_plan'])).recipients)).toEqual(
+      [first.id, second.id].sort(),
+    );
     expect(await recordAsKept(three)).toBeDefined();
     expect(await storedFor(three.id)).toEqual([first.id, second.id].sort());
 
@@ -173,7 +177,10 @@ describe("the fan-out's record against the recipients' versions", () => {
     const polled = event('org_poll');
     expect(await recordAsKept(polled)).toBeUndefined();
     expect(await eventStored(polled.id)).toBe(false);
-    const planned = planMessages([polled], await endpoints.liveRecipients(['org_poll']));
+    const planned = planMessages(
+      [polled],
+      (await endpoints.liveRecipients(['org_poll'])).recipients,
+    );
     const recorded = await events.recordEvents([polled], planned, new Map());
     expect(recorded.get(polled.id)?.map((m) => [m.endpointId, m.polled])).toEqual([
       [polling.id, true],
@@ -241,7 +248,7 @@ describe("the fan-out's record against the recipients' versions", () => {
       generateSecret(),
     );
     const polled = batch('polled', ['d']);
-    const recipients = await endpoints.liveRecipients(['org_text']);
+    const { recipients } = await endpoints.liveRecipients(['org_text']);
     await events.recordEvents(polled, planMessages(polled, recipients), new Map());
     expect(await stored(polled)).toEqual(expected(polled));
 
@@ -279,5 +286,54 @@ describe("the fan-out's record against the recipients' versions", () => {
     } finally {
       events.payloadsTextLimit = limit;
     }
+  });
+
+  it('keeps the routing an edit or a deletion replaced, for events accepted before it', async () => {
+    await dataSource.query(
+      `INSERT INTO organizations (id, name, plan, created_at, updated_at)
+       VALUES ('org_history', 'history', 'pro', now(), now())`,
+    );
+    const orders = { eventTypes: ['order.created'] };
+    const edited = await endpoints.create(newEndpoint('org_history', orders), generateSecret());
+    const deleted = await endpoints.create(newEndpoint('org_history', orders), generateSecret());
+    const untouched = await endpoints.create(newEndpoint('org_history', orders), generateSecret());
+    const before = await endpoints.liveRecipients(['org_history']);
+    expect(before.routingChangedAt.get('org_history')).toBe(-Infinity);
+
+    const earlier = event('org_history');
+    // Neither a health write nor a change of anything but the routing is a routing change.
+    await elsewhere.recordFailure(untouched.id, new Date());
+    await elsewhere.save(Object.assign(untouched, { url: 'https://moved.example/hook' }));
+    expect(await elsewhere.pastRoutings(['org_history'], new Date(0))).toEqual([]);
+    // Through the repository, as the API changes them.
+    await elsewhere.save(Object.assign(edited, { eventTypes: ['user.created'] }));
+    await elsewhere.softDelete(deleted);
+
+    const now = await endpoints.liveRecipients(['org_history']);
+    expect(ids(now.recipients)).toEqual([edited.id, untouched.id].sort());
+    const changedAt = now.routingChangedAt.get('org_history')!;
+    expect(changedAt).toBeGreaterThan(Date.parse(earlier.acceptedAt));
+    // Kept as read, with the change time.
+    expect(endpoints.keptRecipients(['org_history'])!.routingChangedAt.get('org_history')).toBe(
+      changedAt,
+    );
+    const past = await endpoints.pastRoutings(['org_history'], new Date(earlier.acceptedAt));
+    expect(past.map((r) => [r.id, r.eventTypes])).toEqual([
+      [edited.id, ['order.created']],
+      [deleted.id, ['order.created']],
+    ]);
+    expect(past.every((r) => r.replacedAt! > Date.parse(earlier.acceptedAt))).toBe(true);
+    expect((await endpoints.pastRoutings(['org_history'], new Date(changedAt))).length).toBe(0);
+    expect(
+      (await endpoints.pastRoutings(['org_history'], new Date(0), [deleted.id])).map((r) => r.id),
+    ).toEqual([deleted.id]);
+
+    // An event accepted before the changes reaches all three as they were; one after, the
+    // endpoints as they are now.
+    const later = { ...event('org_history'), acceptedAt: new Date(changedAt + 1).toISOString() };
+    const planned = planMessages([earlier, later], [...now.recipients, ...past]);
+    await events.recordEvents([earlier, later], planned);
+    expect(await storedFor(earlier.id)).toEqual([edited.id, deleted.id, untouched.id].sort());
+    expect(await storedFor(later.id)).toEqual([untouched.id]);
   });
 });

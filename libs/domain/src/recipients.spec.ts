@@ -155,6 +155,92 @@ describe('planMessages', () => {
     ]);
   });
 
+  describe('routings replaced after the event was accepted', () => {
+    const replaced = Date.parse('2026-06-01T10:00:00.000Z');
+    const at = (ms: number) => new Date(ms).toISOString();
+    // ep_edited took order.* until `replaced`, user.created since; ep_deleted was deleted then.
+    const endpoints = [
+      live('ep_edited', { eventTypes: ['user.created'] }),
+      live('ep_kept'),
+      live('ep_edited', { eventTypes: ['order.*'], replacedAt: replaced }),
+      live('ep_deleted', { replacedAt: replaced }),
+    ];
+    const plan = (events: EventToFanOut[]) =>
+      planMessages(events, endpoints, counter()).map((m) => `${m.eventId} ${m.endpointId}`);
+
+    it('routes an event accepted before a change by the routing in force then', () => {
+      expect(
+        plan([
+          event('evt_order_before', { acceptedAt: at(replaced - 1) }),
+          event('evt_user_before', { eventType: 'user.created', acceptedAt: at(replaced - 1) }),
+          event('evt_order_after', { acceptedAt: at(replaced + 1) }),
+          event('evt_user_after', { eventType: 'user.created', acceptedAt: at(replaced + 1) }),
+        ]),
+      ).toEqual([
+        'evt_order_before ep_edited',
+        'evt_order_before ep_kept',
+        'evt_order_before ep_deleted',
+        'evt_user_before ep_kept',
+        'evt_user_before ep_deleted',
+        'evt_order_after ep_kept',
+        'evt_user_after ep_edited',
+        'evt_user_after ep_kept',
+      ]);
+    });
+
+    it('takes the routing as it is now at the moment of the change, and for an untimed event', () => {
+      expect(
+        plan([
+          event('evt_same_moment', { eventType: 'user.created', acceptedAt: at(replaced) }),
+          event('evt_untimed'),
+        ]),
+      ).toEqual(['evt_same_moment ep_edited', 'evt_same_moment ep_kept', 'evt_untimed ep_kept']);
+    });
+
+    it('gives a named endpoint its past routing, and a deleted one only when named', () => {
+      expect(
+        plan([
+          event('evt_named', { acceptedAt: at(replaced - 1), endpointIds: ['ep_edited'] }),
+          event('evt_named_deleted', {
+            acceptedAt: at(replaced - 1),
+            endpointIds: ['ep_deleted', 'ep_kept'],
+          }),
+          event('evt_named_late', { acceptedAt: at(replaced + 1), endpointIds: ['ep_deleted'] }),
+        ]),
+      ).toEqual([
+        'evt_named ep_edited',
+        'evt_named_deleted ep_kept',
+        'evt_named_deleted ep_deleted',
+      ]);
+    });
+
+    it('of several changes after the event, takes the earliest', () => {
+      const planned = planMessages(
+        [
+          event('evt_first', { eventType: 'a', acceptedAt: at(replaced - 20) }),
+          event('evt_second', { eventType: 'b', acceptedAt: at(replaced - 5) }),
+          event('evt_now', { eventType: 'c', acceptedAt: at(replaced + 5) }),
+        ],
+        [
+          live('ep_1', { eventTypes: ['c'] }),
+          live('ep_1', { eventTypes: ['b'], replacedAt: replaced }),
+          live('ep_1', { eventTypes: ['a'], replacedAt: replaced - 10 }),
+        ],
+        counter(),
+      );
+      expect(planned.map((m) => m.eventId)).toEqual(['evt_first', 'evt_second', 'evt_now']);
+    });
+
+    it('leaves out a deleted endpoint created after the event', () => {
+      const planned = planMessages(
+        [event('evt_1', { acceptedAt: at(replaced - 10) })],
+        [live('ep_gone', { createdAt: replaced - 5, replacedAt: replaced })],
+        counter(),
+      );
+      expect(planned).toEqual([]);
+    });
+  });
+
   it("reaches only the endpoints of the event's organization", () => {
     const endpoints = [live('ep_a'), live('ep_b', { organizationId: 'org_b' })];
     const planned = planMessages(
@@ -401,6 +487,79 @@ describe('the routing rule (property)', () => {
         ).map((m) => m.endpointId);
         expect(planned).toEqual(expected);
       }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('an event is routed by each endpoint as it was when the event was accepted', () => {
+    // An endpoint's timeline: routings, each replaced at a later time; then it lives on with the
+    // last one, or was deleted when the last one was replaced.
+    const timelineArb = fc.record({
+      routings: fc.array(fc.array(subscriptionArb, { maxLength: 2 }), {
+        minLength: 1,
+        maxLength: 4,
+      }),
+      gaps: fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 4, maxLength: 4 }),
+      deleted: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(timelineArb, { maxLength: 5 }),
+        typeArb,
+        fc.integer({ min: 0, max: 25 }),
+        (timelines, eventType, acceptedAt) => {
+          const stored: RecipientEndpoint[] = [];
+          const expected: string[] = [];
+          timelines.forEach(({ routings, gaps, deleted }, i) => {
+            const id = `ep_${i}`;
+            let time = 0;
+            let inForce: string[] | undefined;
+            routings.forEach((eventTypes, k) => {
+              const last = k === routings.length - 1;
+              const base: RecipientEndpoint = {
+                id,
+                organizationId: 'org_a',
+                applicationId: null,
+                kind: 'http',
+                status: 'active',
+                eventTypes,
+                channels: [],
+                filter: null,
+                retry: null,
+                createdAt: 0,
+              };
+              if (last && !deleted) {
+                stored.push(base);
+                inForce ??= eventTypes;
+                return;
+              }
+              time += gaps[k];
+              stored.push({ ...base, replacedAt: time });
+              // In force at acceptedAt: the first routing replaced after it.
+              if (inForce === undefined && time > acceptedAt) inForce = eventTypes;
+            });
+            if (
+              inForce !== undefined &&
+              (inForce.length === 0 || inForce.some((s) => eventTypeMatches(s, eventType)))
+            ) {
+              expected.push(id);
+            }
+          });
+          // Given in any order: live ones and past ones interleaved, reversed.
+          const planned = planMessages(
+            [
+              {
+                id: 'evt',
+                organizationId: 'org_a',
+                eventType,
+                acceptedAt: new Date(acceptedAt).toISOString(),
+              },
+            ],
+            [...stored].reverse(),
+          ).map((m) => m.endpointId);
+          expect([...planned].sort()).toEqual(expected.sort());
+        },
+      ),
       { numRuns: 500 },
     );
   });

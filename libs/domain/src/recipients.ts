@@ -135,6 +135,12 @@ export interface RecipientEndpoint {
    * to receive, however late the event is fanned out. Absent: as old as any event.
    */
   createdAt?: number;
+  /**
+   * Present on a past routing: the endpoint with the event types, channels and filter it had
+   * until this time (ms since the epoch), when an edit replaced them or the endpoint was deleted.
+   * An event accepted before then is routed by them. Absent: the endpoint as it is now.
+   */
+  replacedAt?: number;
 }
 
 /** The event fields that decide its recipients and its messages. */
@@ -167,18 +173,23 @@ export interface PlannedMessage {
 }
 
 /**
- * The messages of events: one per recipient of each event (matchRecipients among the live
- * endpoints of its organization that existed when it was accepted), in event order, then in the
- * order the endpoints are given. An event given twice (a repeated publish) gets its messages once.
+ * The messages of events: one per recipient of each event (matchRecipients among the endpoints of
+ * its organization that existed when it was accepted, each with the routing in force then), in
+ * event order, then in the order the endpoints are given. `endpoints` holds each live endpoint as
+ * it is now and may hold past routings (`replacedAt`) of live and deleted ones: an event accepted
+ * before a routing was replaced is matched against that routing (the earliest replaced after its
+ * acceptance), and an endpoint deleted after its acceptance still receives it. An event given
+ * twice (a repeated publish) gets its messages once.
  */
 export function planMessages(
   events: readonly EventToFanOut[],
   endpoints: readonly RecipientEndpoint[],
   newMessageId: () => string = () => newId('msg'),
 ): PlannedMessage[] {
-  type Candidate = RecipientCandidate & { endpoint: RecipientEndpoint; place: number };
   const byOrganization = new Map<string, Candidate[]>();
   const byId = new Map<string, Candidate>();
+  /** Each organization's past routings, the earliest replaced first. */
+  const pastByOrganization = new Map<string, Candidate[]>();
   /** Each organization's newest endpoint's creation: an event accepted after it needs no check. */
   const newest = new Map<string, number>();
   for (const endpoint of endpoints) {
@@ -188,28 +199,19 @@ export function planMessages(
     ) {
       newest.set(endpoint.organizationId, endpoint.createdAt);
     }
-    const candidates = byOrganization.get(endpoint.organizationId) ?? [];
-    const candidate: Candidate = {
-      id: endpoint.id,
-      status: endpoint.status,
-      eventTypes: endpoint.eventTypes,
-      channels: endpoint.channels,
-      // Compiled once per call (a batch of events), evaluated once per event.
-      filter: storedFilter(endpoint.filter),
-      deleted: false,
-      operational: endpoint.operational ?? false,
-      applicationId: endpoint.applicationId,
-      endpoint,
-      place: candidates.length,
-    };
+    const past = endpoint.replacedAt !== undefined;
+    const into = past ? pastByOrganization : byOrganization;
+    const candidates = into.get(endpoint.organizationId) ?? [];
+    const candidate = toCandidate(endpoint, candidates.length);
     candidates.push(candidate);
-    byId.set(endpoint.id, candidate);
-    byOrganization.set(endpoint.organizationId, candidates);
+    into.set(endpoint.organizationId, candidates);
+    if (!past) byId.set(endpoint.id, candidate);
   }
-  // An event that names its endpoints is matched against those alone (in the order given to
-  // this call), not against every endpoint of its organization.
-  const named = (event: EventToFanOut, ids: readonly string[]): Candidate[] =>
-    [...new Set(ids)]
+  for (const pasts of pastByOrganization.values()) {
+    pasts.sort((a, b) => a.endpoint.replacedAt! - b.endpoint.replacedAt!);
+  }
+  const named = (event: EventToFanOut, ids: ReadonlySet<string>): Candidate[] =>
+    [...ids]
       .map((id) => byId.get(id))
       .filter(
         (candidate): candidate is Candidate =>
@@ -220,10 +222,16 @@ export function planMessages(
   return events.flatMap((event) => {
     if (planned.has(event.id)) return [];
     planned.add(event.id);
-    let candidates = event.endpointIds
-      ? named(event, event.endpointIds)
-      : (byOrganization.get(event.organizationId) ?? []);
     const acceptedAt = event.acceptedAt === undefined ? NaN : Date.parse(event.acceptedAt);
+    // An event that names its endpoints is matched against those alone (in the order given to
+    // this call), not against every endpoint of its organization.
+    const only = event.endpointIds ? new Set(event.endpointIds) : undefined;
+    let candidates = routingsAt(
+      acceptedAt,
+      only ? named(event, only) : (byOrganization.get(event.organizationId) ?? []),
+      pastByOrganization.get(event.organizationId),
+      only,
+    );
     if (acceptedAt < (newest.get(event.organizationId) ?? -Infinity)) {
       candidates = candidates.filter(({ endpoint }) => !(endpoint.createdAt! > acceptedAt));
     }
@@ -237,6 +245,52 @@ export function planMessages(
       polled: endpoint.kind === 'polling',
     }));
   });
+}
+
+type Candidate = RecipientCandidate & { endpoint: RecipientEndpoint; place: number };
+
+function toCandidate(endpoint: RecipientEndpoint, place: number): Candidate {
+  return {
+    id: endpoint.id,
+    status: endpoint.status,
+    eventTypes: endpoint.eventTypes,
+    channels: endpoint.channels,
+    // Compiled once per call (a batch of events), evaluated once per event.
+    filter: storedFilter(endpoint.filter),
+    deleted: false,
+    operational: endpoint.operational ?? false,
+    applicationId: endpoint.applicationId,
+    endpoint,
+    place,
+  };
+}
+
+/**
+ * Endpoints with the routing each had at `at`: an endpoint whose routing was replaced after `at`
+ * takes the earliest routing replaced after it, and an endpoint deleted since (a past routing
+ * with no live endpoint; with `only`, one of those) comes after the live ones. An unknown time
+ * (NaN) takes the routings as they are now.
+ */
+function routingsAt(
+  at: number,
+  live: readonly Candidate[],
+  pasts: readonly Candidate[] | undefined,
+  only: ReadonlySet<string> | undefined,
+): readonly Candidate[] {
+  if (!pasts || !(at < pasts[pasts.length - 1].endpoint.replacedAt!)) return live;
+  const then = new Map<string, Candidate>();
+  for (const past of pasts) {
+    if (past.endpoint.replacedAt! > at && !then.has(past.id) && (!only || only.has(past.id))) {
+      then.set(past.id, past);
+    }
+  }
+  const routed = live.map((candidate) => {
+    const earlier = then.get(candidate.id);
+    if (earlier) then.delete(candidate.id);
+    return earlier ?? candidate;
+  });
+  for (const gone of then.values()) routed.push(gone);
+  return routed;
 }
 
 /**

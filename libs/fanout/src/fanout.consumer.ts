@@ -40,6 +40,7 @@ import {
   EventRepository,
   EventTypeCatalog,
   InvalidEventRepository,
+  type LiveRecipients,
   OrganizationRepository,
 } from '@hookbase/persistence';
 
@@ -191,10 +192,10 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     const traceParents = new Map(
       [...traces].map(([eventId, { context }]) => [eventId, traceParentOf(context)]),
     );
-    const planFor = (endpoints: readonly RecipientEndpoint[]) =>
+    const planFor = async (live: LiveRecipients) =>
       planMessages(
         envelopes.map((envelope) => ({ ...envelope, operational: operational.has(envelope.id) })),
-        endpoints,
+        [...live.recipients, ...(await this.routingsSinceReplaced(envelopes, live, named))],
       );
     // The recipients kept from an earlier batch are planned for at once, and recorded only if
     // their versions still hold, checked in the recording statement: one round trip instead of
@@ -204,13 +205,13 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       (kept &&
         (await this.events.recordEvents(
           envelopes,
-          planFor(kept.recipients),
+          await planFor(kept),
           traceParents,
           kept.versions,
         ))) ||
       (await this.events.recordEvents(
         envelopes,
-        planFor(await this.endpoints.liveRecipients(organizationIds, named)),
+        await planFor(await this.endpoints.liveRecipients(organizationIds, named)),
         traceParents,
       ));
     // Messages of polling endpoints are complete once recorded (in their poll log): nothing to send.
@@ -321,6 +322,29 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     if (unknown.length > 0) await this.quarantine(unknown);
     this.metrics.eventsRefused('kafka', 'unknown_application', unknown.length);
     return resolved;
+  }
+
+  /**
+   * Recipients are fixed when an event is accepted: the past routings of endpoints edited or
+   * deleted since the oldest event of an organization whose routings changed after it was
+   * accepted (none, and nothing read, in the usual case of no change since).
+   */
+  private async routingsSinceReplaced(
+    envelopes: readonly EventEnvelope[],
+    live: LiveRecipients,
+    named: readonly string[] | undefined,
+  ): Promise<RecipientEndpoint[]> {
+    let since = Infinity;
+    const organizationIds = new Set<string>();
+    for (const { organizationId, acceptedAt } of envelopes) {
+      const accepted = Date.parse(acceptedAt);
+      if (accepted < (live.routingChangedAt.get(organizationId) ?? -Infinity)) {
+        organizationIds.add(organizationId);
+        since = Math.min(since, accepted);
+      }
+    }
+    if (organizationIds.size === 0) return [];
+    return this.endpoints.pastRoutings([...organizationIds], new Date(since), named);
   }
 
   private async existingOrganizations(ids: readonly string[]): Promise<Set<string>> {

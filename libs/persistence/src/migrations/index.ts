@@ -22,6 +22,7 @@ import { EventsByApplication1765670400000 } from './1765670400000-events-by-appl
 import { FifoBlockedEpisodes1765756800000 } from './1765756800000-fifo-blocked-episodes';
 import { OperationalOutbox1765756800001 } from './1765756800001-operational-outbox';
 import { EndpointConfigVersion1765843200000 } from './1765843200000-endpoint-config-version';
+import { EndpointRoutingHistory1765929600000 } from './1765929600000-endpoint-routing-history';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -48,4 +49,5 @@ export const MIGRATIONS = [
   FifoBlockedEpisodes1765756800000,
   OperationalOutbox1765756800001,
   EndpointConfigVersion1765843200000,
+  EndpointRoutingHistory1765929600000,
 ];

@@ -14,6 +14,8 @@ export interface PruneCounts {
   events: number;
   dlqEntries: number;
   idempotencyKeys: number;
+  /** Endpoints' past routings (kept for events accepted before a change and fanned out after). */
+  pastRoutings: number;
 }
 
 // One pruner at a time across every process sharing the database.
@@ -77,6 +79,11 @@ export class RetentionRepository {
         DELETE FROM idempotency_keys k USING cutoff c
          WHERE k.organization_id = c.id AND k.created_at < c.before
            AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id)`);
+      // A past routing serves events accepted before it was replaced; none older than the plan's
+      // period is still to be fanned out.
+      const pastRoutings = await count(`
+        DELETE FROM endpoint_routing_history h USING cutoff c
+         WHERE h.organization_id = c.id AND h.replaced_at < c.before`);
       // An application that keeps its log for less than its plan: the same, by its own cutoff
       // (its endpoints' messages and DLQ entries, its events and their keys).
       const ofApplications = `endpoints e, app_cutoff c
@@ -105,6 +112,7 @@ export class RetentionRepository {
         events: events + appEvents,
         dlqEntries: dlqEntries + appDlqEntries,
         idempotencyKeys: idempotencyKeys + appKeys,
+        pastRoutings,
       };
     });
   }
