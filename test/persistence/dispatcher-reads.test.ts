@@ -4,6 +4,7 @@ import {
   createDataSource,
   EndpointEntity,
   EndpointRepository,
+  RecipientRepository,
   EndpointSecretSealer,
   EventRepository,
   FifoLaneRepository,
@@ -19,11 +20,14 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
   let database: { url: string; drop: () => Promise<void> };
   let dataSource: DataSource;
   let endpoints: EndpointRepository;
+  /** The fan-out's reads of recipients. */
+  let recipientReads: RecipientRepository;
 
   beforeAll(async () => {
     database = await createTestDatabase(testEnvironment().databaseUrl);
     dataSource = createDataSource({ url: database.url, poolSize: 3 });
     await dataSource.initialize();
+    recipientReads = new RecipientRepository(dataSource);
     endpoints = new EndpointRepository(
       dataSource,
       new EndpointSecretSealer({ key: Buffer.alloc(32, 7).toString('base64') }),
@@ -171,17 +175,17 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
         .filter((id) => [live.id, paused.id, disabled.id, deleted.id].includes(id))
         .sort();
 
-    expect(mine((await endpoints.liveRecipients([organizationId])).recipients)).toEqual(
+    expect(mine((await recipientReads.liveRecipients([organizationId])).recipients)).toEqual(
       [live.id, paused.id].sort(),
     );
-    const { recipients: named } = await endpoints.liveRecipients(
+    const { recipients: named } = await recipientReads.liveRecipients(
       [organizationId],
       [paused.id, disabled.id, deleted.id, 'ep_missing'],
     );
     expect(named.map((e) => e.id)).toEqual([paused.id]);
     expect(named[0]).toMatchObject({ organizationId, status: 'paused', kind: 'http' });
-    expect((await endpoints.liveRecipients([organizationId], [])).recipients).toEqual([]);
-    expect((await endpoints.liveRecipients(['org_other'], [live.id])).recipients).toEqual([]);
+    expect((await recipientReads.liveRecipients([organizationId], [])).recipients).toEqual([]);
+    expect((await recipientReads.liveRecipients(['org_other'], [live.id])).recipients).toEqual([]);
   });
 
   it('reads endpoints and the secrets that sign now in one statement, as the two reads do apart', async () => {
@@ -359,7 +363,7 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
       new EndpointSecretSealer({ key: Buffer.alloc(32, 7).toString('base64') }),
     );
     const recipients = async () =>
-      (await endpoints.liveRecipients(['org_kept', 'org_reads'])).recipients
+      (await recipientReads.liveRecipients(['org_kept', 'org_reads'])).recipients
         .filter((recipient) => recipient.organizationId === 'org_kept')
         .map((recipient) => `${recipient.id} ${recipient.eventTypes.join(',')}`)
         .sort();
@@ -392,7 +396,7 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
     expect(await recipients()).toEqual([`${fourth.id} e`]);
     await elsewhere.recordFailure(fourth.id, new Date());
     expect(await recipients()).toEqual([`${fourth.id} e`]);
-    expect(Object.isFrozen((await endpoints.liveRecipients(['org_kept'])).recipients[0])).toBe(
+    expect(Object.isFrozen((await recipientReads.liveRecipients(['org_kept'])).recipients[0])).toBe(
       true,
     );
   });

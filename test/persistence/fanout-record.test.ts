@@ -3,6 +3,7 @@ import { EventEnvelope, newId, planMessages, RecipientEndpoint } from '@hookbase
 import {
   createDataSource,
   EndpointRepository,
+  RecipientRepository,
   EndpointSecretSealer,
   EventRepository,
 } from '@hookbase/persistence';
@@ -18,6 +19,8 @@ describe("the fan-out's record against the recipients' versions", () => {
   let database: { url: string; drop: () => Promise<void> };
   let dataSource: DataSource;
   let endpoints: EndpointRepository;
+  /** The fan-out's reads of recipients. */
+  let recipientReads: RecipientRepository;
   /** Another process's repository: its changes reach the first one only through the database. */
   let elsewhere: EndpointRepository;
   let events: EventRepository;
@@ -27,6 +30,7 @@ describe("the fan-out's record against the recipients' versions", () => {
     dataSource = createDataSource({ url: database.url, poolSize: 3 });
     await dataSource.initialize();
     const sealer = () => new EndpointSecretSealer({ key: Buffer.alloc(32, 7).toString('base64') });
+    recipientReads = new RecipientRepository(dataSource);
     endpoints = new EndpointRepository(dataSource, sealer());
     elsewhere = new EndpointRepository(dataSource, sealer());
     events = new EventRepository(dataSource);
@@ -65,7 +69,7 @@ describe("the fan-out's record against the recipients' versions", () => {
 
   /** Records `envelope` for the recipients this process keeps, against their versions. */
   const recordAsKept = async (envelope: EventEnvelope) => {
-    const kept = endpoints.keptRecipients([envelope.organizationId]);
+    const kept = recipientReads.keptRecipients([envelope.organizationId]);
     if (!kept) throw new Error(`nothing kept for ${envelope.organizationId}`);
     const planned = planMessages([envelope], kept.recipients);
     return events.recordEvents([envelope], planned, new Map(), kept.versions);
@@ -75,15 +79,17 @@ describe("the fan-out's record against the recipients' versions", () => {
   it('records what was planned while the versions hold, and nothing once one moved', async () => {
     const first = await endpoints.create(newEndpoint('org_plan'), generateSecret());
     // Nothing is kept before the first read, for an organization with endpoints or without.
-    expect(endpoints.keptRecipients(['org_plan'])).toBeUndefined();
-    expect(ids((await endpoints.liveRecipients(['org_plan', 'org_none'])).recipients)).toEqual([
-      first.id,
-    ]);
+    expect(recipientReads.keptRecipients(['org_plan'])).toBeUndefined();
+    expect(ids((await recipientReads.liveRecipients(['org_plan', 'org_none'])).recipients)).toEqual(
+      [first.id],
+    );
     // With its creation time: an event accepted before it is not its to receive.
-    expect((await endpoints.liveRecipients(['org_plan'])).recipients[0].createdAt).toBe(
+    expect((await recipientReads.liveRecipients(['org_plan'])).recipients[0].createdAt).toBe(
       first.createdAt.getTime(),
     );
-    expect(ids(endpoints.keptRecipients(['org_plan', 'org_none'])!.recipients)).toEqual([first.id]);
+    expect(ids(recipientReads.keptRecipients(['org_plan', 'org_none'])!.recipients)).toEqual([
+      first.id,
+    ]);
 
     const one = event('org_plan');
     const recorded = await recordAsKept(one);
@@ -104,7 +110,7 @@ describe("the fan-out's record against the recipients' versions", () => {
     expect(await eventStored(three.id)).toBe(false);
     expect(await storedFor(three.id)).toEqual([]);
     // Read again, the recipients are current and the event is recorded for both.
-    expect(ids((await endpoints.liveRecipients(['org_plan'])).recipients)).toEqual(
+    expect(ids((await recipientReads.liveRecipients(['org_plan'])).recipients)).toEqual(
       [first.id, second.id].sort(),
     );
     expect(await recordAsKept(three)).toBeDefined();
@@ -118,7 +124,7 @@ describe("the fan-out's record against the recipients' versions", () => {
   });
 
   it('holds an organization without endpoints to having none', async () => {
-    await endpoints.liveRecipients(['org_none']);
+    await recipientReads.liveRecipients(['org_none']);
     const quiet = event('org_none');
     const recorded = await recordAsKept(quiet);
     expect(recorded?.get(quiet.id)).toEqual([]);
@@ -128,15 +134,15 @@ describe("the fan-out's record against the recipients' versions", () => {
     const next = event('org_none');
     expect(await recordAsKept(next)).toBeUndefined();
     expect(await eventStored(next.id)).toBe(false);
-    await endpoints.liveRecipients(['org_none']);
+    await recipientReads.liveRecipients(['org_none']);
     await recordAsKept(next);
     expect(await storedFor(next.id)).toEqual([arrived.id]);
   });
 
   it('checks every organization of a batch, and an event recorded before stays as it was', async () => {
     const [plan, none] = [event('org_plan'), event('org_none')];
-    await endpoints.liveRecipients(['org_plan', 'org_none']);
-    const kept = endpoints.keptRecipients(['org_plan', 'org_none'])!;
+    await recipientReads.liveRecipients(['org_plan', 'org_none']);
+    const kept = recipientReads.keptRecipients(['org_plan', 'org_none'])!;
     const planned = planMessages([plan, none], kept.recipients);
     // One of the two organizations changes: the whole batch is refused.
     await elsewhere.create(newEndpoint('org_plan'), generateSecret());
@@ -145,8 +151,8 @@ describe("the fan-out's record against the recipients' versions", () => {
     );
     expect([await eventStored(plan.id), await eventStored(none.id)]).toEqual([false, false]);
 
-    await endpoints.liveRecipients(['org_plan', 'org_none']);
-    const current = endpoints.keptRecipients(['org_plan', 'org_none'])!;
+    await recipientReads.liveRecipients(['org_plan', 'org_none']);
+    const current = recipientReads.keptRecipients(['org_plan', 'org_none'])!;
     const first = await events.recordEvents(
       [plan, none],
       planMessages([plan, none], current.recipients),
@@ -173,13 +179,13 @@ describe("the fan-out's record against the recipients' versions", () => {
       newEndpoint('org_poll', { kind: 'polling', url: null }),
       generateSecret(),
     );
-    await endpoints.liveRecipients(['org_poll']);
+    await recipientReads.liveRecipients(['org_poll']);
     const polled = event('org_poll');
     expect(await recordAsKept(polled)).toBeUndefined();
     expect(await eventStored(polled.id)).toBe(false);
     const planned = planMessages(
       [polled],
-      (await endpoints.liveRecipients(['org_poll'])).recipients,
+      (await recipientReads.liveRecipients(['org_poll'])).recipients,
     );
     const recorded = await events.recordEvents([polled], planned, new Map());
     expect(recorded.get(polled.id)?.map((m) => [m.endpointId, m.polled])).toEqual([
@@ -229,9 +235,9 @@ describe("the fan-out's record against the recipients' versions", () => {
     expect(await stored(plain)).toEqual(expected(plain));
 
     // One statement, against the recipients' versions; one event of it recorded before.
-    await endpoints.liveRecipients(['org_text']);
+    await recipientReads.liveRecipients(['org_text']);
     const versioned = [plain[2], ...batch('versioned', ['c'])];
-    const kept = endpoints.keptRecipients(['org_text'])!;
+    const kept = recipientReads.keptRecipients(['org_text'])!;
     expect(
       await events.recordEvents(
         versioned,
@@ -248,7 +254,7 @@ describe("the fan-out's record against the recipients' versions", () => {
       generateSecret(),
     );
     const polled = batch('polled', ['d']);
-    const { recipients } = await endpoints.liveRecipients(['org_text']);
+    const { recipients } = await recipientReads.liveRecipients(['org_text']);
     await events.recordEvents(polled, planMessages(polled, recipients), new Map());
     expect(await stored(polled)).toEqual(expected(polled));
 
@@ -271,7 +277,7 @@ describe("the fan-out's record against the recipients' versions", () => {
       }
       // Against the recipients' versions, with only the HTTP endpoint kept as a recipient.
       const versionedParts = batch('versioned-parts');
-      const current = endpoints.keptRecipients(['org_text'])!;
+      const current = recipientReads.keptRecipients(['org_text'])!;
       const http = current.recipients.filter((r) => r.kind !== 'polling');
       expect(
         await events.recordEvents(
@@ -297,35 +303,39 @@ describe("the fan-out's record against the recipients' versions", () => {
     const edited = await endpoints.create(newEndpoint('org_history', orders), generateSecret());
     const deleted = await endpoints.create(newEndpoint('org_history', orders), generateSecret());
     const untouched = await endpoints.create(newEndpoint('org_history', orders), generateSecret());
-    const before = await endpoints.liveRecipients(['org_history']);
+    const before = await recipientReads.liveRecipients(['org_history']);
     expect(before.routingChangedAt.get('org_history')).toBe(-Infinity);
 
     const earlier = event('org_history');
     // Neither a health write nor a change of anything but the routing is a routing change.
     await elsewhere.recordFailure(untouched.id, new Date());
     await elsewhere.save(Object.assign(untouched, { url: 'https://moved.example/hook' }));
-    expect(await elsewhere.pastRoutings(['org_history'], new Date(0))).toEqual([]);
+    expect(await recipientReads.pastRoutings(['org_history'], new Date(0))).toEqual([]);
     // Through the repository, as the API changes them.
     await elsewhere.save(Object.assign(edited, { eventTypes: ['user.created'] }));
     await elsewhere.softDelete(deleted);
 
-    const now = await endpoints.liveRecipients(['org_history']);
+    const now = await recipientReads.liveRecipients(['org_history']);
     expect(ids(now.recipients)).toEqual([edited.id, untouched.id].sort());
     const changedAt = now.routingChangedAt.get('org_history')!;
     expect(changedAt).toBeGreaterThan(Date.parse(earlier.acceptedAt));
     // Kept as read, with the change time.
-    expect(endpoints.keptRecipients(['org_history'])!.routingChangedAt.get('org_history')).toBe(
-      changedAt,
-    );
-    const past = await endpoints.pastRoutings(['org_history'], new Date(earlier.acceptedAt));
+    expect(
+      recipientReads.keptRecipients(['org_history'])!.routingChangedAt.get('org_history'),
+    ).toBe(changedAt);
+    const past = await recipientReads.pastRoutings(['org_history'], new Date(earlier.acceptedAt));
     expect(past.map((r) => [r.id, r.eventTypes])).toEqual([
       [edited.id, ['order.created']],
       [deleted.id, ['order.created']],
     ]);
     expect(past.every((r) => r.replacedAt! > Date.parse(earlier.acceptedAt))).toBe(true);
-    expect((await endpoints.pastRoutings(['org_history'], new Date(changedAt))).length).toBe(0);
+    expect((await recipientReads.pastRoutings(['org_history'], new Date(changedAt))).length).toBe(
+      0,
+    );
     expect(
-      (await endpoints.pastRoutings(['org_history'], new Date(0), [deleted.id])).map((r) => r.id),
+      (await recipientReads.pastRoutings(['org_history'], new Date(0), [deleted.id])).map(
+        (r) => r.id,
+      ),
     ).toEqual([deleted.id]);
 
     // An event accepted before the changes reaches all three as they were; one after, the

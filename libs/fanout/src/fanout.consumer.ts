@@ -36,12 +36,12 @@ import {
 } from '@hookbase/kafka';
 import {
   ApplicationRepository,
-  EndpointRepository,
   EventRepository,
   EventTypeCatalog,
   InvalidEventRepository,
   type LiveRecipients,
   OrganizationRepository,
+  RecipientRepository,
 } from '@hookbase/persistence';
 
 /** A delivery record to produce, with its event's payload already written as JSON. */
@@ -88,7 +88,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     @Inject(TOPICS) private readonly topics: TopicNames,
     @Inject(HOOKBASE_CONFIG) config: HookbaseConfig,
     private readonly events: EventRepository,
-    private readonly endpoints: EndpointRepository,
+    private readonly recipients: RecipientRepository,
     private readonly producer: KafkaProducer,
     private readonly organizations: OrganizationRepository,
     private readonly invalid: InvalidEventRepository,
@@ -200,7 +200,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     // The recipients kept from an earlier batch are planned for at once, and recorded only if
     // their versions still hold, checked in the recording statement: one round trip instead of
     // two. When any moved, nothing was recorded, and they are read again.
-    const kept = named ? undefined : this.endpoints.keptRecipients(organizationIds);
+    const kept = named ? undefined : this.recipients.keptRecipients(organizationIds);
     const recorded =
       (kept &&
         (await this.events.recordEvents(
@@ -211,7 +211,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
         ))) ||
       (await this.events.recordEvents(
         envelopes,
-        await planFor(await this.endpoints.liveRecipients(organizationIds, named)),
+        await planFor(await this.recipients.liveRecipients(organizationIds, named)),
         traceParents,
       ));
     // Messages of polling endpoints are complete once recorded (in their poll log): nothing to send.
@@ -344,7 +344,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
       }
     }
     if (organizationIds.size === 0) return [];
-    return this.endpoints.pastRoutings([...organizationIds], new Date(since), named);
+    return this.recipients.pastRoutings([...organizationIds], new Date(since), named);
   }
 
   private async existingOrganizations(ids: readonly string[]): Promise<Set<string>> {

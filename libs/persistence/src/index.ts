@@ -10,6 +10,7 @@ export * from './repositories/api-key.repository';
 export * from './repositories/application.repository';
 export * from './repositories/dlq.repository';
 export * from './repositories/endpoint.repository';
+export * from './repositories/recipient.repository';
 export * from './repositories/event.repository';
 export * from './repositories/event-type.repository';
 export * from './repositories/fifo-episode.repository';

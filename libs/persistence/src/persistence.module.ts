@@ -18,6 +18,7 @@ import { ApiKeyRepository } from './repositories/api-key.repository';
 import { ApplicationRepository } from './repositories/application.repository';
 import { DlqRepository } from './repositories/dlq.repository';
 import { EndpointRepository } from './repositories/endpoint.repository';
+import { RecipientRepository } from './repositories/recipient.repository';
 import { EventRepository } from './repositories/event.repository';
 import { EventTypeRepository } from './repositories/event-type.repository';
 import { EventTypeCatalog } from './event-type-catalog';
@@ -48,6 +49,7 @@ const REPOSITORIES = [
   OrganizationRepository,
   PollLogRepository,
   PortalTokenRepository,
+  RecipientRepository,
   RetentionRepository,
 ];
 
