@@ -352,6 +352,63 @@ describe('FifoLaneRunner', () => {
     });
   });
 
+  describe('while the lane waits for a dispatch slot', () => {
+    /** A lane whose slot comes only when `free()` is called; `waiting()` once it asked. */
+    function laneBehindBusyPool(endpoint: EndpointEntity) {
+      let free!: () => void;
+      const slot = new Promise<void>((resolve) => (free = resolve));
+      let asked = false;
+      const t = lane({
+        endpoint,
+        guards: (real) => ({
+          circuitPolicy: real.circuitPolicy,
+          circuitOf: (id) => real.circuitOf(id),
+          afterAttempt: (id, outcome) => real.afterAttempt(id, outcome),
+          admit: (e) => real.admit(e),
+          withDispatchSlot: async (organizationId, task) => {
+            asked = true;
+            await slot;
+            return real.withDispatchSlot(organizationId, task);
+          },
+        }),
+      });
+      return { t, free: () => free(), waiting: () => asked };
+    }
+
+    it("holds no rate-limit token: the endpoint's other messages may use it", async () => {
+      const limited = endpointOf({ rateLimitPerSecond: 0.1 });
+      const { t, free, waiting } = laneBehindBusyPool(limited);
+      t.runner.wake(['ep_1']);
+      await runUntil(waiting, 'the lane waiting for its slot');
+      // The one token of the next 10 s is still there for another message of the endpoint.
+      expect(await t.real.admit(limited)).toBe(true);
+      free();
+      await jest.advanceTimersByTimeAsync(1_000);
+      // The lane is admitted after its slot came: the token went to the other message.
+      expect(t.attempted).toEqual([]);
+      await runUntil(() => t.attempted.length === 1, 'the head sent with the next token', 20_000);
+      await t.runner.onApplicationShutdown();
+    });
+
+    it("holds no circuit probe: the endpoint's other messages may take it", async () => {
+      const { t, free, waiting } = laneBehindBusyPool(endpointOf());
+      // Three failures longer than the cooldown ago: a probe is due now.
+      const now = Date.now();
+      jest.setSystemTime(now - COOLDOWN_MS - 1);
+      for (let i = 0; i < 3; i++) t.real.afterAttempt('ep_1', 'retry');
+      jest.setSystemTime(now);
+      t.runner.wake(['ep_1']);
+      await runUntil(waiting, 'the lane waiting for its slot');
+      expect(await t.real.admit(endpointOf())).toBe(true);
+      // That probe succeeded: the circuit closes, and the lane's head goes once its slot comes.
+      t.real.afterAttempt('ep_1', 'succeeded');
+      free();
+      await runUntil(() => t.attempted.length === 1, 'the head sent');
+      expect(t.blocked).not.toContain('circuit_open');
+      await t.runner.onApplicationShutdown();
+    });
+  });
+
   it('on a stop finishes the head it is sending, starts no other, and hands the lane back at once', async () => {
     let answer!: () => void;
     const gate = new Promise<void>((resolve) => (answer = resolve));

@@ -28,7 +28,7 @@ import {
 import { Drainable, DrainsOnShutdown, settledBy } from '@hookbase/runtime';
 import { Attempts, AttemptService } from './attempt.service';
 import { DeadLetters, DeadLetterService } from './dead-letter.service';
-import { EndpointGuards, LaneGuards } from './endpoint-guards';
+import { EndpointGuards, LaneGuards, type Refusal } from './endpoint-guards';
 import { EndpointRead, GroupedLaneStore, LaneStore } from './grouped-lane-store';
 import { PendingDelivery } from './pending-delivery';
 
@@ -340,10 +340,11 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       case 'deliver': {
         // 'deliver' is only ever decided for an endpoint that exists.
         if (!endpoint) throw new Error(`endpoint ${endpointId} vanished`);
-        // The lane rule's circuit check only chose not to wait: the probe or token is taken by
-        // admission alone, and only for an attempt that really goes now.
-        const admission = await this.guards.admit(endpoint);
-        if (admission !== true && admission.reason === 'circuit_open') {
+        const sent = await this.deliverHead(read, head, state);
+        if (sent === 'finished') state.window.shift();
+        if (typeof sent === 'string') break;
+        const admission = sent.refused;
+        if (admission.reason === 'circuit_open') {
           // The circuit opened (or its probe went out) since the rule looked: wait as for it.
           await settle(state);
           const until = new Date(
@@ -355,21 +356,11 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
           await lane.sleepUntil(until);
           break;
         }
-        if (state.saidBlocked) {
-          await this.store.setBlocked(endpointId, this.owner, null, null);
-          state.saidBlocked = false;
-        }
-        if (admission !== true) {
-          // The messages behind the head are read again once it has gone.
-          state.window = [head];
-          state.readWholeQueue = false;
-          state.endpointRead = undefined;
-          await lane.sleepUntil(admission.until);
-          break;
-        }
-        if ((await this.deliverHead(read, head, state)) === 'finished') {
-          state.window.shift();
-        }
+        // The messages behind the head are read again once it has gone.
+        state.window = [head];
+        state.readWholeQueue = false;
+        state.endpointRead = undefined;
+        await lane.sleepUntil(admission.until);
         break;
       }
       default: {
@@ -450,18 +441,23 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
 
   /**
    * One attempt of the head: `finished` once it has (succeeded or dead-lettered), `again` when it
-   * is to be retried or was not sent. A success is stored while the next head is sent (ADR 9): the
-   * lane waits a round trip to the receiver per message, not that plus a write. A crash before the
-   * write lands sends that head again before the next, so first deliveries stay in order. When
-   * the endpoint's read has aged past ENDPOINT_READ_REUSE_MS by the time the dispatch slot comes,
-   * it is read again in the slot; if the endpoint may no longer be delivered to (paused, deleted,
-   * changed so), nothing is sent and the lane's next step goes by the new read.
+   * is to be retried or was not sent, `refused` when the endpoint's guards did not admit it now. A
+   * success is stored while the next head is sent (ADR 9): the lane waits a round trip to the
+   * receiver per message, not that plus a write. A crash before the write lands sends that head
+   * again before the next, so first deliveries stay in order.
+   *
+   * The dispatch slot comes first and the guards' admission inside it, as on the unordered path:
+   * a lane waiting for a slot holds no rate-limit token and no circuit probe, which the endpoint's
+   * other messages could use meanwhile. When the endpoint's read has aged past
+   * ENDPOINT_READ_REUSE_MS by the time the slot comes, it is read again in the slot; if the
+   * endpoint may no longer be delivered to (paused, deleted, changed so), nothing is sent or
+   * admitted and the lane's next step goes by the new read.
    */
   private async deliverHead(
     read: EndpointRead,
     head: QueuedMessage,
     state: LaneProgress,
-  ): Promise<'finished' | 'again'> {
+  ): Promise<'finished' | 'again' | { refused: Refusal }> {
     const endpointId = read.endpoint!.id;
     // Shown in the log as being delivered once the attempt has taken IN_FLIGHT_SHOWN_AFTER_MS
     // (counted from when it holds its dispatch slot: a wait for one is not an attempt under way):
@@ -481,6 +477,14 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
           }
           ({ endpoint, secrets } = fresh);
         }
+        // The lane rule's circuit check only chose not to wait: the probe or token is taken by
+        // admission alone, and only for an attempt that goes now.
+        const admission = await this.guards.admit(endpoint!);
+        if (admission !== true) return { refused: admission };
+        if (state.saidBlocked) {
+          await this.store.setBlocked(endpointId, this.owner, null, null);
+          state.saidBlocked = false;
+        }
         if (head.status !== 'in_flight') {
           mark = setTimeout(() => {
             void this.laneStore
@@ -494,11 +498,8 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
         });
       })
       .finally(() => clearTimeout(mark));
-    if (!sent) {
-      // The admission's probe or token goes unused: an attempt without a verdict frees it.
-      this.guards.afterAttempt(endpointId, 'failed');
-      return 'again';
-    }
+    if (!sent) return 'again';
+    if ('refused' in sent) return sent;
     const { outcome, decision, recorded } = sent;
     // The previous head's write (long done: it had a whole round trip) before this one's starts.
     await settle(state);
