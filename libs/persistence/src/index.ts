@@ -25,3 +25,4 @@ export * from './repositories/poll-log.repository';
 export * from './repositories/portal-token.repository';
 export * from './repositories/retention.repository';
 export { MIGRATIONS } from './migrations';
+export type { RecipientVersions } from './repositories/recipient-versions';
