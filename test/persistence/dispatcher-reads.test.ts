@@ -106,6 +106,37 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
     );
   });
 
+  it('records the failures of many endpoints in one statement, each counted', async () => {
+    const [a, b, gone] = await Promise.all(
+      [0, 1, 2].map(() => endpoints.create(endpoint(), generateSecret())),
+    );
+    await endpoints.softDelete(gone);
+    await endpoints.recordFailure(b.id, new Date('2026-12-01T08:00:00Z'));
+    const t = (minute: number) => new Date(Date.UTC(2026, 11, 1, 10, minute));
+    const streaks = await endpoints.recordFailures([
+      { endpointId: a.id, at: t(5) },
+      { endpointId: b.id, at: t(1) },
+      { endpointId: a.id, at: t(2) },
+      { endpointId: gone.id, at: t(3) },
+      { endpointId: a.id, at: t(4) },
+    ]);
+    // a: three failures, its streak begun at the earliest; b: one more after the one before,
+    // its streak begun then; the deleted endpoint is neither written nor answered.
+    expect(streaks.get(a.id)).toMatchObject({ consecutiveFailures: 3, failingSince: t(2) });
+    expect(streaks.get(b.id)).toMatchObject({
+      consecutiveFailures: 2,
+      failingSince: new Date('2026-12-01T08:00:00Z'),
+      status: 'active',
+      autoDisableAfterMs: null,
+    });
+    expect(streaks.has(gone.id)).toBe(false);
+    const [row] = await dataSource.query(
+      'SELECT consecutive_failures FROM endpoints WHERE id = $1',
+      [gone.id],
+    );
+    expect(row.consecutive_failures).toBe(0);
+  });
+
   it('reads every column of an endpoint as TypeORM does, deleted ones included', async () => {
     const plain = await endpoints.create(endpoint(), generateSecret());
     const full = await endpoints.create(

@@ -1,7 +1,7 @@
 import type { HookbaseConfig } from '@hookbase/config';
 import type { OperationalEventPublisher } from '@hookbase/kafka';
 import type { EndpointEntity, EndpointRepository } from '@hookbase/persistence';
-import { EndpointHealthService } from './endpoint-health.service';
+import { EndpointHealthService, streaksOfEach } from './endpoint-health.service';
 
 describe('EndpointHealthService', () => {
   const t0 = new Date('2026-01-01T00:00:00Z');
@@ -14,18 +14,23 @@ describe('EndpointHealthService', () => {
     const emitted: { type: string; data: unknown }[] = [];
     let streak = { consecutiveFailures: 0, failingSince: null as Date | null };
     const endpoints = {
-      recordFailure: async (_id: string, now: Date) => {
-        writes.push('failure');
+      recordFailures: async (failures: { endpointId: string; at: Date }[]) => {
+        writes.push(failures.length === 1 ? 'failure' : `${failures.length} failures`);
         streak = {
-          consecutiveFailures: streak.consecutiveFailures + 1,
-          failingSince: streak.failingSince ?? now,
+          consecutiveFailures: streak.consecutiveFailures + failures.length,
+          failingSince: streak.failingSince ?? failures[0].at,
         };
-        return {
-          consecutiveFailures: streak.consecutiveFailures,
-          failingSince: streak.failingSince!,
-          status: 'active' as const,
-          autoDisableAfterMs: options.periodMs ?? null,
-        };
+        return new Map([
+          [
+            'ep_1',
+            {
+              consecutiveFailures: streak.consecutiveFailures,
+              failingSince: streak.failingSince!,
+              status: 'active' as const,
+              autoDisableAfterMs: options.periodMs ?? null,
+            },
+          ],
+        ]);
       },
       recordSuccesses: async (successes: { endpointId: string }[]) => {
         const refusal = options.successWrites?.shift();
@@ -112,6 +117,24 @@ describe('EndpointHealthService', () => {
     expect(writes).toEqual(['success']);
   });
 
+  it('writes failures that come together in one statement, and tells of failing once', async () => {
+    const { health, endpoint, writes, emitted } = setup({ failingAfter: 3 });
+    const changes = await Promise.all(
+      [0, 1, 2, 3, 4].map((ms) => health.afterAttempt(endpoint, 'failed', at(ms))),
+    );
+    expect(writes).toEqual(['5 failures']);
+    // Each counts as if written alone: the streak grows by one per failure.
+    expect(changes.map((c) => (c.kind === 'failing' ? c.consecutiveFailures : c.kind))).toEqual([
+      1, 2, 3, 4, 5,
+    ]);
+    expect(emitted).toEqual([
+      {
+        type: 'message.attempt.failing',
+        data: { consecutiveFailures: 3, failingSince: at(0).toISOString() },
+      },
+    ]);
+  });
+
   it('writes every failure, the success ending the streak, and tells of both once', async () => {
     const { health, endpoint, writes, emitted } = setup({ failingAfter: 2 });
     await health.afterAttempt(endpoint, 'succeeded', at(0));
@@ -142,6 +165,30 @@ describe('EndpointHealthService', () => {
         },
         tx: 'tx',
       },
+    ]);
+  });
+});
+
+describe('streaksOfEach', () => {
+  const streak = (consecutiveFailures: number) => ({
+    consecutiveFailures,
+    failingSince: new Date('2026-01-01T00:00:00Z'),
+    status: 'active' as const,
+    autoDisableAfterMs: null,
+  });
+
+  it('counts the failures of an endpoint in one write in the order given', () => {
+    const items = ['ep_a', 'ep_b', 'ep_a', 'ep_a', 'ep_gone'].map((endpointId) => ({ endpointId }));
+    const after = new Map([
+      ['ep_a', streak(7)],
+      ['ep_b', streak(2)],
+    ]);
+    expect(streaksOfEach(items, after).map((s) => s?.consecutiveFailures)).toEqual([
+      5,
+      2,
+      6,
+      7,
+      undefined,
     ]);
   });
 });

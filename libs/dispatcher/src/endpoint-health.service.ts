@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { GroupedWork, shouldAutoDisable, successNeedsWrite } from '@hookbase/domain';
 import { OperationalEventPublisher } from '@hookbase/kafka';
-import { EndpointEntity, EndpointRepository } from '@hookbase/persistence';
+import { EndpointEntity, EndpointRepository, type FailureStreak } from '@hookbase/persistence';
 import type { EntityManager } from 'typeorm';
 
 /** What an endpoint's health did after an attempt, for whoever reports it (operational events). */
@@ -14,9 +14,10 @@ export type HealthChange =
 
 /**
  * Keeps each endpoint's failure streak and disables one that has only failed for its period
- * (the organization's, else HOOKBASE_AUTO_DISABLE_AFTER). A failure is one UPDATE (the streak, the
- * organization's period in the same round trip); a success writes only when it ends a streak, or
- * once a minute per endpoint, so the common path costs next to nothing.
+ * (the organization's, else HOOKBASE_AUTO_DISABLE_AFTER). Failures are written in one UPDATE for
+ * those that end together (the streaks, the organizations' periods in the same round trip); a
+ * success writes only when it ends a streak, or once a minute per endpoint, so the common path
+ * costs next to nothing.
  */
 @Injectable()
 export class EndpointHealthService {
@@ -32,6 +33,15 @@ export class EndpointHealthService {
    * in a second) held the connection pool from the delivery path's own statements.
    */
   private readonly successes: GroupedWork<{ endpointId: string; at: Date }, void>;
+  /**
+   * Failure writes that come together go in one statement too: attempts that started together
+   * (one event's messages, a burst of timeouts of a hanging receiver) fail together, and one
+   * write each took the pool from the delivery path's statements in bursts.
+   */
+  private readonly failures: GroupedWork<
+    { endpointId: string; at: Date },
+    FailureStreak | undefined
+  >;
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
@@ -41,6 +51,10 @@ export class EndpointHealthService {
     this.successes = new GroupedWork<{ endpointId: string; at: Date }, void>(async (items) => {
       await this.endpoints.recordSuccesses(items);
       return items.map(() => undefined);
+    });
+    this.failures = new GroupedWork(async (items) => {
+      const streaks = await this.endpoints.recordFailures(items);
+      return streaksOfEach(items, streaks);
     });
   }
 
@@ -91,7 +105,7 @@ export class EndpointHealthService {
     now: Date,
   ): Promise<HealthChange> {
     if (outcome === 'succeeded') return this.afterSuccess(endpoint, now);
-    const streak = await this.endpoints.recordFailure(endpoint.id, now);
+    const [streak] = await this.failures.run([{ endpointId: endpoint.id, at: now }]);
     this.remember(endpoint.id, {
       lastSuccessAt: this.written.get(endpoint.id)?.lastSuccessAt ?? null,
       failed: true,
@@ -160,4 +174,24 @@ export class EndpointHealthService {
     if (this.written.size >= 10_000 && !this.written.has(endpointId)) this.written.clear();
     this.written.set(endpointId, state);
   }
+}
+
+/**
+ * Each failure's streak, given the streaks after all of them: an endpoint with n failures in the
+ * write counts them in the order given, so the k-th of them (from 1) has the streak it had before
+ * plus k, as if each had been written alone.
+ */
+export function streaksOfEach(
+  items: readonly { endpointId: string }[],
+  after: ReadonlyMap<string, FailureStreak>,
+): (FailureStreak | undefined)[] {
+  const remaining = new Map<string, number>();
+  for (const { endpointId } of items)
+    remaining.set(endpointId, (remaining.get(endpointId) ?? 0) + 1);
+  return items.map(({ endpointId }) => {
+    const streak = after.get(endpointId);
+    const later = remaining.get(endpointId)! - 1;
+    remaining.set(endpointId, later);
+    return streak && { ...streak, consecutiveFailures: streak.consecutiveFailures - later };
+  });
 }

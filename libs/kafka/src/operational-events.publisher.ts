@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import {
   EventEnvelope,
+  GroupedWork,
   newId,
   operationalPayload,
   operationalRecipients,
@@ -20,6 +21,9 @@ export interface OperationalSubject {
   operational?: boolean;
 }
 
+/** An organization's operational endpoint, as the publisher reads it. */
+type OperationalEndpoint = Awaited<ReturnType<EndpointRepository['operationalEndpoints']>>[number];
+
 /** One operational event of a kind: its subject and its data. */
 export interface OperationalEvent {
   subject: OperationalSubject;
@@ -38,6 +42,22 @@ export interface OperationalEvent {
 @Injectable()
 export class OperationalEventPublisher {
   private readonly logger = new Logger(OperationalEventPublisher.name);
+
+  /**
+   * Reads of organizations' operational endpoints asked for together, outside a transaction, go
+   * in one round: the events of one burst (a hanging receiver's attempts timing out together, each
+   * telling `message.attempt.exhausted`) read their organization's operational endpoints once, not
+   * once each, so they do not take the pool from the delivery path's statements.
+   */
+  private readonly reads = new GroupedWork<string, OperationalEndpoint[]>(
+    async (organizationIds) => {
+      const byOrganization = new Map<string, Promise<OperationalEndpoint[]>>();
+      for (const id of new Set(organizationIds)) {
+        byOrganization.set(id, this.endpoints.operationalEndpoints(id));
+      }
+      return Promise.all(organizationIds.map((id) => byOrganization.get(id)!));
+    },
+  );
 
   constructor(
     private readonly endpoints: EndpointRepository,
@@ -76,7 +96,9 @@ export class OperationalEventPublisher {
       try {
         // In the caller's transaction, on its connection: a transaction that waited for a second
         // connection of the pool could wait forever once every connection is held by one such.
-        const operational = await this.endpoints.operationalEndpoints(organizationId, manager);
+        const operational = manager
+          ? await this.endpoints.operationalEndpoints(organizationId, manager)
+          : (await this.reads.run([organizationId]))[0];
         const recipients = operationalRecipients(
           operational.filter((endpoint) => !endpoint.deleted),
           type,

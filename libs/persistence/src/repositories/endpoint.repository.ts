@@ -63,6 +63,15 @@ function withoutHealth(columns: Partial<EndpointEntity>): Partial<EndpointEntity
   return rest;
 }
 
+/** An endpoint's failure streak after failed attempts, as recordFailures answers it. */
+export interface FailureStreak {
+  consecutiveFailures: number;
+  failingSince: Date;
+  status: EndpointStatus;
+  /** The organization's auto-disable period; null: the default. */
+  autoDisableAfterMs: number | null;
+}
+
 export type NewEndpoint = Omit<EndpointEntity, 'id' | 'createdAt' | 'updatedAt' | 'deletedAt'>;
 
 /**
@@ -325,44 +334,68 @@ export class EndpointRepository {
    * streak, the status, and the organization's auto-disable period (null: the default), in one
    * round trip; undefined when the endpoint is gone.
    */
-  async recordFailure(
-    endpointId: string,
-    at: Date,
-  ): Promise<
-    | {
-        consecutiveFailures: number;
-        failingSince: Date;
-        status: EndpointStatus;
-        autoDisableAfterMs: number | null;
+  async recordFailure(endpointId: string, at: Date): Promise<FailureStreak | undefined> {
+    return (await this.recordFailures([{ endpointId, at }])).get(endpointId);
+  }
+
+  /**
+   * Failed attempts, of one endpoint or many, in one statement: each endpoint's streak grows by
+   * its number of failures (begun at the earliest `at` when there was none). Answers each
+   * endpoint's streak after them, its status and its organization's auto-disable period; an
+   * endpoint that is gone has no entry. The rows are locked in id order, as recordSuccesses does.
+   */
+  async recordFailures(
+    failures: readonly { endpointId: string; at: Date }[],
+  ): Promise<Map<string, FailureStreak>> {
+    const byEndpoint = new Map<string, { count: number; first: Date }>();
+    for (const { endpointId, at } of failures) {
+      const known = byEndpoint.get(endpointId);
+      if (!known) byEndpoint.set(endpointId, { count: 1, first: at });
+      else {
+        known.count++;
+        if (at < known.first) known.first = at;
       }
-    | undefined
-  > {
+    }
+    const streaks = new Map<string, FailureStreak>();
+    if (byEndpoint.size === 0) return streaks;
+    // An UPDATE answers its rows and its count.
     const [rows]: [
       {
+        id: string;
         consecutive_failures: number;
         failing_since: Date;
         status: EndpointStatus;
         auto_disable_after_ms: string | null;
       }[],
+      number,
     ] = await this.dataSource.query(
-      `UPDATE endpoints e
-          SET consecutive_failures = e.consecutive_failures + 1,
-              failing_since = COALESCE(e.failing_since, $2)
-        WHERE e.id = $1 AND e.deleted_at IS NULL
-        RETURNING e.consecutive_failures, e.failing_since, e.status,
+      `WITH locked AS (
+         SELECT id FROM endpoints WHERE id = ANY($1::text[]) AND deleted_at IS NULL
+          ORDER BY id FOR UPDATE)
+       UPDATE endpoints e
+          SET consecutive_failures = e.consecutive_failures + f.n,
+              failing_since = COALESCE(e.failing_since, f.first_at)
+         FROM unnest($1::text[], $2::int[], $3::timestamptz[]) AS f(id, n, first_at), locked
+        WHERE e.id = f.id AND locked.id = f.id
+        RETURNING e.id, e.consecutive_failures, e.failing_since, e.status,
           (SELECT o.auto_disable_after_ms FROM organizations o WHERE o.id = e.organization_id)
             AS auto_disable_after_ms`,
-      [endpointId, at],
+      [
+        [...byEndpoint.keys()],
+        [...byEndpoint.values()].map((f) => f.count),
+        [...byEndpoint.values()].map((f) => f.first.toISOString()),
+      ],
     );
-    const row = rows[0];
-    if (!row) return undefined;
-    return {
-      consecutiveFailures: row.consecutive_failures,
-      failingSince: new Date(row.failing_since),
-      status: row.status,
-      autoDisableAfterMs:
-        row.auto_disable_after_ms === null ? null : Number(row.auto_disable_after_ms),
-    };
+    for (const row of rows) {
+      streaks.set(row.id, {
+        consecutiveFailures: row.consecutive_failures,
+        failingSince: new Date(row.failing_since),
+        status: row.status,
+        autoDisableAfterMs:
+          row.auto_disable_after_ms === null ? null : Number(row.auto_disable_after_ms),
+      });
+    }
+    return streaks;
   }
 
   /**
