@@ -8,6 +8,7 @@ import {
   startStack,
   TestReceiver,
   testEnvironment,
+  topicRecords,
 } from '@hookbase/testing';
 
 /**
@@ -27,33 +28,10 @@ describe('direct Kafka producers', () => {
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
 
   /** The message ids of every record on the deliveries topic so far. */
-  async function deliveryMessageIds(topic: string): Promise<string[]> {
-    const admin = kafka.admin();
-    await admin.connect();
-    const offsets = await admin.fetchTopicOffsets(topic);
-    await admin.disconnect();
-    const wanted = offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
-    const consumer = kafka.consumer({ groupId: `read-${newId('evt')}` });
-    const ids: string[] = [];
-    try {
-      await consumer.connect();
-      await consumer.subscribe({ topic, fromBeginning: true });
-      await new Promise<void>((resolve, reject) => {
-        if (wanted === 0) return resolve();
-        consumer
-          .run({
-            eachMessage: async ({ message }) => {
-              ids.push((JSON.parse(message.value!.toString()) as { messageId: string }).messageId);
-              if (ids.length >= wanted) resolve();
-            },
-          })
-          .catch(reject);
-      });
-    } finally {
-      await consumer.disconnect();
-    }
-    return ids;
-  }
+  const deliveryMessageIds = async (topic: string) =>
+    (await topicRecords(testEnvironment().kafkaBrokers, topic)).map(
+      ({ value }) => (JSON.parse(String(value)) as { messageId: string }).messageId,
+    );
 
   beforeAll(async () => {
     receiverUrl = await receiver.start();

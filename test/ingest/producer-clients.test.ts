@@ -1,5 +1,4 @@
 import { Kafka, logLevel, Partitioners, PartitionerArgs } from 'kafkajs';
-import { newId } from '@hookbase/domain';
 import {
   createTenant,
   pollUntil,
@@ -7,6 +6,7 @@ import {
   startStack,
   TestReceiver,
   testEnvironment,
+  topicRecords,
 } from '@hookbase/testing';
 
 /** Each producer client HOOKBASE_KAFKA_PRODUCER may name, and the line its process logs. */
@@ -35,33 +35,7 @@ describe.each(CLIENTS)('producing through $client', ({ client, line }) => {
   });
 
   /** Every record of a topic so far: its partition and key. */
-  async function records(topic: string): Promise<{ partition: number; key: Buffer | null }[]> {
-    const admin = kafka.admin();
-    await admin.connect();
-    const offsets = await admin.fetchTopicOffsets(topic);
-    await admin.disconnect();
-    const wanted = offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
-    const consumer = kafka.consumer({ groupId: `read-${newId('evt')}` });
-    const seen: { partition: number; key: Buffer | null }[] = [];
-    try {
-      await consumer.connect();
-      await consumer.subscribe({ topic, fromBeginning: true });
-      await new Promise<void>((resolve, reject) => {
-        if (wanted === 0) return resolve();
-        consumer
-          .run({
-            eachMessage: async ({ partition, message }) => {
-              seen.push({ partition, key: message.key });
-              if (seen.length >= wanted) resolve();
-            },
-          })
-          .catch(reject);
-      });
-    } finally {
-      await consumer.disconnect();
-    }
-    return seen;
-  }
+  const records = (topic: string) => topicRecords(testEnvironment().kafkaBrokers, topic);
 
   /** Where kafkajs's default partitioner puts a key on a topic of `count` partitions. */
   function kafkajsPartition(topic: string, key: Buffer, count: number): number {

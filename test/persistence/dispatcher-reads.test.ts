@@ -382,6 +382,49 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
     );
   });
 
+  it("reads in the intake each asked event's payload once, for messages still to send from the stream", async () => {
+    const created = await Promise.all(
+      [false, false, true].map((fifoEnabled) =>
+        endpoints.create(endpoint({ fifoEnabled }), generateSecret()),
+      ),
+    );
+    const recipients = created.map((e) => ({ ...e, createdAt: e.createdAt.getTime() }));
+    const eventOf = (payload: Record<string, unknown>) => ({
+      id: newId('evt'),
+      organizationId: 'org_reads',
+      eventType: 'order.created',
+      payload,
+      acceptedAt: new Date().toISOString(),
+    });
+    // One event to every endpoint, one to the FIFO endpoint only, one whose payload is purged,
+    // and one not asked for.
+    const [toAll, toLane, purged, unasked] = [1, 2, 3, 4].map((n) => eventOf({ n, zeta: 'z' }));
+    const messages = [
+      ...planMessages([toAll, purged, unasked], recipients.slice(0, 2)),
+      ...planMessages([toAll, toLane], recipients.slice(2)),
+    ];
+    await new EventRepository(dataSource).recordEvents([toAll, toLane, purged, unasked], messages);
+    await new EventRepository(dataSource).purgePayload('org_reads', purged.id);
+    const lanes = new FifoLaneRepository(dataSource);
+    const { payloads, states } = await lanes.intake(
+      messages.map((message, index) => ({ messageId: message.messageId, seq: String(index + 1) })),
+      [toAll.id, toAll.id, toLane.id, purged.id, newId('evt')],
+    );
+    expect(states.size).toBe(messages.length);
+    expect([...payloads.entries()]).toEqual([[toAll.id, toAll.payload]]);
+
+    // None for an event whose messages have all left the stream.
+    await dataSource.query(
+      `UPDATE messages SET route = 'schedule', status = 'awaiting_retry' WHERE event_id = $1`,
+      [toAll.id],
+    );
+    const later = await lanes.intake(
+      messages.map((message, index) => ({ messageId: message.messageId, seq: String(index + 1) })),
+      [toAll.id],
+    );
+    expect(later.payloads.size).toBe(0);
+  });
+
   it("keeps an organization's recipients until any of its endpoints changes", async () => {
     await dataSource.query(
       `INSERT INTO organizations (id, name, plan, created_at, updated_at)

@@ -178,6 +178,16 @@ describe('loadConfig', () => {
       );
   });
 
+  it('sends every payload by reference unless told otherwise, within bounds', () => {
+    expect(loadConfig({}).delivery.inlinePayloadBytes).toBe(0);
+    const inline = loadConfig({ HOOKBASE_DELIVERY_INLINE_PAYLOAD_BYTES: '4194304' });
+    expect(inline.delivery.inlinePayloadBytes).toBe(4 * 1024 * 1024);
+    for (const bad of ['-1', '4194305', '1.5', 'all'])
+      expect(() => loadConfig({ HOOKBASE_DELIVERY_INLINE_PAYLOAD_BYTES: bad })).toThrow(
+        /HOOKBASE_DELIVERY_INLINE_PAYLOAD_BYTES/,
+      );
+  });
+
   it('treats empty variables as unset', () => {
     expect(loadConfig({ PORT: '' }).http.port).toBe(3000);
   });

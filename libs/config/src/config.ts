@@ -233,6 +233,11 @@ export const envSchema = z.object({
     .describe(
       'Messages a dispatcher may have read from one partition of the deliveries topic and not yet finished; once it is full, that partition is read again when a quarter of it is free, and a fetch that brings more records than there is room for is taken in part (the rest are read again). The messages of a slow endpoint wait here (up to HOOKBASE_ENDPOINT_QUEUE_WAIT_MS behind its attempts in flight) while the others of their partition go on; each one costs memory.',
     ),
+  HOOKBASE_DELIVERY_INLINE_PAYLOAD_BYTES: int(0, 4 * 1024 * 1024)
+    .default(0)
+    .describe(
+      "Largest payload, in bytes of JSON, that the fan-out writes into each of an event's records on the deliveries topic. A larger one (every one, with `0`) stays only with the event in PostgreSQL, and the dispatcher reads it there, once for the event's records it takes in together. While dispatchers of a version without this setting still run (a rolling upgrade), set it to `4194304`: they read only records with their payload.",
+    ),
   // Percent of the dispatch pool any organization may always hold; beyond it an organization
   // borrows only while that much stays free for the others. 100 turns the sharing off.
   HOOKBASE_DISPATCH_ORGANIZATION_SHARE: int(1, 100)
@@ -486,6 +491,8 @@ export interface HookbaseConfig {
     dispatchConcurrency: number;
     /** Unfinished messages per partition of the deliveries topic before its reading waits. */
     readAheadPerPartition: number;
+    /** Largest payload (bytes of JSON) the fan-out writes into each delivery record. */
+    inlinePayloadBytes: number;
     /**
      * Attempts in flight any organization may always hold (its share of `dispatchConcurrency`,
      * at least 1); beyond it, it borrows only while as many stay free for other organizations.
@@ -635,6 +642,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       endpointQueueWaitMs: e.HOOKBASE_ENDPOINT_QUEUE_WAIT_MS,
       dispatchConcurrency: e.HOOKBASE_DISPATCH_CONCURRENCY,
       readAheadPerPartition: e.HOOKBASE_DISPATCH_READ_AHEAD,
+      inlinePayloadBytes: e.HOOKBASE_DELIVERY_INLINE_PAYLOAD_BYTES,
       organizationShare: organizationShareSlots(
         e.HOOKBASE_DISPATCH_CONCURRENCY,
         e.HOOKBASE_DISPATCH_ORGANIZATION_SHARE,

@@ -16,6 +16,23 @@ export interface OutboundMessage {
   attemptNumber: number;
 }
 
+/** Each payload's JSON, made once for all the messages that share the payload object. */
+const bodies = new WeakMap<object, string>();
+
+/**
+ * A message's payload as the JSON text every destination sends. The messages of an event taken in
+ * together share one payload object (read once from the event), so an event fanned out to many
+ * endpoints is written out once, not once per attempt. Payloads are never changed once read.
+ */
+export function payloadBody(payload: Record<string, unknown>): string {
+  let body = bodies.get(payload);
+  if (body === undefined) {
+    body = JSON.stringify(payload);
+    bodies.set(payload, body);
+  }
+  return body;
+}
+
 /** The endpoint state read fresh before the attempt. */
 export interface DeliveryTarget {
   endpointId: string;

@@ -18,6 +18,7 @@ import {
   DeliveryTarget,
   DestinationAdapter,
   OutboundMessage,
+  payloadBody,
 } from './destination.adapter';
 import { EventBridgeConfig, parseDestinationConfig } from './destination-config';
 
@@ -54,7 +55,7 @@ export class EventBridgeDestinationAdapter implements DestinationAdapter {
           EventBusName: config.eventBusName,
           Source: config.source,
           DetailType: message.eventType,
-          Detail: JSON.stringify(message.payload),
+          Detail: payloadBody(message.payload),
         },
       ],
     });

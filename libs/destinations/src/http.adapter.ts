@@ -15,6 +15,7 @@ import {
   DeliveryTarget,
   DestinationAdapter,
   OutboundMessage,
+  payloadBody,
 } from './destination.adapter';
 import { ClientCache, clientKey } from './cloud-support';
 import { createGuardedLookup, resolveTargetName, Resolver } from './guarded-lookup';
@@ -148,7 +149,7 @@ export class HttpDestinationAdapter implements DestinationAdapter {
       const reason = error instanceof DomainError ? error.message : String(error);
       return { outcome: { kind: 'failed', error: reason }, durationMs: 0, responseExcerpt: null };
     }
-    const body = JSON.stringify(message.payload);
+    const body = payloadBody(message.payload);
     let signature: ReturnType<typeof webhookHeaders>;
     try {
       // A fresh timestamp and signature on every attempt, with every secret that signs now.

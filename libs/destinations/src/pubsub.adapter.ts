@@ -19,6 +19,7 @@ import {
   DeliveryTarget,
   DestinationAdapter,
   OutboundMessage,
+  payloadBody,
 } from './destination.adapter';
 import { parseDestinationConfig, PubsubConfig } from './destination-config';
 import { classifyGoogleError } from './google-errors';
@@ -88,7 +89,7 @@ export class PubsubDestinationAdapter implements DestinationAdapter {
       try {
         const id = await withDeadline(
           topic.publishMessage({
-            data: Buffer.from(JSON.stringify(message.payload)),
+            data: Buffer.from(payloadBody(message.payload)),
             attributes: deliveryAttributes(message),
             ...(orderingKey !== undefined ? { orderingKey } : {}),
           }),

@@ -17,6 +17,7 @@ import {
   DeliveryTarget,
   DestinationAdapter,
   OutboundMessage,
+  payloadBody,
 } from './destination.adapter';
 import { parseDestinationConfig, S3Config } from './destination-config';
 
@@ -59,7 +60,7 @@ export class S3DestinationAdapter implements DestinationAdapter {
     const command = new (sdk().PutObjectCommand)({
       Bucket: config.bucket,
       Key: key,
-      Body: JSON.stringify(message.payload),
+      Body: payloadBody(message.payload),
       ContentType: 'application/json',
       Metadata: deliveryAttributes(message),
       ...(config.expectedBucketOwner !== undefined

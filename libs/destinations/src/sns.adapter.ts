@@ -18,6 +18,7 @@ import {
   DeliveryTarget,
   DestinationAdapter,
   OutboundMessage,
+  payloadBody,
 } from './destination.adapter';
 import { parseDestinationConfig, SnsConfig } from './destination-config';
 
@@ -50,7 +51,7 @@ export class SnsDestinationAdapter implements DestinationAdapter {
     const fifo = config.topicArn.endsWith('.fifo');
     const command = new (sdk().PublishCommand)({
       TopicArn: config.topicArn,
-      Message: JSON.stringify(message.payload),
+      Message: payloadBody(message.payload),
       MessageAttributes: stringAttributes(deliveryAttributes(message)),
       ...(fifo
         ? { MessageGroupId: target.endpointId, MessageDeduplicationId: message.webhookId }

@@ -18,6 +18,7 @@ import {
   DeliveryTarget,
   DestinationAdapter,
   OutboundMessage,
+  payloadBody,
 } from './destination.adapter';
 import { parseDestinationConfig, SqsConfig } from './destination-config';
 
@@ -51,7 +52,7 @@ export class SqsDestinationAdapter implements DestinationAdapter {
     const fifo = config.queueUrl.endsWith('.fifo');
     const command = new (sdk().SendMessageCommand)({
       QueueUrl: config.queueUrl,
-      MessageBody: JSON.stringify(message.payload),
+      MessageBody: payloadBody(message.payload),
       MessageAttributes: stringAttributes(deliveryAttributes(message)),
       ...(fifo
         ? { MessageGroupId: target.endpointId, MessageDeduplicationId: message.webhookId }

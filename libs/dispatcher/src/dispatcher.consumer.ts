@@ -112,10 +112,12 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
    */
   private async admit(records: readonly Arrival[]): Promise<(StartedSend | null)[]> {
     // In one statement: every record's state, new messages of FIFO endpoints parked in their
-    // lanes, in offset order, before anything else, and their endpoints' configuration versions
-    // and health, so that only endpoints that changed are read after it.
-    const { states, parking, endpoints } = await this.lanes.intake(
+    // lanes, in offset order, before anything else, their endpoints' configuration versions and
+    // health, so that only endpoints that changed are read after it, and the payloads of events
+    // whose records came without them (once per event).
+    const { states, parking, endpoints, payloads } = await this.lanes.intake(
       records.map(({ record, offset }) => ({ messageId: record.messageId, seq: offset })),
+      records.filter(({ record }) => record.payload === undefined).map((a) => a.record.eventId),
     );
     const { queued } = parking;
     const seen = new Set<string>();
@@ -142,6 +144,12 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
         joined.set(arrival, running);
         continue;
       }
+      const payload = record.payload ?? payloads.get(record.eventId);
+      if (payload === undefined) {
+        // Its event is no longer stored (pruned with its organization's log): nothing to send.
+        this.logger.error(`message ${record.messageId}: event ${record.eventId} not found`);
+        continue;
+      }
       const delivery: PendingDelivery = {
         messageId: record.messageId,
         webhookId: record.messageId,
@@ -150,7 +158,7 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
         organizationId: record.organizationId,
         endpointId: record.endpointId,
         eventType: record.eventType,
-        payload: record.payload,
+        payload,
         acceptedAt: new Date(record.acceptedAt),
         attemptsMade,
         traceParent: arrival.traceParent,

@@ -66,7 +66,11 @@ export interface DeliveryRecord {
   organizationId: string;
   endpointId: string;
   eventType: string;
-  payload: Record<string, unknown>;
+  /**
+   * The event's payload; absent when it was too large to go with each of the event's records
+   * (HOOKBASE_DELIVERY_INLINE_PAYLOAD_BYTES): the dispatcher reads it from the event.
+   */
+  payload?: Record<string, unknown>;
   acceptedAt: string;
 }
 

@@ -55,6 +55,38 @@ describe('withQuickPath', () => {
   });
 });
 
+describe('withQuickPath with an optional field', () => {
+  const schema = z.strictObject({ name: z.string().min(1), size: z.number().int().optional() });
+  const parser = withQuickPath(
+    schema,
+    { name: textTest(null, 1), size: (value) => Number.isInteger(value) },
+    ['size'],
+  );
+  let asked: jest.SpyInstance;
+  beforeEach(() => (asked = jest.spyOn(schema, 'safeParse')));
+  afterEach(() => asked.mockRestore());
+
+  it.each([
+    ['with it', { name: 'a', size: 1 }],
+    ['without it', { name: 'a' }],
+    ['with it undefined', { name: 'a', size: undefined }],
+  ])('takes the object %s as it is', (_, input) => {
+    const result = parser.safeParse(input);
+    expect(result.success && result.data).toBe(input);
+    expect(asked).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    ['the required field missing', { size: 1 }],
+    ['the required field undefined', { name: undefined, size: 1 }],
+    ['the optional field failing its test', { name: 'a', size: 1.5 }],
+    ['another field', { name: 'a', colour: 'red' }],
+  ])('leaves %s to the schema', (_, input) => {
+    expect(parser.safeParse(input)).toEqual(schema.safeParse(input));
+    expect(asked).toHaveBeenCalledWith(input);
+  });
+});
+
 describe('rememberedTextTest', () => {
   const instant = z.iso.datetime({ offset: true });
 
@@ -169,6 +201,16 @@ function expectSameAsSchema<T>(parser: Parser<T>, schema: z.ZodType<T>, inputs: 
   }
 }
 
+/** A delivery record as the fan-out writes it without its payload. */
+const deliveryWithoutPayload = (): Case => ({
+  messageId: newId('msg'),
+  eventId: newId('evt'),
+  organizationId: newId('org'),
+  endpointId: newId('ep'),
+  eventType: 'order.created',
+  acceptedAt: new Date().toISOString(),
+});
+
 const payload = () => ({
   id: 1,
   customer: { name: 'Ada', tags: ['a', 'b'] },
@@ -198,15 +240,13 @@ describe.each([
     name: 'deliveryRecordParser',
     parser: deliveryRecordParser as Parser<unknown>,
     schema: deliveryRecordSchema as z.ZodType<unknown>,
-    usual: (): Case => ({
-      messageId: newId('msg'),
-      eventId: newId('evt'),
-      organizationId: newId('org'),
-      endpointId: newId('ep'),
-      eventType: 'order.created',
-      payload: payload(),
-      acceptedAt: new Date().toISOString(),
-    }),
+    usual: (): Case => ({ ...deliveryWithoutPayload(), payload: payload() }),
+  },
+  {
+    name: 'deliveryRecordParser, a record without its payload',
+    parser: deliveryRecordParser as Parser<unknown>,
+    schema: deliveryRecordSchema as z.ZodType<unknown>,
+    usual: deliveryWithoutPayload,
   },
 ])('$name', ({ parser, schema, usual }) => {
   it('takes the usual form without asking the schema', () => {

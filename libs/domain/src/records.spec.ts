@@ -8,6 +8,7 @@ import {
   eventEnvelopeSchema,
   eventEnvelopeValue,
   parseRecord,
+  payloadTravelsInline,
 } from './records';
 
 const delivery = (): DeliveryRecord => ({
@@ -122,6 +123,46 @@ describe('deliveryRecordValue', () => {
       ok: true,
       record,
     });
+  });
+
+  it('writes a record without its payload, which reads back without one', () => {
+    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the payload stays out
+    const { payload, ...rest } = delivery();
+    const value = deliveryRecordValue(rest, undefined);
+    expect(value).toBe(JSON.stringify(rest));
+    const parsed = parseRecord(deliveryRecordSchema, Buffer.from(value));
+    expect(parsed).toEqual({ ok: true, record: rest });
+    expect(parsed.ok && 'payload' in parsed.record).toBe(false);
+  });
+});
+
+describe('payloadTravelsInline', () => {
+  /** A payload's JSON of exactly `bytes` bytes of UTF-8: `unit` repeated inside {"t":"…"}. */
+  const ofBytes = (bytes: number, unit: string) => {
+    const frame = Buffer.byteLength(JSON.stringify({ t: '' }));
+    const text = JSON.stringify({ t: unit.repeat((bytes - frame) / Buffer.byteLength(unit)) });
+    expect(Buffer.byteLength(text)).toBe(bytes);
+    return text;
+  };
+
+  it.each([
+    ['one-byte', 'a'],
+    ['two-byte', 'é'],
+    ['three-byte', '€'],
+    ['four-byte (a surrogate pair)', '😀'],
+  ])('goes inline up to the limit in bytes of UTF-8, with %s characters', (_name, unit) => {
+    const unitBytes = Buffer.byteLength(unit);
+    const at = 8 + 12 * unitBytes; // the frame {"t":""} is 8 bytes
+    expect(payloadTravelsInline(ofBytes(at, unit), at)).toBe(true);
+    expect(payloadTravelsInline(ofBytes(at, unit), at + 1)).toBe(true);
+    expect(payloadTravelsInline(ofBytes(at, unit), at - 1)).toBe(false);
+    expect(payloadTravelsInline(ofBytes(at + unitBytes, unit), at)).toBe(false);
+  });
+
+  it('sends every payload by reference with a limit of 0', () => {
+    expect(payloadTravelsInline('{}', 0)).toBe(false);
+    expect(payloadTravelsInline('{}', 1)).toBe(false);
+    expect(payloadTravelsInline('{}', 2)).toBe(true);
   });
 });
 

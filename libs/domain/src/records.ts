@@ -37,20 +37,24 @@ export const deliveryRecordSchema = z.object({
   organizationId: id('org'),
   endpointId: id('ep'),
   eventType: z.string().min(1),
-  payload: jsonObject(),
+  payload: jsonObject().optional(),
   acceptedAt: instant(),
 }) satisfies z.ZodType<DeliveryRecord>;
 
-/** `deliveryRecordSchema`, quick for the record the fan-out writes (see withQuickPath). */
-export const deliveryRecordParser: Parser<DeliveryRecord> = withQuickPath(deliveryRecordSchema, {
-  messageId: idTest('msg'),
-  eventId: idTest('evt'),
-  organizationId: idTest('org'),
-  endpointId: idTest('ep'),
-  eventType: textTest(null, 1),
-  payload: isJsonObject,
-  acceptedAt: rememberedTextTest(instant()),
-});
+/** `deliveryRecordSchema`, quick for the records the fan-out writes (see withQuickPath). */
+export const deliveryRecordParser: Parser<DeliveryRecord> = withQuickPath(
+  deliveryRecordSchema,
+  {
+    messageId: idTest('msg'),
+    eventId: idTest('evt'),
+    organizationId: idTest('org'),
+    endpointId: idTest('ep'),
+    eventType: textTest(null, 1),
+    payload: isJsonObject,
+    acceptedAt: rememberedTextTest(instant()),
+  },
+  ['payload'],
+);
 
 /**
  * An event envelope's value. Given its payload as JSON text that was checked when it was read
@@ -66,21 +70,37 @@ export function eventEnvelopeValue(envelope: EventEnvelope, payloadJson?: string
 }
 
 /**
- * A delivery record's value, given its event's payload as JSON text: the same text as
+ * A delivery record's value, given its event's payload as JSON text, or undefined for a record
+ * that goes without it (the dispatcher reads it from the event): the same text as
  * `JSON.stringify(record)`, with the payload written once per event instead of once per
  * recipient (an event fans out to as many records as it has endpoints).
  */
 export function deliveryRecordValue(
   record: Omit<DeliveryRecord, 'payload'>,
-  payloadJson: string,
+  payloadJson: string | undefined,
 ): string {
   const text = JSON.stringify;
+  const payload = payloadJson === undefined ? '' : `"payload":${payloadJson},`;
   return (
     `{"messageId":${text(record.messageId)},"eventId":${text(record.eventId)},` +
     `"organizationId":${text(record.organizationId)},"endpointId":${text(record.endpointId)},` +
-    `"eventType":${text(record.eventType)},"payload":${payloadJson},` +
+    `"eventType":${text(record.eventType)},${payload}` +
     `"acceptedAt":${text(record.acceptedAt)}}`
   );
+}
+
+/**
+ * Whether an event's payload goes in each of its delivery records, by the size of its JSON:
+ * at most `inlineLimit` bytes, it does; a larger one is read by the dispatcher from the event,
+ * once for all of the event's records it takes in together, instead of crossing Kafka once for
+ * every recipient. `inlineLimit` 0 sends every payload by reference.
+ */
+export function payloadTravelsInline(payloadJson: string, inlineLimit: number): boolean {
+  // A character is at most 3 bytes of UTF-8 (a surrogate pair, 2 characters, is 4 bytes):
+  // the count of bytes is needed only when the text might be over the limit.
+  if (payloadJson.length * 3 <= inlineLimit) return true;
+  if (payloadJson.length > inlineLimit) return false;
+  return Buffer.byteLength(payloadJson, 'utf8') <= inlineLimit;
 }
 
 export const dlqRecordSchema = z.object({

@@ -15,6 +15,7 @@ import {
   EventEnvelope,
   eventEnvelopeParser,
   GroupedWork,
+  payloadTravelsInline,
 } from '@hookbase/domain';
 import {
   ConsumedRecord,
@@ -33,8 +34,11 @@ import {
 import { Arrival, EnvelopeAdmission } from './envelope-admission.service';
 import { RecordEventMessages } from './record-event-messages.use-case';
 
-/** A delivery record to produce, with its event's payload already written as JSON. */
-type OutgoingDelivery = Omit<DeliveryRecord, 'payload'> & { payloadJson: string };
+/**
+ * A delivery record to produce, with its event's payload already written as JSON, or undefined
+ * when the payload is read from the event (too large to go with every record).
+ */
+type OutgoingDelivery = Omit<DeliveryRecord, 'payload'> & { payloadJson: string | undefined };
 
 const tracer = trace.getTracer('hookbase');
 
@@ -57,7 +61,7 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
   constructor(
     @Inject(KAFKA) kafka: Kafka,
     @Inject(TOPICS) private readonly topics: TopicNames,
-    @Inject(HOOKBASE_CONFIG) config: HookbaseConfig,
+    @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly recordMessages: RecordEventMessages,
     private readonly producer: KafkaProducer,
     private readonly admission: EnvelopeAdmission,
@@ -121,11 +125,15 @@ export class FanoutConsumer extends TopicWorker<EventEnvelope> {
     );
     const recorded = await this.recordMessages.execute({ envelopes, operational, traceParents });
     // Messages of polling endpoints are complete once recorded (in their poll log): nothing to send.
-    // An event's payload is written as JSON once, for all of its deliveries.
+    // An event's payload is written as JSON once, for all of its deliveries; a large one goes
+    // without them, and the dispatcher reads it from the event (recorded above).
+    const inlineLimit = this.config.delivery.inlinePayloadBytes;
     const deliveries = envelopes.flatMap((envelope) => {
       const messages = (recorded.get(envelope.id) ?? []).filter((message) => !message.polled);
       if (messages.length === 0) return [];
-      const payloadJson = JSON.stringify(envelope.payload);
+      const json = inlineLimit === 0 ? undefined : JSON.stringify(envelope.payload);
+      const payloadJson =
+        json !== undefined && payloadTravelsInline(json, inlineLimit) ? json : undefined;
       return messages.map((message): OutgoingDelivery => ({
         messageId: message.messageId,
         eventId: envelope.id,

@@ -11,3 +11,4 @@ export * from './stub-resolver';
 export * from './grpc-ingest-client';
 export * from './otlp-receiver';
 export * from './metric-samples';
+export * from './topic-records';

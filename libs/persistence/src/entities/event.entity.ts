@@ -12,7 +12,8 @@ export class EventEntity {
   @Column({ name: 'event_type', type: 'text' }) eventType!: string;
   /** The application whose endpoints the event was for; null for endpoints of none. */
   @Column({ name: 'application_id', type: 'text', nullable: true }) applicationId!: string | null;
-  @Column({ type: 'jsonb' }) payload!: Record<string, unknown>;
+  /** As published (`json`): its keys in the producer's order. */
+  @Column({ type: 'json' }) payload!: Record<string, unknown>;
   /** The channels it was published on (empty: none). */
   @Column({ type: 'jsonb', default: () => `'[]'` }) channels!: string[];
   @Column({ name: 'idempotency_key', type: 'text', nullable: true }) idempotencyKey!: string | null;

@@ -23,6 +23,7 @@ import { FifoBlockedEpisodes1765756800000 } from './1765756800000-fifo-blocked-e
 import { OperationalOutbox1765756800001 } from './1765756800001-operational-outbox';
 import { EndpointConfigVersion1765843200000 } from './1765843200000-endpoint-config-version';
 import { EndpointRoutingHistory1765929600000 } from './1765929600000-endpoint-routing-history';
+import { EventPayloadAsPublished1766016000000 } from './1766016000000-event-payload-as-published';
 
 export const MIGRATIONS = [
   InitialSchema1764460800000,
@@ -50,4 +51,5 @@ export const MIGRATIONS = [
   OperationalOutbox1765756800001,
   EndpointConfigVersion1765843200000,
   EndpointRoutingHistory1765929600000,
+  EventPayloadAsPublished1766016000000,
 ];

@@ -20,12 +20,13 @@ const RECORDED_FOR_POLLING = stateLiterals(DELIVERY_ORIGINS.recorded_for_polling
  * Inserts the events ($1…$10, see eventColumns); one seen before is left as it is. The payloads
  * come as one JSON array ($4), taken apart by PostgreSQL, rather than as an array of JSON texts:
  * each text in an array literal had its every quote escaped, and the payload is most of an event.
+ * `json_array_elements` gives each payload's text as it is in the array: its keys keep their order.
  */
 function insertEventsSql(condition = 'true'): string {
   return `INSERT INTO events (id, organization_id, event_type, payload, idempotency_key, accepted_at,
                             created_at, trace_parent, channels, application_id)
        SELECT * FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), unnest($3::text[]),
-                                jsonb_array_elements($4::jsonb), unnest($5::text[]),
+                                json_array_elements($4::json), unnest($5::text[]),
                                 unnest($6::timestamptz[]), unnest($7::timestamptz[]), unnest($8::text[]),
                                 unnest($9::jsonb[]), unnest($10::text[]))
         WHERE ${condition}
@@ -38,8 +39,9 @@ const INSERT_EVENTS = insertEventsSql();
 const NO_CHANNELS = '[]';
 
 /**
- * The most text the payloads of one statement may make as a JSON array: PostgreSQL's jsonb holds
- * at most 256 MB, and a character may take three bytes. A batch over it is recorded in parts.
+ * The most text the payloads of one statement may make as a JSON array: a character may take three
+ * bytes, and this keeps a statement's parameter well within PostgreSQL's limits on a value (1 GB
+ * for json, 256 MB for jsonb). A batch over it is recorded in parts.
  */
 const MAX_PAYLOADS_TEXT = 64 * 1024 * 1024;
 
@@ -332,7 +334,7 @@ export class EventRepository {
     return this.dataSource.transaction(async (tx) => {
       // An UPDATE … RETURNING answers [rows, count] through TypeORM's query().
       const [purged]: [{ id: string }[], number] = await tx.query(
-        `UPDATE events SET payload = '{}'::jsonb, payload_purged_at = COALESCE(payload_purged_at, now())
+        `UPDATE events SET payload = '{}'::json, payload_purged_at = COALESCE(payload_purged_at, now())
           WHERE id = $1 AND organization_id = $2 RETURNING id`,
         [eventId, organizationId],
       );

@@ -26,10 +26,12 @@ const INTAKE = new NamedStatement<{
   consecutive_failures: number;
   failing_since: Date | null;
   last_success_at: Date | null;
+  event_id: string;
+  payload: Record<string, unknown> | null;
 }>(
   'hookbase-dispatcher-intake',
   `WITH asked AS MATERIALIZED (
-         SELECT m.id, m.endpoint_id, m.status, m.route, m.attempts, m.max_attempts, u.seq,
+         SELECT m.id, m.endpoint_id, m.event_id, m.status, m.route, m.attempts, m.max_attempts, u.seq,
                 (m.replay_of IS NULL AND coalesce(e.fifo_enabled AND e.deleted_at IS NULL, false))
                   AS lane,
                 e.config_version AS endpoint_version, e.consecutive_failures, e.failing_since,
@@ -41,11 +43,17 @@ const INTAKE = new NamedStatement<{
          UPDATE messages m SET ${PARKED_IN_LANE.set}, fifo_seq = a.seq, updated_at = now()
            FROM asked a
           WHERE m.id = a.id AND a.lane AND a.route = 'stream' AND ${PARKED_IN_LANE.allowed}
-         RETURNING m.id)
+         RETURNING m.id),
+       payloads AS (
+         SELECT DISTINCT ON (a.event_id) a.id, ev.payload
+           FROM asked a JOIN events ev ON ev.id = a.event_id
+          WHERE a.event_id = ANY($3::text[]) AND a.route = 'stream' AND NOT a.lane
+                AND ev.payload_purged_at IS NULL
+          ORDER BY a.event_id, a.id)
        SELECT a.id, a.endpoint_id, a.status, a.route, a.attempts, a.max_attempts, a.lane,
               p.id IS NOT NULL AS parked, a.endpoint_version, a.consecutive_failures,
-              a.failing_since, a.last_success_at
-         FROM asked a LEFT JOIN parked p ON p.id = a.id`,
+              a.failing_since, a.last_success_at, a.event_id, pl.payload
+         FROM asked a LEFT JOIN parked p ON p.id = a.id LEFT JOIN payloads pl ON pl.id = a.id`,
 );
 
 /** The messages that joined their lanes (`transitioned`, and `queued` with their endpoints). */
@@ -114,24 +122,35 @@ export class FifoLaneRepository {
    * lane). `parking` has the queued ones, and the originals of FIFO endpoints that were on the
    * stream when read but whose state no longer let them join (`skipped`). A message given twice
    * keeps its first `seq`. `endpoints` has the configuration version and health of the endpoints
-   * of the messages found, as `EndpointRepository.forDelivery` would read them first.
+   * of the messages found, as `EndpointRepository.forDelivery` would read them first. `payloads`
+   * has the payloads of the events named in `payloadsOf` that a message of theirs still on the
+   * stream, outside a lane, is to be sent with, each once, read in the same snapshot as the states
+   * (a purged payload is absent: its messages are no longer on the stream).
    */
-  async intake(messages: readonly { messageId: string; seq: string }[]): Promise<{
+  async intake(
+    messages: readonly { messageId: string; seq: string }[],
+    payloadsOf: readonly string[] = [],
+  ): Promise<{
     states: Map<string, DeliveryState>;
     parking: LaneParking;
     endpoints: EndpointVersion[];
+    payloads: Map<string, Record<string, unknown>>;
   }> {
     const states = new Map<string, DeliveryState>();
+    const payloads = new Map<string, Record<string, unknown>>();
     if (messages.length === 0) {
-      return { states, parking: { transitioned: [], skipped: [], queued: [] }, endpoints: [] };
+      const parking = { transitioned: [], skipped: [], queued: [] };
+      return { states, parking, endpoints: [], payloads };
     }
     const first = [...new Map([...messages].reverse().map((m) => [m.messageId, m])).values()];
     const rows = await INTAKE.run(this.dataSource, [
       first.map((m) => m.messageId),
       first.map((m) => m.seq),
+      [...new Set(payloadsOf)],
     ]);
     const endpoints = new Map<string, EndpointVersion>();
     for (const row of rows) {
+      if (row.payload !== null) payloads.set(row.event_id, row.payload);
       states.set(row.id, {
         status: row.status,
         route: row.route,
@@ -160,7 +179,12 @@ export class FifoLaneRepository {
             'parked_in_lane',
             queued.map((q) => q.messageId),
           );
-    return { states, parking: { ...report, queued }, endpoints: [...endpoints.values()] };
+    return {
+      states,
+      parking: { ...report, queued },
+      endpoints: [...endpoints.values()],
+      payloads,
+    };
   }
 
   /** Takes the lane's lease for `owner` unless another owner holds a lease still running. */
