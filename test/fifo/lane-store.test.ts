@@ -30,14 +30,25 @@ describe('FIFO lane statements for many lanes', () => {
     await database?.drop();
   });
 
-  /** A message queued in `endpointId`'s lane at `seq`, with an event of its own. */
-  async function queued(endpointId: string, seq: number, status = 'fifo_waiting'): Promise<string> {
+  /**
+   * A message queued in `endpointId`'s lane at `seq`, with an event of its own whose payload is
+   * `{ seq }`, or `{ seq, pad }` to make its JSON `bytes` long.
+   */
+  async function queued(
+    endpointId: string,
+    seq: number,
+    status = 'fifo_waiting',
+    bytes?: number,
+  ): Promise<string> {
     const id = newId('msg');
     const eventId = newId('evt');
+    const bare = JSON.stringify({ seq, pad: '' }).length;
+    const payload = bytes === undefined ? { seq } : { seq, pad: 'x'.repeat(bytes - bare) };
+    expect(bytes === undefined || JSON.stringify(payload).length === bytes).toBe(true);
     await dataSource.query(
       `INSERT INTO events (id, organization_id, event_type, payload, accepted_at, created_at)
        VALUES ($1, $2, 't', $3, now(), now())`,
-      [eventId, organizationId, JSON.stringify({ seq })],
+      [eventId, organizationId, JSON.stringify(payload)],
     );
     await dataSource.query(
       `INSERT INTO messages (id, organization_id, event_id, endpoint_id, event_type, status, route,
@@ -85,17 +96,44 @@ describe('FIFO lane statements for many lanes', () => {
     const only = await queued(short, 7);
     const queues = await lanes.queues([long, short, empty, short], 2);
     expect([...queues.keys()].sort()).toEqual([long, short].sort());
-    expect(queues.get(long)!.map((m) => m.messageId)).toEqual([first, second]);
-    expect(queues.get(long)![0]).toMatchObject({
+    expect(queues.get(long)!.messages.map((m) => m.messageId)).toEqual([first, second]);
+    expect(queues.get(long)!.messages[0]).toMatchObject({
       status: 'awaiting_retry',
       plan: 'pro',
       payload: { seq: 10 },
       endpointId: long,
     });
-    expect(queues.get(short)!.map((m) => m.messageId)).toEqual([only]);
+    expect(queues.get(long)!.whole).toBe(false);
+    expect(queues.get(short)!.messages.map((m) => m.messageId)).toEqual([only]);
+    expect(queues.get(short)!.whole).toBe(true);
     // The same as each lane's own read.
-    expect(await lanes.queue(long, 2)).toEqual(queues.get(long));
+    expect(await lanes.queue(long, 2)).toEqual(queues.get(long)!.messages);
     expect((await lanes.queue(long, 5)).map((m) => m.messageId)).toEqual([first, second, third]);
+  });
+
+  it('reads past the head only while the payloads before make fewer than the bytes given', async () => {
+    const [large, huge, small] = ['a', 'b', 'c'].map(() => newId('ep'));
+    const ids = [];
+    for (let seq = 1; seq <= 4; seq++) ids.push(await queued(large, seq, 'fifo_waiting', 400));
+    const hugeHead = await queued(huge, 1, 'fifo_waiting', 5_000);
+    await queued(huge, 2, 'fifo_waiting', 20);
+    const smallIds = [await queued(small, 1), await queued(small, 2)];
+    const queues = await lanes.queues([large, huge, small], 10, 1_000);
+    // 0, 400 and 800 bytes before the first three; 1,200 before the fourth.
+    expect(queues.get(large)!.messages.map((m) => m.messageId)).toEqual(ids.slice(0, 3));
+    expect(queues.get(large)!.whole).toBe(false);
+    // The head comes whatever its size, alone when it fills the window.
+    expect(queues.get(huge)!.messages.map((m) => m.messageId)).toEqual([hugeHead]);
+    expect(queues.get(huge)!.whole).toBe(false);
+    expect(queues.get(small)).toEqual({
+      messages: [
+        expect.objectContaining({ messageId: smallIds[0] }),
+        expect.objectContaining({ messageId: smallIds[1] }),
+      ],
+      whole: true,
+    });
+    // At the limit of messages, the window is not the whole queue even when nothing was cut.
+    expect((await lanes.queues([small], 2, 1_000)).get(small)!.whole).toBe(false);
   });
 
   it('gives up only the lanes it holds whose queue is empty', async () => {

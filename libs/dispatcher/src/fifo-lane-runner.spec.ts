@@ -67,6 +67,8 @@ function lane(
     renew?: (endpointIds: string[]) => Promise<Set<string>>;
     /** Runs inside the release statement, once it has found the queue empty. */
     whileReleasing?: () => void;
+    /** Messages a read gives at most, as when the window is cut by its payloads' bytes. */
+    windowCut?: number;
   } = {},
 ) {
   let endpoint = options.endpoint ?? endpointOf();
@@ -91,7 +93,9 @@ function lane(
     queue: async (_id: string, limit: number) => queued.slice(0, limit),
     queues: async (ids: string[], limit: number) => {
       calls.read++;
-      return new Map(queued.length === 0 ? [] : ids.map((id) => [id, queued.slice(0, limit)]));
+      const count = Math.min(limit, options.windowCut ?? limit);
+      const window = { messages: queued.slice(0, count), whole: queued.length < count };
+      return new Map(queued.length === 0 ? [] : ids.map((id) => [id, window]));
     },
     releaseManyIfEmpty: async (ids: string[]) => {
       calls.release++;
@@ -215,6 +219,16 @@ describe('FifoLaneRunner', () => {
     await runUntil(t.released, 'the lane to be released');
     expect(t.attempted).toEqual(['a', 'b']);
     expect(t.calls).toEqual({ acquire: 1, read: 2, release: 1 });
+    await t.runner.onApplicationShutdown();
+  });
+
+  it('reads its queue again at once when its window was cut by its payloads, without lingering', async () => {
+    const t = lane({ queue: [queuedOf('a'), queuedOf('b'), queuedOf('c')], windowCut: 1 });
+    t.runner.wake(['ep_1']);
+    // Each window holds one message: lingering after each would take LANE_LINGER_MS a message.
+    await runUntil(t.released, 'the lane to be released', LANE_LINGER_MS);
+    expect(t.attempted).toEqual(['a', 'b', 'c']);
+    expect(t.calls).toEqual({ acquire: 1, read: 4, release: 1 });
     await t.runner.onApplicationShutdown();
   });
 

@@ -16,7 +16,7 @@ import { DeadLetters, DeadLetterService } from './dead-letter.service';
 import { EndpointGuards, LaneGuards } from './endpoint-guards';
 import { GroupedLaneStore } from './grouped-lane-store';
 import { forget, LaneHandle, LaneProgress, settle } from './lane-handle';
-import { LaneSteps, READ_AHEAD } from './lane-steps';
+import { LaneSteps, READ_AHEAD, READ_AHEAD_BYTES } from './lane-steps';
 
 /** A lane whose step failed (the store, a lost read) tries again after this. */
 const LANE_STEP_RETRY: Backoff = { baseMs: 100, maxMs: 5_000, growth: 'doubling' };
@@ -57,13 +57,10 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     @Inject(AttemptService) attempts: Attempts,
     @Inject(DeadLetterService) deadLetters: DeadLetters,
   ) {
-    this.laneStore = new GroupedLaneStore(
-      store,
-      endpoints,
-      this.owner,
-      config.fifo.leaseMs,
-      READ_AHEAD,
-    );
+    this.laneStore = new GroupedLaneStore(store, endpoints, this.owner, config.fifo.leaseMs, {
+      messages: READ_AHEAD,
+      bytes: READ_AHEAD_BYTES,
+    });
     this.steps = new LaneSteps({
       config,
       store,

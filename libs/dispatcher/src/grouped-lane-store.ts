@@ -3,7 +3,7 @@ import {
   EndpointEntity,
   EndpointRepository,
   FifoLaneRepository,
-  QueuedMessage,
+  LaneWindow,
 } from '@hookbase/persistence';
 
 /** Lanes one statement serves at most. */
@@ -21,8 +21,8 @@ export interface EndpointRead {
 export interface LaneStore {
   /** Takes the lane's lease for this process; false when another owner holds it. */
   acquire(endpointId: string): Promise<boolean>;
-  /** The first `readAhead` messages of the lane's queue, head first. */
-  queue(endpointId: string): Promise<QueuedMessage[]>;
+  /** The first messages of the lane's queue, head first, within the read-ahead's bounds. */
+  queue(endpointId: string): Promise<LaneWindow>;
   /** Gives the lane up if its queue is empty; false when messages are still queued. */
   releaseIfEmpty(endpointId: string): Promise<boolean>;
   /** The endpoint and its signing secrets, read now. */
@@ -39,7 +39,7 @@ export interface LaneStore {
  */
 export class GroupedLaneStore implements LaneStore {
   private readonly acquires: GroupedWork<string, boolean>;
-  private readonly queues: GroupedWork<string, QueuedMessage[]>;
+  private readonly queues: GroupedWork<string, LaneWindow>;
   private readonly releases: GroupedWork<string, boolean>;
   private readonly endpoints: GroupedWork<string, EndpointRead>;
   private readonly heads: GroupedWork<{ messageId: string; attemptsBefore: number }, void>;
@@ -49,16 +49,19 @@ export class GroupedLaneStore implements LaneStore {
     endpoints: EndpointRepository,
     owner: string,
     leaseMs: number,
-    readAhead: number,
+    readAhead: { messages: number; bytes: number },
   ) {
     this.acquires = new GroupedWork<string, boolean>(async (ids) => {
       const held = await store.acquireMany(ids, owner, leaseMs);
       return ids.map((id) => held.has(id));
     }, MAX_LANES_PER_STATEMENT);
-    this.queues = new GroupedWork<string, QueuedMessage[]>(async (ids) => {
-      const queues = await store.queues(ids, readAhead);
+    this.queues = new GroupedWork<string, LaneWindow>(async (ids) => {
+      const queues = await store.queues(ids, readAhead.messages, readAhead.bytes);
       // Two calls for one lane in a group each get their own copy of its window.
-      return ids.map((id) => [...(queues.get(id) ?? [])]);
+      return ids.map((id) => {
+        const window = queues.get(id);
+        return { messages: [...(window?.messages ?? [])], whole: window?.whole ?? true };
+      });
     }, MAX_LANES_PER_STATEMENT);
     this.releases = new GroupedWork<string, boolean>(async (ids) => {
       const released = await store.releaseManyIfEmpty(ids, owner);
@@ -91,7 +94,7 @@ export class GroupedLaneStore implements LaneStore {
     return held;
   }
 
-  async queue(endpointId: string): Promise<QueuedMessage[]> {
+  async queue(endpointId: string): Promise<LaneWindow> {
     const [queue] = await this.queues.run([endpointId]);
     return queue;
   }

@@ -15,8 +15,13 @@ import { EndpointRead, LaneStore } from './grouped-lane-store';
 import { forget, LaneHandle, LaneProgress, settle } from './lane-handle';
 import { PendingDelivery } from './pending-delivery';
 
-/** Messages of a lane read ahead of its head; a blocked lane keeps only its head. */
+/**
+ * A lane's window: at most READ_AHEAD messages read ahead of its head, and past the head only
+ * while the payloads before make less than READ_AHEAD_BYTES, so that many lanes with backlogs of
+ * large payloads hold a bounded memory. A blocked lane keeps only its head.
+ */
 export const READ_AHEAD = 50;
+export const READ_AHEAD_BYTES = 256 * 1024;
 const DEAD_LETTER_CHUNK = 500;
 /** How long a lane delivering back to back reuses its read of the endpoint. */
 const ENDPOINT_READ_REUSE_MS = 250;
@@ -86,8 +91,9 @@ export class LaneSteps {
       }
       lane.woken = false;
       state.lingered = false;
-      state.window = await this.laneStore.queue(endpointId);
-      state.readWholeQueue = state.window.length < READ_AHEAD;
+      const read = await this.laneStore.queue(endpointId);
+      state.window = read.messages;
+      state.readWholeQueue = read.whole;
       if (state.window.length === 0) return false;
     }
     const head = state.window[0];

@@ -61,6 +61,12 @@ export interface LaneParking extends TransitionReport {
   queued: { messageId: string; endpointId: string }[];
 }
 
+/** The first messages of a lane's queue as read; `whole`: there are no others. */
+export interface LaneWindow {
+  messages: QueuedMessage[];
+  whole: boolean;
+}
+
 /** A message in a lane's queue, with what is needed to send it. */
 export interface QueuedMessage {
   messageId: string;
@@ -328,32 +334,43 @@ export class FifoLaneRepository {
   }
 
   /**
-   * `queue` for many lanes in one statement: the first `limit` messages of each lane's queue,
-   * head first. A lane with nothing queued is absent from the map.
+   * `queue` for many lanes in one statement: the first messages of each lane's queue, head first,
+   * at most `limit` of them and, past the head, only while the payloads before a message make
+   * fewer than `maxBytes` bytes of JSON (the head always comes, whatever its size). `whole` says
+   * the window is the lane's whole queue. A lane with nothing queued is absent from the map.
    */
   async queues(
     endpointIds: readonly string[],
     limit: number,
-  ): Promise<Map<string, QueuedMessage[]>> {
-    const queues = new Map<string, QueuedMessage[]>();
+    maxBytes = Number.MAX_SAFE_INTEGER,
+  ): Promise<Map<string, LaneWindow>> {
+    const queues = new Map<string, LaneWindow>();
     if (endpointIds.length === 0) return queues;
-    const rows: QueuedRow[] = await this.dataSource.query(
+    const rows: (QueuedRow & { read: number })[] = await this.dataSource.query(
       `SELECT m.id, m.event_id, m.organization_id, m.endpoint_id, m.event_type, m.status,
-              m.attempts, m.next_attempt_at, e.payload, e.accepted_at, o.plan,
-              e.trace_parent
+              m.attempts, m.next_attempt_at, m.payload, m.accepted_at, o.plan, m.trace_parent,
+              m.read::int AS read
          FROM (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id)) lane
          CROSS JOIN LATERAL (
-           SELECT q.id, q.event_id, q.organization_id, q.endpoint_id, q.event_type, q.status,
-                  q.attempts, q.next_attempt_at, q.fifo_seq
-             FROM messages q
-            WHERE q.endpoint_id = lane.id AND q.route = 'lane'
-            ORDER BY q.fifo_seq
-            LIMIT $2) m
-         JOIN events e ON e.id = m.event_id
+           SELECT q.*, e.payload, e.accepted_at, e.trace_parent,
+                  count(*) OVER () AS read,
+                  coalesce(sum(octet_length(e.payload::text)) OVER (
+                    ORDER BY q.fifo_seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+                    AS bytes_before
+             FROM (SELECT q.id, q.event_id, q.organization_id, q.endpoint_id, q.event_type,
+                          q.status, q.attempts, q.next_attempt_at, q.fifo_seq
+                     FROM messages q
+                    WHERE q.endpoint_id = lane.id AND q.route = 'lane'
+                    ORDER BY q.fifo_seq
+                    LIMIT $2) q
+             JOIN events e ON e.id = q.event_id) m
          JOIN organizations o ON o.id = m.organization_id
+        WHERE m.bytes_before < $3
         ORDER BY m.endpoint_id, m.fifo_seq`,
-      [[...endpointIds], limit],
+      [[...endpointIds], limit, maxBytes],
     );
+    /** How many messages of each lane's queue were read, before the cut by bytes. */
+    const readOf = new Map<string, number>();
     for (const row of rows) {
       const message: QueuedMessage = {
         ...sendableOf(row),
@@ -361,9 +378,17 @@ export class FifoLaneRepository {
         nextAttemptAt: row.next_attempt_at,
         plan: row.plan,
       };
-      const queue = queues.get(message.endpointId);
-      if (queue) queue.push(message);
-      else queues.set(message.endpointId, [message]);
+      const window = queues.get(message.endpointId);
+      if (window) window.messages.push(message);
+      else {
+        queues.set(message.endpointId, { messages: [message], whole: false });
+        readOf.set(message.endpointId, row.read);
+      }
+    }
+    // A window cut short by its bytes is not the whole queue, however short the queue.
+    for (const [endpointId, window] of queues) {
+      const read = readOf.get(endpointId)!;
+      window.whole = read < limit && window.messages.length === read;
     }
     return queues;
   }
