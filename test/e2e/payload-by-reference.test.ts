@@ -9,12 +9,19 @@ import {
 } from '@hookbase/testing';
 
 const INLINE_LIMIT = 1024;
+/** Room for one of the large payloads below, not two. */
+const READ_AHEAD_PAYLOAD_BYTES = 1500;
+/** How long the slow path's receiver takes to answer. */
+const SLOW_ANSWER_MS = 4_000;
 
 /**
  * An event's payload goes in its delivery records only up to HOOKBASE_DELIVERY_INLINE_PAYLOAD_BYTES;
  * a larger one stays with the event in PostgreSQL and the dispatcher reads it there. Either way
  * every endpoint gets the payload, and every attempt of a message sends the same body, with the
- * keys in the order they were published in (the retries read the payload from the event).
+ * keys in the order they were published in (the retries read the payload from the event). The
+ * dispatcher holds payloads for the messages it has read ahead only within
+ * HOOKBASE_DISPATCH_READ_AHEAD_PAYLOAD_BYTES; the others read theirs from the event when their
+ * attempts are about to start.
  */
 describe('payloads read from the event', () => {
   let stack: RunningStack;
@@ -31,10 +38,15 @@ describe('payloads read from the event', () => {
     receiverUrl = await receiver.start();
     // Each message's first attempt fails; its retry succeeds.
     receiver.respondWith((request) =>
-      request.headers['hookbase-attempt'] === '1' ? { status: 500 } : { status: 200 },
+      request.path === '/slow'
+        ? { status: 200, delayMs: SLOW_ANSWER_MS }
+        : request.headers['hookbase-attempt'] === '1'
+          ? { status: 500 }
+          : { status: 200 },
     );
     stack = await startStack({
       HOOKBASE_DELIVERY_INLINE_PAYLOAD_BYTES: String(INLINE_LIMIT),
+      HOOKBASE_DISPATCH_READ_AHEAD_PAYLOAD_BYTES: String(READ_AHEAD_PAYLOAD_BYTES),
       HOOKBASE_RETRY_POLL_MS: '100',
     });
   });
@@ -92,5 +104,46 @@ describe('payloads read from the event', () => {
       expect(record).not.toHaveProperty('payload');
       expect(JSON.stringify(record).length).toBeLessThan(400);
     }
+  });
+
+  it('holds payloads ahead of their attempts only within its budget, and reads the others when they are sent', async () => {
+    const heldBytes = async () => {
+      const metrics = await (await fetch(`${stack.url}/metrics`)).text();
+      return Number(/^hookbase_dispatch_read_ahead_payload_bytes (\S+)$/m.exec(metrics)?.[1]);
+    };
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken);
+    const created = await client.post(`/api/organizations/${organizationId}/webhook-endpoints`, {
+      url: `${receiverUrl}/slow`,
+    });
+    expect(created.status).toBe(201);
+    // Three payloads of about 1.1 KB each, each read from its event: the budget has room for one.
+    const payloads = [1, 2, 3].map((n) => ({ zeta: n, text: 'x'.repeat(1100) }));
+    const bytes = JSON.stringify(payloads[0]).length;
+    expect(bytes).toBeGreaterThan(INLINE_LIMIT);
+    expect(bytes).toBeLessThanOrEqual(READ_AHEAD_PAYLOAD_BYTES);
+    expect(2 * bytes).toBeGreaterThan(READ_AHEAD_PAYLOAD_BYTES);
+    for (const payload of payloads) {
+      const published = await client.post('/v1/events', { eventType: 'size.test', payload });
+      expect(published.status).toBe(202);
+    }
+    const slow = () => receiver.requests.filter((r) => r.path === '/slow');
+    await pollUntil(() => slow().length >= 3 || undefined, {
+      timeoutMs: 30_000,
+      description: 'the three slow requests under way',
+    });
+    // All three are in flight, their answers a few seconds off: one payload is held, the other
+    // two were read from their events when their attempts started.
+    expect(await heldBytes()).toBe(bytes);
+    expect(
+      slow()
+        .map((r) => r.body)
+        .sort(),
+    ).toEqual(payloads.map((p) => JSON.stringify(p)).sort());
+    // Once they are answered, nothing is held.
+    await pollUntil(async () => (await heldBytes()) === 0 || undefined, {
+      timeoutMs: 30_000,
+      description: 'the payloads let go after the answers',
+    });
+    expect(slow()).toHaveLength(3);
   });
 });

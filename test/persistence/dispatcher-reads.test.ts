@@ -411,7 +411,9 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
       [toAll.id, toAll.id, toLane.id, purged.id, newId('evt')],
     );
     expect(states.size).toBe(messages.length);
-    expect([...payloads.entries()]).toEqual([[toAll.id, toAll.payload]]);
+    expect([...payloads.entries()]).toEqual([
+      [toAll.id, { payload: toAll.payload, bytes: JSON.stringify(toAll.payload).length }],
+    ]);
 
     // None for an event whose messages have all left the stream.
     await dataSource.query(
@@ -423,6 +425,47 @@ describe("the dispatcher's reads of endpoints and secrets", () => {
       [toAll.id],
     );
     expect(later.payloads.size).toBe(0);
+  });
+
+  it("reads payloads in the intake only while they fit the bytes given, in their first messages' order, and the others by event later", async () => {
+    const created = await endpoints.create(endpoint(), generateSecret());
+    const recipients = [{ ...created, createdAt: created.createdAt.getTime() }];
+    // Keys out of jsonb's order and text of two bytes a character: sizes are bytes as published.
+    const events = [1, 2, 3].map((n) => ({
+      id: newId('evt'),
+      organizationId: 'org_reads',
+      eventType: 'order.created',
+      payload: { zeta: n, alpha: 'é'.repeat(500) },
+      acceptedAt: new Date().toISOString(),
+    }));
+    const bytes = Buffer.byteLength(JSON.stringify(events[0].payload));
+    expect(bytes).toBeGreaterThan(1_000);
+    const messages = planMessages(events, recipients);
+    const eventRepository = new EventRepository(dataSource);
+    await eventRepository.recordEvents(events, messages);
+    const lanes = new FifoLaneRepository(dataSource);
+    // Offsets in the reverse of the events' order: the last event's message comes first.
+    const asked = messages.map((message, index) => ({
+      messageId: message.messageId,
+      seq: String(100 - index),
+    }));
+    const ids = events.map((event) => event.id);
+    const within = async (payloadBytes: number) =>
+      [...(await lanes.intake(asked, ids, payloadBytes)).payloads.keys()].sort();
+
+    expect(await within(2 * bytes)).toEqual([ids[2], ids[1]].sort());
+    expect(await within(2 * bytes - 1)).toEqual([ids[2]]);
+    expect(await within(bytes - 1)).toEqual([]);
+    expect(await within(3 * bytes)).toEqual([...ids].sort());
+    const [first] = (await lanes.intake(asked, [ids[2]], bytes)).payloads.values();
+    expect(first).toEqual({ payload: events[2].payload, bytes });
+
+    // The others, read by event when their attempts are about to start: as published, key order
+    // kept, and none for a purged payload or an event not stored.
+    await eventRepository.purgePayload('org_reads', ids[1]);
+    const read = await eventRepository.payloads([ids[0], ids[1], ids[0], newId('evt')]);
+    expect([...read.keys()]).toEqual([ids[0]]);
+    expect(JSON.stringify(read.get(ids[0]))).toBe(JSON.stringify(events[0].payload));
   });
 
   it("keeps an organization's recipients until any of its endpoints changes", async () => {

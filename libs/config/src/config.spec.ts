@@ -188,6 +188,18 @@ describe('loadConfig', () => {
       );
   });
 
+  it('holds up to 32 MiB of read-ahead payloads unless told otherwise, within bounds', () => {
+    expect(loadConfig({}).delivery.readAheadPayloadBytes).toBe(32 * 1024 * 1024);
+    expect(
+      loadConfig({ HOOKBASE_DISPATCH_READ_AHEAD_PAYLOAD_BYTES: '0' }).delivery
+        .readAheadPayloadBytes,
+    ).toBe(0);
+    for (const bad of ['-1', '1073741825', '1.5', 'lots'])
+      expect(() => loadConfig({ HOOKBASE_DISPATCH_READ_AHEAD_PAYLOAD_BYTES: bad })).toThrow(
+        /HOOKBASE_DISPATCH_READ_AHEAD_PAYLOAD_BYTES/,
+      );
+  });
+
   it('treats empty variables as unset', () => {
     expect(loadConfig({ PORT: '' }).http.port).toBe(3000);
   });

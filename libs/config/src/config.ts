@@ -238,6 +238,11 @@ export const envSchema = z.object({
     .describe(
       "Largest payload, in bytes of JSON, that the fan-out writes into each of an event's records on the deliveries topic. A larger one (every one, with `0`) stays only with the event in PostgreSQL, and the dispatcher reads it there, once for the event's records it takes in together. While dispatchers of a version without this setting still run (a rolling upgrade), set it to `4194304`: they read only records with their payload.",
     ),
+  HOOKBASE_DISPATCH_READ_AHEAD_PAYLOAD_BYTES: int(0, 1024 * 1024 * 1024)
+    .default(32 * 1024 * 1024)
+    .describe(
+      "Bytes of payloads (as JSON) a dispatcher may hold for the messages it has read and not yet sent; an event's payload counts once for all its messages. A message whose payload does not fit waits without it, and its payload is read from the event when its attempt is about to start, so the read-ahead's memory stays bounded whatever the payloads' size. `0` reads every payload at its attempt.",
+    ),
   // Percent of the dispatch pool any organization may always hold; beyond it an organization
   // borrows only while that much stays free for the others. 100 turns the sharing off.
   HOOKBASE_DISPATCH_ORGANIZATION_SHARE: int(1, 100)
@@ -493,6 +498,8 @@ export interface HookbaseConfig {
     readAheadPerPartition: number;
     /** Largest payload (bytes of JSON) the fan-out writes into each delivery record. */
     inlinePayloadBytes: number;
+    /** Bytes of payloads the dispatcher may hold for messages read ahead of their attempts. */
+    readAheadPayloadBytes: number;
     /**
      * Attempts in flight any organization may always hold (its share of `dispatchConcurrency`,
      * at least 1); beyond it, it borrows only while as many stay free for other organizations.
@@ -643,6 +650,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       dispatchConcurrency: e.HOOKBASE_DISPATCH_CONCURRENCY,
       readAheadPerPartition: e.HOOKBASE_DISPATCH_READ_AHEAD,
       inlinePayloadBytes: e.HOOKBASE_DELIVERY_INLINE_PAYLOAD_BYTES,
+      readAheadPayloadBytes: e.HOOKBASE_DISPATCH_READ_AHEAD_PAYLOAD_BYTES,
       organizationShare: organizationShareSlots(
         e.HOOKBASE_DISPATCH_CONCURRENCY,
         e.HOOKBASE_DISPATCH_ORGANIZATION_SHARE,

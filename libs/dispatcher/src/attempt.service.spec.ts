@@ -5,7 +5,7 @@ import { AttemptRecord, EndpointEntity, OrganizationRepository } from '@hookbase
 import { AttemptRecorder } from './attempt-recorder';
 import { AttemptService } from './attempt.service';
 import { DispatcherDestinations } from './destination-registry.provider';
-import { PendingDelivery } from './pending-delivery';
+import { ReadyDelivery } from './pending-delivery';
 
 const endpointOf = (over: Partial<EndpointEntity> = {}) =>
   ({
@@ -22,7 +22,7 @@ const endpointOf = (over: Partial<EndpointEntity> = {}) =>
     ...over,
   }) as unknown as EndpointEntity;
 
-const delivery: PendingDelivery = {
+const delivery: ReadyDelivery = {
   messageId: 'msg_1',
   webhookId: 'wh_1',
   source: 'new',

@@ -34,7 +34,7 @@ import { AttemptRecorder } from './attempt-recorder';
 import { dlqMessage, exhaustedData } from './dead-letter.service';
 import { DESTINATION_REGISTRY, DispatcherDestinations } from './destination-registry.provider';
 import { EndpointHealthService } from './endpoint-health.service';
-import { PendingDelivery } from './pending-delivery';
+import { ReadyDelivery } from './pending-delivery';
 
 /** What one attempt came to. */
 export interface AttemptResultOf {
@@ -52,7 +52,7 @@ export interface Attempts {
    * with `deferSuccessRecord`, a success returns at once with its store write under way.
    */
   attempt(
-    delivery: PendingDelivery,
+    delivery: ReadyDelivery,
     endpoint: EndpointEntity,
     secrets: readonly string[],
     options?: AttemptOptions,
@@ -96,7 +96,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
    * Without an exporter there is none to make.
    */
   async attempt(
-    delivery: PendingDelivery,
+    delivery: ReadyDelivery,
     endpoint: EndpointEntity,
     secrets: readonly string[],
     options: AttemptOptions = NO_OPTIONS,
@@ -137,7 +137,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
   }
 
   private async attemptOnce(
-    delivery: PendingDelivery,
+    delivery: ReadyDelivery,
     endpoint: EndpointEntity,
     secrets: readonly string[],
     options: AttemptOptions,
@@ -254,7 +254,7 @@ export class AttemptService implements Attempts, OnApplicationShutdown {
    */
   private async deliverThrough(
     adapter: DestinationAdapter,
-    delivery: PendingDelivery,
+    delivery: ReadyDelivery,
     endpoint: EndpointEntity,
     secrets: readonly string[],
     attemptNumber: number,

@@ -1,6 +1,11 @@
 import { loadConfig } from '@hookbase/config';
 import { DeliveryDecision, DlqReason } from '@hookbase/domain';
-import { EndpointEntity, EndpointRepository, MessageRepository } from '@hookbase/persistence';
+import {
+  EndpointEntity,
+  EndpointRepository,
+  EventRepository,
+  MessageRepository,
+} from '@hookbase/persistence';
 import { Attempts } from './attempt.service';
 import { DeadLetters } from './dead-letter.service';
 import { DeliveryService, PendingDelivery } from './delivery.service';
@@ -44,6 +49,8 @@ function service(options: {
   attemptFails?: boolean;
   /** ep_1's signing secrets in the store (read at each read). */
   secrets?: string[];
+  /** The events' payloads in the store, by event id (purged ones absent). */
+  storedPayloads?: Record<string, Record<string, unknown>>;
 }) {
   const held: { ids: readonly string[]; until: Date }[] = [];
   const inFlight: string[] = [];
@@ -72,10 +79,22 @@ function service(options: {
       };
     },
   } as unknown as EndpointRepository;
+  /** The store's reads of payloads, each as the event ids it asked for. */
+  const payloadReads: string[][] = [];
+  const events = {
+    payloads: async (ids: readonly string[]) => {
+      payloadReads.push([...ids]);
+      const stored = options.storedPayloads ?? {};
+      return new Map(ids.filter((id) => id in stored).map((id) => [id, stored[id]]));
+    },
+  } as unknown as EventRepository;
+  /** The payload each attempt sent, by message id. */
+  const sent = new Map<string, Record<string, unknown>>();
   const attempts: Attempts = {
     attempt: async (delivery, _endpoint, secrets) => {
       if (options.attemptFails) throw new Error('store gone');
       attempted.push(`${delivery.messageId}:${secrets.join(',')}`);
+      sent.set(delivery.messageId, delivery.payload);
       const outcome = options.outcome ?? 'succeeded';
       return {
         outcome,
@@ -101,6 +120,7 @@ function service(options: {
     config,
     endpoints,
     messages,
+    events,
     guards,
     attempts,
     deadLetters,
@@ -111,7 +131,19 @@ function service(options: {
       },
     },
   );
-  return { deliveries, held, inFlight, marks, attempted, reported, deadLettered, config, reads };
+  return {
+    deliveries,
+    held,
+    inFlight,
+    marks,
+    attempted,
+    reported,
+    deadLettered,
+    config,
+    reads,
+    payloadReads,
+    sent,
+  };
 }
 
 const refusing = (refusal: Refusal): DeliveryGuards => ({
@@ -123,6 +155,30 @@ const refusing = (refusal: Refusal): DeliveryGuards => ({
 });
 
 describe('DeliveryService', () => {
+  it('reads the payloads of messages that came without theirs when their attempts are about to start, together, and sends nothing for a payload gone meanwhile', async () => {
+    const { deliveries, payloadReads, sent, attempted, marks } = service({
+      storedPayloads: { evt_1: { order: 1 }, evt_2: { order: 2 } },
+    });
+    await deliveries.deliver([
+      deliveryOf({ messageId: 'msg_1', eventId: 'evt_1', payload: undefined }),
+      deliveryOf({ messageId: 'msg_2', eventId: 'evt_2', payload: undefined }),
+      deliveryOf({ messageId: 'msg_3', eventId: 'evt_1', payload: undefined }),
+      deliveryOf({ messageId: 'msg_4', eventId: 'evt_purged', payload: undefined }),
+      deliveryOf({ messageId: 'msg_5', eventId: 'evt_3', payload: { as: 'read' } }),
+    ]);
+    // One read for the four that came without, none for the one with its own.
+    expect(payloadReads).toEqual([['evt_1', 'evt_2', 'evt_1', 'evt_purged']]);
+    expect(Object.fromEntries(sent)).toEqual({
+      msg_1: { order: 1 },
+      msg_2: { order: 2 },
+      msg_3: { order: 1 },
+      msg_5: { as: 'read' },
+    });
+    // The purged event's message makes no attempt and begins none.
+    expect(attempted).not.toContain('msg_4:whsec_x');
+    expect(marks.filter((mark) => mark.startsWith('msg_4'))).toEqual([]);
+  });
+
   it('claims scheduled messages in flight before their attempts, attempts each with its endpoint’s secrets, and reports the outcome to the guards', async () => {
     const { deliveries, inFlight, marks, attempted, reported, held, deadLettered } = service({
       outcome: 'retry',

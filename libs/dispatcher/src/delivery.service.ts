@@ -1,16 +1,17 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import { GroupedWork, nextDeliveryStep, refusedDeliveryStep } from '@hookbase/domain';
 import {
   EndpointEntity,
   EndpointRepository,
   type EndpointVersion,
+  EventRepository,
   MessageRepository,
 } from '@hookbase/persistence';
 import { AttemptResultOf, Attempts, AttemptService } from './attempt.service';
 import { DeadLetters, DeadLetterService } from './dead-letter.service';
 import { DeliveryGuards, EndpointGuards } from './endpoint-guards';
-import { PendingDelivery } from './pending-delivery';
+import { PendingDelivery, ReadyDelivery } from './pending-delivery';
 import { AttemptMarks, StreamAttemptMarks } from './stream-attempt-marks';
 
 export type { PendingDelivery } from './pending-delivery';
@@ -36,6 +37,7 @@ export interface EndpointReads {
  */
 @Injectable()
 export class DeliveryService {
+  private readonly logger = new Logger(DeliveryService.name);
   /**
    * Messages the guards handed back (a slow endpoint's backlog, or no slot in their
    * organization's share): when many give up together, their holds go in one write.
@@ -43,11 +45,17 @@ export class DeliveryService {
   private readonly guardHolds: GroupedWork<{ messageId: string; until: Date }, void>;
   /** Endpoints read again before an attempt: the reads asked for together go in one. */
   private readonly freshReads: GroupedWork<string, EndpointReads>;
+  /**
+   * Payloads of messages that waited without theirs (over the read-ahead's budget), read when
+   * their attempts are about to start: the reads asked for together go in one.
+   */
+  private readonly payloadReads: GroupedWork<string, Record<string, unknown> | undefined>;
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly endpoints: EndpointRepository,
     private readonly messages: MessageRepository,
+    private readonly events: EventRepository,
     @Inject(EndpointGuards) private readonly guards: DeliveryGuards,
     @Inject(AttemptService) private readonly attempts: Attempts,
     @Inject(DeadLetterService) private readonly deadLetters: DeadLetters,
@@ -61,6 +69,12 @@ export class DeliveryService {
       const read = await this.readEndpoints(endpointIds);
       return endpointIds.map(() => read);
     });
+    this.payloadReads = new GroupedWork<string, Record<string, unknown> | undefined>(
+      async (eventIds) => {
+        const payloads = await this.events.payloads(eventIds);
+        return eventIds.map((eventId) => payloads.get(eventId));
+      },
+    );
   }
 
   /** Holds a message the guards handed back until `until`, without an attempt. */
@@ -189,6 +203,8 @@ export class DeliveryService {
       ({ endpoints, secrets } = fresh);
       if ((await this.sendable([delivery], endpoints, fresh.at)).length === 0) return;
     }
+    const ready = await this.withPayload(delivery);
+    if (ready === undefined) return;
     const endpoint = endpoints.get(delivery.endpointId)!;
     const admission = await this.guards.admit(endpoint);
     if (admission !== true) {
@@ -206,7 +222,7 @@ export class DeliveryService {
     let outcome: AttemptResultOf['outcome'];
     try {
       ({ outcome } = await this.attempts.attempt(
-        delivery,
+        ready,
         endpoint,
         secrets.get(delivery.endpointId) ?? [],
       ));
@@ -215,4 +231,25 @@ export class DeliveryService {
     }
     this.guards.afterAttempt(endpoint.id, outcome);
   }
+
+  /**
+   * The message with its payload: as it came, or read from the event now (it waited without it).
+   * Undefined when the event's payload is gone meanwhile: purged, which ended the message, or the
+   * event pruned with its messages.
+   */
+  private async withPayload(delivery: PendingDelivery): Promise<ReadyDelivery | undefined> {
+    if (hasPayload(delivery)) return delivery;
+    const [payload] = await this.payloadReads.run([delivery.eventId]);
+    if (payload === undefined) {
+      this.logger.warn(
+        `message ${delivery.messageId}: the payload of event ${delivery.eventId} is no longer stored`,
+      );
+      return undefined;
+    }
+    return { ...delivery, payload };
+  }
+}
+
+function hasPayload(delivery: PendingDelivery): delivery is ReadyDelivery {
+  return delivery.payload !== undefined;
 }

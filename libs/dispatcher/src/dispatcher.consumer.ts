@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Kafka } from 'kafkajs';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
 import {
@@ -7,6 +7,7 @@ import {
   DeliveryRecord,
   deliveryRecordParser,
   GroupedWork,
+  PayloadBudget,
 } from '@hookbase/domain';
 import {
   BatchContext,
@@ -19,6 +20,7 @@ import {
   traceParentOfHeaders,
 } from '@hookbase/kafka';
 import { FifoLaneRepository } from '@hookbase/persistence';
+import { HookbaseMetrics, type ScrapeSource } from '@hookbase/runtime';
 import { DeliveryService, PendingDelivery } from './delivery.service';
 import { FifoLaneRunner } from './fifo-lane-runner';
 
@@ -31,6 +33,8 @@ interface Arrival {
   offset: string;
   /** The trace context the record's headers carry (the event's fan-out), or null. */
   traceParent: string | null;
+  /** The record's size in bytes (what its payload counts, when it carries one). */
+  bytes: number;
 }
 
 /** A record whose attempt started: the message and the send to wait for. */
@@ -49,7 +53,7 @@ interface StartedSend {
  * id and skipped.
  */
 @Injectable()
-export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
+export class DispatcherConsumer extends TopicWorker<DeliveryRecord> implements ScrapeSource {
   /** Partitions' batches that arrive while one is being taken in go together in the next intake. */
   private readonly intake = new GroupedWork<Arrival, StartedSend | null>((arrivals) =>
     this.admit(arrivals),
@@ -63,6 +67,13 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
    */
   private readonly underWay = new Map<string, StartedSend>();
 
+  /**
+   * The payloads held for messages read and not yet sent, within
+   * HOOKBASE_DISPATCH_READ_AHEAD_PAYLOAD_BYTES: a message whose payload does not fit waits
+   * without it and reads it when its attempt is about to start (`DeliveryService`).
+   */
+  private readonly payloadBudget: PayloadBudget<Record<string, unknown>>;
+
   constructor(
     @Inject(KAFKA) kafka: Kafka,
     @Inject(TOPICS) topics: TopicNames,
@@ -70,6 +81,7 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
     private readonly delivery: DeliveryService,
     private readonly lanes: FifoLaneRepository,
     private readonly laneRunner: FifoLaneRunner,
+    @Optional() catalog?: HookbaseMetrics,
   ) {
     super(kafka, config, {
       role: 'dispatcher',
@@ -79,6 +91,13 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
       // Bounded memory: a partition's reading waits while this many of its messages are unfinished.
       maxUnfinishedPerPartition: config.delivery.readAheadPerPartition,
     });
+    this.payloadBudget = new PayloadBudget(config.delivery.readAheadPayloadBytes);
+    catalog?.addScrapeSource(this);
+  }
+
+  /** The payload bytes held for messages read ahead, at each scrape. */
+  async collect(metrics: HookbaseMetrics): Promise<void> {
+    metrics.dispatchReadAheadPayloadBytes.set(this.payloadBudget.heldBytes);
   }
 
   protected async handle(
@@ -91,6 +110,7 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
         record,
         offset: sources[index].offset,
         traceParent: traceParentOfHeaders(sources[index].headers),
+        bytes: sources[index].value?.length ?? 0,
       })),
     );
     return started.flatMap((send, index) =>
@@ -114,10 +134,16 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
     // In one statement: every record's state, new messages of FIFO endpoints parked in their
     // lanes, in offset order, before anything else, their endpoints' configuration versions and
     // health, so that only endpoints that changed are read after it, and the payloads of events
-    // whose records came without them (once per event).
+    // whose records came without them (once per event, unless already held, and only as many as
+    // the payload budget has room for).
     const { states, parking, endpoints, payloads } = await this.lanes.intake(
       records.map(({ record, offset }) => ({ messageId: record.messageId, seq: offset })),
-      records.filter(({ record }) => record.payload === undefined).map((a) => a.record.eventId),
+      records
+        .filter(
+          ({ record }) => record.payload === undefined && !this.payloadBudget.holds(record.eventId),
+        )
+        .map((a) => a.record.eventId),
+      this.payloadBudget.room(),
     );
     const { queued } = parking;
     const seen = new Set<string>();
@@ -134,6 +160,8 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
     const inLanes = new Set(queued.map((q) => q.messageId));
     this.laneRunner.wake(new Set(queued.map((q) => q.endpointId)));
     const pending: PendingDelivery[] = [];
+    /** Events whose payloads messages of this intake took from the budget, one entry each. */
+    const holding: string[] = [];
     const bySource = new Map<Arrival, PendingDelivery>();
     const joined = new Map<Arrival, StartedSend>();
     for (const { arrival, attemptsMade } of candidates) {
@@ -144,12 +172,14 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
         joined.set(arrival, running);
         continue;
       }
-      const payload = record.payload ?? payloads.get(record.eventId);
-      if (payload === undefined) {
-        // Its event is no longer stored (pruned with its organization's log): nothing to send.
-        this.logger.error(`message ${record.messageId}: event ${record.eventId} not found`);
-        continue;
-      }
+      const read =
+        record.payload === undefined
+          ? payloads.get(record.eventId)
+          : { payload: record.payload, bytes: arrival.bytes };
+      // Held within the budget (or shared with the event's other messages held), or left to read
+      // when the attempt is about to start.
+      const payload = this.payloadBudget.hold(record.eventId, read);
+      if (payload !== undefined) holding.push(record.eventId);
       const delivery: PendingDelivery = {
         messageId: record.messageId,
         webhookId: record.messageId,
@@ -166,13 +196,28 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> {
       pending.push(delivery);
       bySource.set(arrival, delivery);
     }
-    const sends = await this.delivery.start(
-      pending,
-      this.delivery.readEndpoints(
-        pending.map((delivery) => delivery.endpointId),
-        endpoints,
-      ),
-    );
+    let sends: Map<string, Promise<void>>;
+    try {
+      sends = await this.delivery.start(
+        pending,
+        this.delivery.readEndpoints(
+          pending.map((delivery) => delivery.endpointId),
+          endpoints,
+        ),
+      );
+    } catch (error) {
+      for (const eventId of holding) this.payloadBudget.release(eventId);
+      throw error;
+    }
+    // A payload held goes back to the budget once its message's send is settled, or at once
+    // when the message started nothing here.
+    for (const delivery of pending) {
+      if (delivery.payload === undefined) continue;
+      const done = sends.get(delivery.messageId);
+      const release = () => this.payloadBudget.release(delivery.eventId);
+      if (done) done.then(release, release);
+      else release();
+    }
     return records.map((arrival) => {
       const running = joined.get(arrival);
       if (running) return running;

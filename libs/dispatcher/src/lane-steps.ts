@@ -13,7 +13,7 @@ import { DeadLetters } from './dead-letter.service';
 import { LaneGuards, type Refusal } from './endpoint-guards';
 import { EndpointRead, LaneStore } from './grouped-lane-store';
 import { forget, LaneHandle, LaneProgress, settle } from './lane-handle';
-import { PendingDelivery } from './pending-delivery';
+import { ReadyDelivery } from './pending-delivery';
 
 /**
  * A lane's window: at most READ_AHEAD messages read ahead of its head, and past the head only
@@ -323,7 +323,7 @@ function laneEndpoint(endpoint: EndpointEntity): LaneEndpoint {
   };
 }
 
-function pending(message: QueuedMessage): PendingDelivery {
+function pending(message: QueuedMessage): ReadyDelivery {
   return {
     messageId: message.messageId,
     webhookId: message.messageId,

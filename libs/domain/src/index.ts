@@ -22,6 +22,7 @@ export * from './inputs';
 export * from './quick-parse';
 export * from './model';
 export * from './offset-watermark';
+export * from './payload-budget';
 export * from './json-limits';
 export * from './poll-log';
 export * from './recipients';

@@ -131,7 +131,7 @@ export class LogController {
     operationId: 'purgeEventPayload',
     tag: 'Message log',
     summary:
-      "Erase an event's payload everywhere Hookbase stores it. Its messages and attempts keep their rows and statuses; those still waiting are dead-lettered (payload_purged); replaying it is refused with 409 PAYLOAD_PURGED.",
+      "Erase an event's payload from Hookbase's database: the event and its idempotency key (the records on Kafka's topics keep it until the topics' retention removes them). Its messages and attempts keep their rows and statuses; those still waiting are dead-lettered (payload_purged); replaying it is refused with 409 PAYLOAD_PURGED.",
     security: 'apiKey',
     success: {
       status: 200,

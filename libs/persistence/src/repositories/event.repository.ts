@@ -322,9 +322,9 @@ export class EventRepository {
   }
 
   /**
-   * Erases an event's payload everywhere it is stored (the event, its idempotency key), and ends
-   * its messages still waiting (cancelled, dead-lettered as payload_purged): nothing can be sent
-   * without it. The rows stay, with their ids, type, times, statuses and attempts. Answers how many
+   * Erases an event's payload where the database stores it (the event, its idempotency key), and
+   * ends its messages still waiting (cancelled, dead-lettered as payload_purged): nothing can be
+   * sent without it. The rows stay, with their ids, type, times, statuses and attempts. Answers how many
    * messages it ended, or null when the organization has no such event.
    */
   async purgePayload(
@@ -362,6 +362,19 @@ export class EventRepository {
       );
       return { cancelled: rows[0].n };
     });
+  }
+
+  /**
+   * The payloads of these events, as published, by event id; an event whose payload was purged,
+   * or that is no longer stored, is absent.
+   */
+  async payloads(eventIds: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+    if (eventIds.length === 0) return new Map();
+    const rows: { id: string; payload: Record<string, unknown> }[] = await this.dataSource.query(
+      `SELECT id, payload FROM events WHERE id = ANY($1) AND payload_purged_at IS NULL`,
+      [[...new Set(eventIds)]],
+    );
+    return new Map(rows.map((row) => [row.id, row.payload]));
   }
 
   /** Which of these messages belong to an event whose payload was purged. */

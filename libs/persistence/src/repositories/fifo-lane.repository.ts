@@ -1,7 +1,14 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { METRICS, NO_METRICS, TransitionMetrics } from '@hookbase/runtime';
 import { DataSource } from 'typeorm';
-import { DeliveryRoute, LaneLease, MessageStatus, Plan, TransitionReport } from '@hookbase/domain';
+import {
+  DeliveryRoute,
+  LaneLease,
+  MessageStatus,
+  PayloadRead,
+  Plan,
+  TransitionReport,
+} from '@hookbase/domain';
 import { settleTransitions, transitionCase } from './delivery-transitions';
 import type { EndpointVersion } from './endpoint.repository';
 import { DeliveryState, SendableRow, sendableOf } from './message.repository';
@@ -12,7 +19,10 @@ const PARKED_IN_LANE = transitionCase(['parked_in_lane'], 'm');
 const ATTEMPT_STARTED = transitionCase(['attempt_started'], 'm');
 const HANDED_BACK = transitionCase(['handed_back'], 'm');
 
-/** The dispatcher's intake (`$1`: message ids, `$2`: their offsets); see `intake`. */
+/**
+ * The dispatcher's intake (`$1`: message ids, `$2`: their offsets, `$3`: events whose payloads to
+ * read, `$4`: the most bytes of them); see `intake`.
+ */
 const INTAKE = new NamedStatement<{
   id: string;
   endpoint_id: string;
@@ -28,6 +38,7 @@ const INTAKE = new NamedStatement<{
   last_success_at: Date | null;
   event_id: string;
   payload: Record<string, unknown> | null;
+  payload_bytes: number | null;
 }>(
   'hookbase-dispatcher-intake',
   `WITH asked AS MATERIALIZED (
@@ -44,15 +55,20 @@ const INTAKE = new NamedStatement<{
            FROM asked a
           WHERE m.id = a.id AND a.lane AND a.route = 'stream' AND ${PARKED_IN_LANE.allowed}
          RETURNING m.id),
-       payloads AS (
-         SELECT DISTINCT ON (a.event_id) a.id, ev.payload
+       wanted AS (
+         SELECT DISTINCT ON (a.event_id) a.id, a.seq, a.event_id, ev.payload,
+                octet_length(ev.payload::text) AS bytes
            FROM asked a JOIN events ev ON ev.id = a.event_id
           WHERE a.event_id = ANY($3::text[]) AND a.route = 'stream' AND NOT a.lane
                 AND ev.payload_purged_at IS NULL
-          ORDER BY a.event_id, a.id)
+          ORDER BY a.event_id, a.seq),
+       payloads AS (
+         SELECT w.id, w.payload, w.bytes
+           FROM (SELECT wanted.*, sum(bytes) OVER (ORDER BY seq, event_id) AS upto FROM wanted) w
+          WHERE w.upto <= $4::bigint)
        SELECT a.id, a.endpoint_id, a.status, a.route, a.attempts, a.max_attempts, a.lane,
               p.id IS NOT NULL AS parked, a.endpoint_version, a.consecutive_failures,
-              a.failing_since, a.last_success_at, a.event_id, pl.payload
+              a.failing_since, a.last_success_at, a.event_id, pl.payload, pl.bytes AS payload_bytes
          FROM asked a LEFT JOIN parked p ON p.id = a.id LEFT JOIN payloads pl ON pl.id = a.id`,
 );
 
@@ -130,20 +146,23 @@ export class FifoLaneRepository {
    * keeps its first `seq`. `endpoints` has the configuration version and health of the endpoints
    * of the messages found, as `EndpointRepository.forDelivery` would read them first. `payloads`
    * has the payloads of the events named in `payloadsOf` that a message of theirs still on the
-   * stream, outside a lane, is to be sent with, each once, read in the same snapshot as the states
-   * (a purged payload is absent: its messages are no longer on the stream).
+   * stream, outside a lane, is to be sent with, each once with its size in bytes of JSON, read in
+   * the same snapshot as the states (a purged payload is absent: its messages are no longer on the
+   * stream); taken in their first messages' order while they come to at most `payloadBytes` in
+   * all (the others are absent too, and are read again with `EventRepository.payloads`).
    */
   async intake(
     messages: readonly { messageId: string; seq: string }[],
     payloadsOf: readonly string[] = [],
+    payloadBytes = Number.MAX_SAFE_INTEGER,
   ): Promise<{
     states: Map<string, DeliveryState>;
     parking: LaneParking;
     endpoints: EndpointVersion[];
-    payloads: Map<string, Record<string, unknown>>;
+    payloads: Map<string, PayloadRead<Record<string, unknown>>>;
   }> {
     const states = new Map<string, DeliveryState>();
-    const payloads = new Map<string, Record<string, unknown>>();
+    const payloads = new Map<string, PayloadRead<Record<string, unknown>>>();
     if (messages.length === 0) {
       const parking = { transitioned: [], skipped: [], queued: [] };
       return { states, parking, endpoints: [], payloads };
@@ -153,10 +172,12 @@ export class FifoLaneRepository {
       first.map((m) => m.messageId),
       first.map((m) => m.seq),
       [...new Set(payloadsOf)],
+      payloadBytes,
     ]);
     const endpoints = new Map<string, EndpointVersion>();
     for (const row of rows) {
-      if (row.payload !== null) payloads.set(row.event_id, row.payload);
+      if (row.payload !== null)
+        payloads.set(row.event_id, { payload: row.payload, bytes: row.payload_bytes! });
       states.set(row.id, {
         status: row.status,
         route: row.route,

@@ -92,6 +92,11 @@ export class HookbaseMetrics implements MetricRecorders {
     help: 'Messages (and FIFO lanes) of this dispatcher waiting for a slot of its dispatch pool.',
     registers: [this.registry],
   });
+  readonly dispatchReadAheadPayloadBytes = new Gauge({
+    name: 'hookbase_dispatch_read_ahead_payload_bytes',
+    help: "Bytes of payloads (as JSON) this dispatcher holds for messages read from the deliveries topic and not yet sent, each event's once; at most HOOKBASE_DISPATCH_READ_AHEAD_PAYLOAD_BYTES. Messages whose payloads did not fit read them when their attempts are about to start.",
+    registers: [this.registry],
+  });
   readonly deliveryTransitionsSkippedTotal = new Counter({
     name: 'hookbase_delivery_transitions_skipped_total',
     help: "Messages a delivery state write left alone, by transition (the event) and reason (state_not_allowed: its state had moved on to one the event does not leave; not_found; condition_unmet: the write's own condition did not hold).",

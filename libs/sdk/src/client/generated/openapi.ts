@@ -343,7 +343,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Erase an event's payload everywhere Hookbase stores it. Its messages and attempts keep their rows and statuses; those still waiting are dead-lettered (payload_purged); replaying it is refused with 409 PAYLOAD_PURGED. */
+        /** Erase an event's payload from Hookbase's database: the event and its idempotency key (the records on Kafka's topics keep it until the topics' retention removes them). Its messages and attempts keep their rows and statuses; those still waiting are dead-lettered (payload_purged); replaying it is refused with 409 PAYLOAD_PURGED. */
         delete: operations["purgeEventPayload"];
         options?: never;
         head?: never;
