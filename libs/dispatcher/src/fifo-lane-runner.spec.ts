@@ -17,6 +17,7 @@ import { DeadLetters } from './dead-letter.service';
 import { DispatchSlots } from './dispatch-pool';
 import { EndpointGuards, LaneGuards, Refusal } from './endpoint-guards';
 import { FifoLaneRunner } from './fifo-lane-runner';
+import { LANES_READ_AHEAD_BYTES, READ_AHEAD_BYTES } from './lane-steps';
 
 const COOLDOWN_MS = 30_000;
 
@@ -80,6 +81,8 @@ function lane(
   let released = false;
   const handedBack: string[][] = [];
   const calls = { acquire: 0, read: 0, release: 0 };
+  /** The payload bytes past their heads each window read allowed. */
+  const bytesAsked: number[] = [];
   /** The lanes whose lease this runner holds in the store. */
   const owned = new Set<string>();
   const store = {
@@ -91,8 +94,9 @@ function lane(
     renew: async (_owner: string, ids: string[]) =>
       options.renew ? options.renew(ids) : new Set(ids.filter((id) => owned.has(id))),
     queue: async (_id: string, limit: number) => queued.slice(0, limit),
-    queues: async (ids: string[], limit: number) => {
+    queues: async (ids: string[], limit: number, maxBytes: number) => {
       calls.read++;
+      bytesAsked.push(maxBytes);
       const count = Math.min(limit, options.windowCut ?? limit);
       const window = { messages: queued.slice(0, count), whole: queued.length < count };
       return new Map(queued.length === 0 ? [] : ids.map((id) => [id, window]));
@@ -119,8 +123,11 @@ function lane(
     unowned: async () => [],
   } as unknown as FifoLaneRepository;
   const endpoints = {
-    forDelivery: async () => ({
-      endpoints: new Map([[endpoint.id, endpoint]]),
+    // The endpoint for ep_1; any other lane's endpoint is the same under its own id.
+    forDelivery: async (ids: string[]) => ({
+      endpoints: new Map(
+        ids.map((id) => [id, id === endpoint.id ? endpoint : { ...endpoint, id }] as const),
+      ),
       secrets: new Map([['ep_1', ['whsec_x']]]),
     }),
   } as unknown as EndpointRepository;
@@ -177,6 +184,7 @@ function lane(
       released = false;
     },
     calls,
+    bytesAsked,
     handedBack,
     owned,
     /** Changes the endpoint in the store: later reads find it so. */
@@ -230,6 +238,28 @@ describe('FifoLaneRunner', () => {
     expect(t.attempted).toEqual(['a', 'b', 'c']);
     expect(t.calls).toEqual({ acquire: 1, read: 4, release: 1 });
     await t.runner.onApplicationShutdown();
+  });
+
+  it("shares the lanes' read-ahead bytes out evenly once many lanes run, and gives one lane its own bound", async () => {
+    const one = lane({ queue: [queuedOf('a')] });
+    one.runner.wake(['ep_1']);
+    await runUntil(one.released, 'the lane to be released');
+    expect(one.bytesAsked[0]).toBe(READ_AHEAD_BYTES);
+    await one.runner.onApplicationShutdown();
+
+    // 300 lanes whose heads stay in flight: they all run when they read their windows.
+    const many = lane({
+      queue: [queuedOf('a'), queuedOf('b')],
+      attemptGate: new Promise<void>(() => undefined),
+    });
+    const ids = Array.from({ length: 300 }, (_, n) => `ep_${n + 1}`);
+    many.runner.wake(ids);
+    await runUntil(() => many.attempted.length === 300, 'every head in flight');
+    expect(new Set(many.bytesAsked)).toEqual(new Set([Math.floor(LANES_READ_AHEAD_BYTES / 300)]));
+    expect(300 * many.bytesAsked[0]).toBeLessThanOrEqual(LANES_READ_AHEAD_BYTES);
+    const drained = many.runner.drain(Date.now() + 1_000);
+    await jest.advanceTimersByTimeAsync(1_100);
+    await drained;
   });
 
   it('starts a lane again that was woken while it gave its lease up', async () => {

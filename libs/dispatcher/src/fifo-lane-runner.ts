@@ -8,7 +8,13 @@ import {
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { HOOKBASE_CONFIG, HookbaseConfig } from '@hookbase/config';
-import { Backoff, backoffDelay, laneLeaseLapsing, laneRenewEveryMs } from '@hookbase/domain';
+import {
+  Backoff,
+  backoffDelay,
+  laneLeaseLapsing,
+  laneRenewEveryMs,
+  laneWindowBytes,
+} from '@hookbase/domain';
 import { EndpointRepository, FifoLaneRepository } from '@hookbase/persistence';
 import { Drainable, DrainsOnShutdown, settledBy } from '@hookbase/runtime';
 import { Attempts, AttemptService } from './attempt.service';
@@ -16,7 +22,7 @@ import { DeadLetters, DeadLetterService } from './dead-letter.service';
 import { EndpointGuards, LaneGuards } from './endpoint-guards';
 import { GroupedLaneStore } from './grouped-lane-store';
 import { forget, LaneHandle, LaneProgress, settle } from './lane-handle';
-import { LaneSteps, READ_AHEAD, READ_AHEAD_BYTES } from './lane-steps';
+import { LANES_READ_AHEAD_BYTES, LaneSteps, READ_AHEAD, READ_AHEAD_BYTES } from './lane-steps';
 
 /** A lane whose step failed (the store, a lost read) tries again after this. */
 const LANE_STEP_RETRY: Backoff = { baseMs: 100, maxMs: 5_000, growth: 'doubling' };
@@ -59,7 +65,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
   ) {
     this.laneStore = new GroupedLaneStore(store, endpoints, this.owner, config.fifo.leaseMs, {
       messages: READ_AHEAD,
-      bytes: READ_AHEAD_BYTES,
+      bytes: () => laneWindowBytes(this.lanes.size, READ_AHEAD_BYTES, LANES_READ_AHEAD_BYTES),
     });
     this.steps = new LaneSteps({
       config,

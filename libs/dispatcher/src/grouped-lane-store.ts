@@ -49,14 +49,18 @@ export class GroupedLaneStore implements LaneStore {
     endpoints: EndpointRepository,
     owner: string,
     leaseMs: number,
-    readAhead: { messages: number; bytes: number },
+    readAhead: {
+      messages: number;
+      /** The payload bytes a window may take past its head, asked at each read. */
+      bytes: () => number;
+    },
   ) {
     this.acquires = new GroupedWork<string, boolean>(async (ids) => {
       const held = await store.acquireMany(ids, owner, leaseMs);
       return ids.map((id) => held.has(id));
     }, MAX_LANES_PER_STATEMENT);
     this.queues = new GroupedWork<string, LaneWindow>(async (ids) => {
-      const queues = await store.queues(ids, readAhead.messages, readAhead.bytes);
+      const queues = await store.queues(ids, readAhead.messages, readAhead.bytes());
       // Two calls for one lane in a group each get their own copy of its window.
       return ids.map((id) => {
         const window = queues.get(id);

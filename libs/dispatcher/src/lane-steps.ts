@@ -17,11 +17,14 @@ import { ReadyDelivery } from './pending-delivery';
 
 /**
  * A lane's window: at most READ_AHEAD messages read ahead of its head, and past the head only
- * while the payloads before make less than READ_AHEAD_BYTES, so that many lanes with backlogs of
- * large payloads hold a bounded memory. A blocked lane keeps only its head.
+ * while the payloads before make less than READ_AHEAD_BYTES, or than the lane's even part of
+ * LANES_READ_AHEAD_BYTES when many lanes run (`laneWindowBytes`), so that however many lanes have
+ * backlogs of large payloads, what they hold past their heads stays bounded. A blocked lane keeps
+ * only its head.
  */
 export const READ_AHEAD = 50;
 export const READ_AHEAD_BYTES = 256 * 1024;
+export const LANES_READ_AHEAD_BYTES = 32 * 1024 * 1024;
 const DEAD_LETTER_CHUNK = 500;
 /** How long a lane delivering back to back reuses its read of the endpoint. */
 const ENDPOINT_READ_REUSE_MS = 250;

@@ -9,6 +9,7 @@ import {
   LaneLease,
   laneLeaseLapsing,
   laneRenewEveryMs,
+  laneWindowBytes,
   nextLaneStep,
 } from './fifo-lane';
 import type { EndpointStatus, MessageStatus } from './model';
@@ -698,4 +699,31 @@ describe('emptyWindowStep', () => {
       expect(emptyWindowStep({ readWholeQueue, woken, lingered })).toBe(step);
     },
   );
+});
+
+describe('laneWindowBytes', () => {
+  const KIB = 1024;
+  it("gives each lane its own bound while the process's lanes stay within theirs", () => {
+    expect(laneWindowBytes(0, 256 * KIB, 32 * 1024 * KIB)).toBe(256 * KIB);
+    expect(laneWindowBytes(1, 256 * KIB, 32 * 1024 * KIB)).toBe(256 * KIB);
+    expect(laneWindowBytes(128, 256 * KIB, 32 * 1024 * KIB)).toBe(256 * KIB);
+  });
+
+  it('shares what all lanes may hold evenly once more lanes run', () => {
+    expect(laneWindowBytes(129, 256 * KIB, 32 * 1024 * KIB)).toBe(
+      Math.floor((32 * 1024 * KIB) / 129),
+    );
+    expect(laneWindowBytes(1_000, 256 * KIB, 32 * 1024 * KIB)).toBe(33_554);
+    expect(laneWindowBytes(10_000, 256 * KIB, 32 * 1024 * KIB)).toBe(3_355);
+    // However many lanes run, they hold at most the whole past their heads.
+    for (const lanes of [129, 777, 5_000, 123_456])
+      expect(lanes * laneWindowBytes(lanes, 256 * KIB, 32 * 1024 * KIB)).toBeLessThanOrEqual(
+        32 * 1024 * KIB,
+      );
+  });
+
+  it('reads heads only when there is nothing to share', () => {
+    expect(laneWindowBytes(10, 256 * KIB, 0)).toBe(0);
+    expect(laneWindowBytes(10, 0, 32 * 1024 * KIB)).toBe(0);
+  });
 });

@@ -215,3 +215,12 @@ export function emptyWindowStep(input: {
 
 /** How long a lane with an empty queue keeps its lease waiting for its next message. */
 export const LANE_LINGER_MS = 500;
+
+/**
+ * The bytes of payloads one lane's window may take past its head when `lanes` lanes run in the
+ * process: its own bound, or its even part of what all the process's lanes may hold past their
+ * heads, whichever is less (never below 0: a lane always reads at least its head).
+ */
+export function laneWindowBytes(lanes: number, perLane: number, allLanes: number): number {
+  return Math.max(0, Math.min(perLane, Math.floor(allLanes / Math.max(1, lanes))));
+}
