@@ -134,6 +134,11 @@ describe('FIFO lane statements for many lanes', () => {
     });
     // At the limit of messages, the window is not the whole queue even when nothing was cut.
     expect((await lanes.queues([small], 2, 1_000)).get(small)!.whole).toBe(false);
+    // With 1 byte (many lanes sharing little out), each lane reads its head alone.
+    const heads = await lanes.queues([large, huge, small], 10, 1);
+    expect(
+      [large, huge, small].map((id) => heads.get(id)!.messages.map((m) => m.messageId)),
+    ).toEqual([[ids[0]], [hugeHead], [smallIds[0]]]);
   });
 
   it('gives up only the lanes it holds whose queue is empty', async () => {

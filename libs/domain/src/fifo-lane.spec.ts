@@ -722,8 +722,9 @@ describe('laneWindowBytes', () => {
       );
   });
 
-  it('reads heads only when there is nothing to share', () => {
-    expect(laneWindowBytes(10, 256 * KIB, 0)).toBe(0);
-    expect(laneWindowBytes(10, 0, 32 * 1024 * KIB)).toBe(0);
+  it('still reads the heads, and only them, when there is nothing to share', () => {
+    expect(laneWindowBytes(10, 256 * KIB, 0)).toBe(1);
+    expect(laneWindowBytes(10, 0, 32 * 1024 * KIB)).toBe(1);
+    expect(laneWindowBytes(64 * 1024 * 1024, 256 * KIB, 32 * 1024 * KIB)).toBe(1);
   });
 });
