@@ -19,8 +19,8 @@ import { ReadyDelivery } from './pending-delivery';
  * A lane's window: at most READ_AHEAD messages read ahead of its head, and past the head only
  * while the payloads before make less than READ_AHEAD_BYTES, or than the lane's even part of
  * LANES_READ_AHEAD_BYTES when many lanes run (`laneWindowBytes`), so that however many lanes have
- * backlogs of large payloads, what they hold past their heads stays bounded. A blocked lane keeps
- * only its head.
+ * backlogs of large payloads, what they hold past their heads comes to at most
+ * LANES_READ_AHEAD_BYTES and one payload a lane. A blocked lane keeps only its head.
  */
 export const READ_AHEAD = 50;
 export const READ_AHEAD_BYTES = 256 * 1024;
