@@ -13,6 +13,8 @@ const INLINE_LIMIT = 1024;
 const READ_AHEAD_PAYLOAD_BYTES = 1500;
 /** How long the slow path's receiver takes to answer. */
 const SLOW_ANSWER_MS = 4_000;
+/** Above the 256 KiB default, so that a payload may be larger than a FIFO lane's window. */
+const MAX_PAYLOAD_BYTES = 1024 * 1024;
 
 /**
  * An event's payload goes in its delivery records only up to HOOKBASE_DELIVERY_INLINE_PAYLOAD_BYTES;
@@ -21,7 +23,7 @@ const SLOW_ANSWER_MS = 4_000;
  * keys in the order they were published in (the retries read the payload from the event). The
  * dispatcher holds payloads for the messages it has read ahead only within
  * HOOKBASE_DISPATCH_READ_AHEAD_PAYLOAD_BYTES; the others read theirs from the event when their
- * attempts are about to start.
+ * attempts are about to start, as does a FIFO lane's head whose payload is larger than its window.
  */
 describe('payloads read from the event', () => {
   let stack: RunningStack;
@@ -48,6 +50,7 @@ describe('payloads read from the event', () => {
       HOOKBASE_DELIVERY_INLINE_PAYLOAD_BYTES: String(INLINE_LIMIT),
       HOOKBASE_DISPATCH_READ_AHEAD_PAYLOAD_BYTES: String(READ_AHEAD_PAYLOAD_BYTES),
       HOOKBASE_RETRY_POLL_MS: '100',
+      HOOKBASE_MAX_PAYLOAD_BYTES: String(MAX_PAYLOAD_BYTES),
     });
   });
 
@@ -145,5 +148,37 @@ describe('payloads read from the event', () => {
       description: 'the payloads let go after the answers',
     });
     expect(slow()).toHaveLength(3);
+  });
+
+  it("sends a FIFO lane's head whose payload is larger than the lane's window, read when it is sent, in its place", async () => {
+    const { organizationId, client } = await createTenant(stack.url, stack.adminToken, 'pro');
+    const created = await client.post(`/api/organizations/${organizationId}/webhook-endpoints`, {
+      url: `${receiverUrl}/ordered`,
+      fifoEnabled: true,
+      retry: { delaysMs: [0, 100], maxAgeMs: 600_000 },
+    });
+    expect(created.status).toBe(201);
+    // A lane reads at most 256 KiB of payloads ahead; the second payload alone is larger.
+    const payloads = [
+      { n: 1, text: 'a' },
+      { n: 2, text: 'b'.repeat(300 * 1024) },
+      { n: 3, text: 'c' },
+    ];
+    for (const payload of payloads) {
+      const published = await client.post('/v1/events', { eventType: 'size.test', payload });
+      expect(published.status).toBe(202);
+    }
+    const ordered = () => receiver.requests.filter((r) => r.path === '/ordered');
+    // Each first attempt fails and its retry succeeds: six requests, each retry before the next.
+    await pollUntil(() => ordered().length >= 6 || undefined, {
+      timeoutMs: 30_000,
+      description: 'both attempts of the three ordered messages',
+    });
+    expect(ordered().map((r) => [r.headers['hookbase-attempt'], r.body])).toEqual(
+      payloads.flatMap((payload) => [
+        ['1', JSON.stringify(payload)],
+        ['2', JSON.stringify(payload)],
+      ]),
+    );
   });
 });

@@ -111,34 +111,53 @@ describe('FIFO lane statements for many lanes', () => {
     expect((await lanes.queue(long, 5)).map((m) => m.messageId)).toEqual([first, second, third]);
   });
 
-  it('reads past the head only while the payloads before make fewer than the bytes given', async () => {
-    const [large, huge, small] = ['a', 'b', 'c'].map(() => newId('ep'));
+  it('reads a window only while its payloads come to at most the bytes given, its head always, without a payload larger than that', async () => {
+    const [large, exact, huge, small] = ['a', 'b', 'c', 'd'].map(() => newId('ep'));
     const ids = [];
     for (let seq = 1; seq <= 4; seq++) ids.push(await queued(large, seq, 'fifo_waiting', 400));
+    const exactHead = await queued(exact, 1, 'fifo_waiting', 1_000);
+    await queued(exact, 2, 'fifo_waiting', 20);
     const hugeHead = await queued(huge, 1, 'fifo_waiting', 5_000);
     await queued(huge, 2, 'fifo_waiting', 20);
     const smallIds = [await queued(small, 1), await queued(small, 2)];
-    const queues = await lanes.queues([large, huge, small], 10, 1_000);
-    // 0, 400 and 800 bytes before the first three; 1,200 before the fourth.
-    expect(queues.get(large)!.messages.map((m) => m.messageId)).toEqual(ids.slice(0, 3));
+    const queues = await lanes.queues([large, exact, huge, small], 10, 1_000);
+    // 400 and 800 bytes with the first two; 1,200 with the third.
+    expect(queues.get(large)!.messages.map((m) => m.messageId)).toEqual(ids.slice(0, 2));
+    expect(queues.get(large)!.messages.every((m) => JSON.stringify(m.payload).length === 400)).toBe(
+      true,
+    );
     expect(queues.get(large)!.whole).toBe(false);
-    // The head comes whatever its size, alone when it fills the window.
-    expect(queues.get(huge)!.messages.map((m) => m.messageId)).toEqual([hugeHead]);
+    // A head of exactly the bound comes with its payload, and alone.
+    expect(queues.get(exact)!.messages.map((m) => m.messageId)).toEqual([exactHead]);
+    expect(JSON.stringify(queues.get(exact)!.messages[0].payload)).toHaveLength(1_000);
+    expect(queues.get(exact)!.whole).toBe(false);
+    // A larger head comes all the same, alone and without its payload (read when it is sent).
+    expect(queues.get(huge)!.messages).toEqual([
+      expect.objectContaining({ messageId: hugeHead, payload: undefined, eventType: 't' }),
+    ]);
     expect(queues.get(huge)!.whole).toBe(false);
     expect(queues.get(small)).toEqual({
       messages: [
-        expect.objectContaining({ messageId: smallIds[0] }),
-        expect.objectContaining({ messageId: smallIds[1] }),
+        expect.objectContaining({ messageId: smallIds[0], payload: { seq: 1 } }),
+        expect.objectContaining({ messageId: smallIds[1], payload: { seq: 2 } }),
       ],
       whole: true,
     });
     // At the limit of messages, the window is not the whole queue even when nothing was cut.
     expect((await lanes.queues([small], 2, 1_000)).get(small)!.whole).toBe(false);
-    // With 1 byte (many lanes sharing little out), each lane reads its head alone.
-    const heads = await lanes.queues([large, huge, small], 10, 1);
+    // With 1 byte (many lanes sharing little out), each lane reads its head alone, without its
+    // payload.
+    const heads = await lanes.queues([large, exact, huge, small], 10, 1);
     expect(
-      [large, huge, small].map((id) => heads.get(id)!.messages.map((m) => m.messageId)),
-    ).toEqual([[ids[0]], [hugeHead], [smallIds[0]]]);
+      [large, exact, huge, small].map((id) =>
+        heads.get(id)!.messages.map((m) => [m.messageId, m.payload]),
+      ),
+    ).toEqual([
+      [[ids[0], undefined]],
+      [[exactHead, undefined]],
+      [[hugeHead, undefined]],
+      [[smallIds[0], undefined]],
+    ]);
   });
 
   it('gives up only the lanes it holds whose queue is empty', async () => {

@@ -8,6 +8,7 @@ import {
 } from '@hookbase/persistence';
 import { Attempts } from './attempt.service';
 import { DeadLetters } from './dead-letter.service';
+import { EventPayloads } from './event-payloads';
 import { DeliveryService, PendingDelivery } from './delivery.service';
 import { DispatchSlots, SlotOutcome } from './dispatch-pool';
 import { DeliveryGuards, EndpointGuards, Refusal } from './endpoint-guards';
@@ -120,7 +121,7 @@ function service(options: {
     config,
     endpoints,
     messages,
-    events,
+    new EventPayloads(events),
     guards,
     attempts,
     deadLetters,

@@ -5,12 +5,12 @@ import {
   EndpointEntity,
   EndpointRepository,
   type EndpointVersion,
-  EventRepository,
   MessageRepository,
 } from '@hookbase/persistence';
 import { AttemptResultOf, Attempts, AttemptService } from './attempt.service';
 import { DeadLetters, DeadLetterService } from './dead-letter.service';
 import { DeliveryGuards, EndpointGuards } from './endpoint-guards';
+import { EventPayloads, PayloadReads } from './event-payloads';
 import { PendingDelivery, ReadyDelivery } from './pending-delivery';
 import { AttemptMarks, StreamAttemptMarks } from './stream-attempt-marks';
 
@@ -45,17 +45,13 @@ export class DeliveryService {
   private readonly guardHolds: GroupedWork<{ messageId: string; until: Date }, void>;
   /** Endpoints read again before an attempt: the reads asked for together go in one. */
   private readonly freshReads: GroupedWork<string, EndpointReads>;
-  /**
-   * Payloads of messages that waited without theirs (over the read-ahead's budget), read when
-   * their attempts are about to start: the reads asked for together go in one.
-   */
-  private readonly payloadReads: GroupedWork<string, Record<string, unknown> | undefined>;
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly endpoints: EndpointRepository,
     private readonly messages: MessageRepository,
-    private readonly events: EventRepository,
+    /** Payloads of messages that waited without theirs (over the read-ahead's budget). */
+    @Inject(EventPayloads) private readonly payloads: PayloadReads,
     @Inject(EndpointGuards) private readonly guards: DeliveryGuards,
     @Inject(AttemptService) private readonly attempts: Attempts,
     @Inject(DeadLetterService) private readonly deadLetters: DeadLetters,
@@ -69,12 +65,6 @@ export class DeliveryService {
       const read = await this.readEndpoints(endpointIds);
       return endpointIds.map(() => read);
     });
-    this.payloadReads = new GroupedWork<string, Record<string, unknown> | undefined>(
-      async (eventIds) => {
-        const payloads = await this.events.payloads(eventIds);
-        return eventIds.map((eventId) => payloads.get(eventId));
-      },
-    );
   }
 
   /** Holds a message the guards handed back until `until`, without an attempt. */
@@ -239,7 +229,7 @@ export class DeliveryService {
    */
   private async withPayload(delivery: PendingDelivery): Promise<ReadyDelivery | undefined> {
     if (hasPayload(delivery)) return delivery;
-    const [payload] = await this.payloadReads.run([delivery.eventId]);
+    const payload = await this.payloads.read(delivery.eventId);
     if (payload === undefined) {
       this.logger.warn(
         `message ${delivery.messageId}: the payload of event ${delivery.eventId} is no longer stored`,

@@ -10,6 +10,7 @@ import { destinationRegistryProvider } from './destination-registry.provider';
 import { DispatcherConsumer } from './dispatcher.consumer';
 import { EndpointGuards } from './endpoint-guards';
 import { EndpointHealthService } from './endpoint-health.service';
+import { EventPayloads } from './event-payloads';
 import { DISPATCH_SLOTS, DispatchPool } from './dispatch-pool';
 import { FifoBlockedSweeper } from './fifo-blocked-sweeper';
 import { FifoLaneRunner } from './fifo-lane-runner';
@@ -40,6 +41,7 @@ import { StreamAttemptMarks } from './stream-attempt-marks';
     OperationalOutboxRelay,
     AttemptService,
     DeadLetterService,
+    EventPayloads,
     StreamAttemptMarks,
     DeliveryService,
     DispatcherConsumer,

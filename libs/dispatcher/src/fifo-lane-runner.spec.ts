@@ -16,6 +16,7 @@ import { Attempts } from './attempt.service';
 import { DeadLetters } from './dead-letter.service';
 import { DispatchSlots } from './dispatch-pool';
 import { EndpointGuards, LaneGuards, Refusal } from './endpoint-guards';
+import { PayloadReads } from './event-payloads';
 import { FifoLaneRunner } from './fifo-lane-runner';
 import { LANES_READ_AHEAD_BYTES, READ_AHEAD_BYTES } from './lane-steps';
 
@@ -50,6 +51,12 @@ const queuedOf = (messageId: string): QueuedMessage => ({
   plan: 'pro',
 });
 
+/** A queued message read without its payload, as a head larger than its window's bound is. */
+const withoutPayload = (messageId: string): QueuedMessage => ({
+  ...queuedOf(messageId),
+  payload: undefined,
+});
+
 type Outcome = 'succeeded' | 'retry' | 'failed';
 
 /**
@@ -70,6 +77,8 @@ function lane(
     whileReleasing?: () => void;
     /** Messages a read gives at most, as when the window is cut by its payloads' bytes. */
     windowCut?: number;
+    /** The events' payloads in the store, by event id (for heads read without theirs). */
+    storedPayloads?: Record<string, Record<string, unknown>>;
   } = {},
 ) {
   let endpoint = options.endpoint ?? endpointOf();
@@ -81,7 +90,7 @@ function lane(
   let released = false;
   const handedBack: string[][] = [];
   const calls = { acquire: 0, read: 0, release: 0 };
-  /** The payload bytes past their heads each window read allowed. */
+  /** The payload bytes each window read allowed. */
   const bytesAsked: number[] = [];
   /** The lanes whose lease this runner holds in the store. */
   const owned = new Set<string>();
@@ -131,10 +140,21 @@ function lane(
       secrets: new Map([['ep_1', ['whsec_x']]]),
     }),
   } as unknown as EndpointRepository;
+  /** The events whose payloads were read, in order. */
+  const payloadReads: string[] = [];
+  const payloads: PayloadReads = {
+    read: async (eventId) => {
+      payloadReads.push(eventId);
+      return options.storedPayloads?.[eventId];
+    },
+  };
+  /** The payload each attempt sent, by message id. */
+  const sent: Record<string, Record<string, unknown>> = {};
   const outcomes = [...(options.outcomes ?? [])];
   const attempts: Attempts = {
     attempt: async (delivery) => {
       attempted.push(delivery.messageId);
+      sent[delivery.messageId] = delivery.payload;
       const gate = options.attemptGate;
       await (typeof gate === 'function' ? gate(delivery.messageId) : gate);
       const outcome = outcomes.shift() ?? 'succeeded';
@@ -168,7 +188,15 @@ function lane(
   Object.assign(config.delivery, { circuit: { failureThreshold: 3, cooldownMs: COOLDOWN_MS } });
   const real = new EndpointGuards(config, slots);
   const guards = options.guards ? options.guards(real) : real;
-  const runner = new FifoLaneRunner(config, store, endpoints, guards, attempts, deadLetters);
+  const runner = new FifoLaneRunner(
+    config,
+    store,
+    endpoints,
+    payloads,
+    guards,
+    attempts,
+    deadLetters,
+  );
   return {
     runner,
     real,
@@ -178,6 +206,12 @@ function lane(
     deadLettered,
     released: () => released,
     queued: () => queued,
+    payloadReads,
+    sent,
+    /** The message's event was purged: it left the queue (cancelled) and its payload is gone. */
+    purge: (messageId: string) => {
+      queued = queued.filter((q) => q.messageId !== messageId);
+    },
     /** A message parked in the lane (as the dispatcher's intake does, before its wake). */
     park: (message: QueuedMessage) => {
       queued = [...queued, message];
@@ -260,6 +294,32 @@ describe('FifoLaneRunner', () => {
     const drained = many.runner.drain(Date.now() + 1_000);
     await jest.advanceTimersByTimeAsync(1_100);
     await drained;
+  });
+
+  it('sends a head that came without its payload with the one read in its slot, and passes over one whose payload is gone', async () => {
+    let letGo = () => undefined as void;
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    const stored: Record<string, Record<string, unknown>> = {
+      evt_a: { n: 'a' },
+      evt_c: { n: 'c' },
+    };
+    const t = lane({
+      queue: [withoutPayload('a'), queuedOf('b'), withoutPayload('c'), queuedOf('d')],
+      storedPayloads: stored,
+      attemptGate: (messageId) => (messageId === 'a' ? gate : undefined),
+    });
+    t.runner.wake(['ep_1']);
+    await runUntil(() => t.attempted.length === 1, 'the first attempt');
+    // c's event is purged while a is sent: c is ended, and its payload is no longer stored.
+    t.purge('c');
+    delete stored.evt_c;
+    letGo();
+    await runUntil(t.released, 'the lane to be released');
+    expect(t.attempted).toEqual(['a', 'b', 'd']);
+    expect(t.sent).toEqual({ a: { n: 'a' }, b: {}, d: {} });
+    // Only the heads that came without theirs read their payloads, each in its slot.
+    expect(t.payloadReads).toEqual(['evt_a', 'evt_c']);
+    await t.runner.onApplicationShutdown();
   });
 
   it('starts a lane again that was woken while it gave its lease up', async () => {

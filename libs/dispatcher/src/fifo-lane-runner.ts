@@ -20,6 +20,7 @@ import { Drainable, DrainsOnShutdown, settledBy } from '@hookbase/runtime';
 import { Attempts, AttemptService } from './attempt.service';
 import { DeadLetters, DeadLetterService } from './dead-letter.service';
 import { EndpointGuards, LaneGuards } from './endpoint-guards';
+import { EventPayloads, PayloadReads } from './event-payloads';
 import { GroupedLaneStore } from './grouped-lane-store';
 import { forget, LaneHandle, LaneProgress, settle } from './lane-handle';
 import { LANES_READ_AHEAD_BYTES, LaneSteps, READ_AHEAD, READ_AHEAD_BYTES } from './lane-steps';
@@ -59,6 +60,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
     private readonly store: FifoLaneRepository,
     endpoints: EndpointRepository,
+    @Inject(EventPayloads) payloads: PayloadReads,
     @Inject(EndpointGuards) guards: LaneGuards,
     @Inject(AttemptService) attempts: Attempts,
     @Inject(DeadLetterService) deadLetters: DeadLetters,
@@ -72,6 +74,7 @@ export class FifoLaneRunner implements OnApplicationBootstrap, OnApplicationShut
       store,
       laneStore: this.laneStore,
       owner: this.owner,
+      payloads,
       guards,
       attempts,
       deadLetters,

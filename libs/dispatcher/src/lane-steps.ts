@@ -11,16 +11,18 @@ import { EndpointEntity, FifoLaneRepository, QueuedMessage } from '@hookbase/per
 import { Attempts } from './attempt.service';
 import { DeadLetters } from './dead-letter.service';
 import { LaneGuards, type Refusal } from './endpoint-guards';
+import { PayloadReads } from './event-payloads';
 import { EndpointRead, LaneStore } from './grouped-lane-store';
 import { forget, LaneHandle, LaneProgress, settle } from './lane-handle';
-import { ReadyDelivery } from './pending-delivery';
+import { PendingDelivery } from './pending-delivery';
 
 /**
- * A lane's window: at most READ_AHEAD messages read ahead of its head, and past the head only
- * while the payloads before make less than READ_AHEAD_BYTES, or than the lane's even part of
- * LANES_READ_AHEAD_BYTES when many lanes run (`laneWindowBytes`), so that however many lanes have
- * backlogs of large payloads, what they hold past their heads comes to at most
- * LANES_READ_AHEAD_BYTES and one payload a lane. A blocked lane keeps only its head.
+ * A lane's window: its head and at most READ_AHEAD messages behind it, while their payloads come to
+ * at most READ_AHEAD_BYTES, or to the lane's even part of LANES_READ_AHEAD_BYTES when many lanes
+ * run (`laneWindowBytes`). A head whose payload alone is larger comes without it and reads it in
+ * its dispatch slot, so that however many lanes have backlogs of large payloads, what their
+ * windows hold comes to at most LANES_READ_AHEAD_BYTES, and beyond that one payload for each
+ * attempt under way. A blocked lane keeps only its head.
  */
 export const READ_AHEAD = 50;
 export const READ_AHEAD_BYTES = 256 * 1024;
@@ -41,6 +43,8 @@ export interface LaneStepsDeps {
   laneStore: LaneStore;
   /** The process's owner name in the lanes' leases. */
   owner: string;
+  /** Payloads of heads that came without theirs (larger than their window's bound). */
+  payloads: PayloadReads;
   guards: LaneGuards;
   attempts: Attempts;
   deadLetters: DeadLetters;
@@ -58,6 +62,7 @@ export class LaneSteps {
   private readonly store: FifoLaneRepository;
   private readonly laneStore: LaneStore;
   private readonly owner: string;
+  private readonly payloads: PayloadReads;
   private readonly guards: LaneGuards;
   private readonly attempts: Attempts;
   private readonly deadLetters: DeadLetters;
@@ -68,6 +73,7 @@ export class LaneSteps {
       store: this.store,
       laneStore: this.laneStore,
       owner: this.owner,
+      payloads: this.payloads,
       guards: this.guards,
       attempts: this.attempts,
       deadLetters: this.deadLetters,
@@ -135,6 +141,8 @@ export class LaneSteps {
         if (!endpoint) throw new Error(`endpoint ${endpointId} vanished`);
         const sent = await this.deliverHead(read, head, state);
         if (sent === 'finished') state.window.shift();
+        // Its payload was purged (which ended it) or pruned: the queue as it is now goes on.
+        if (sent === 'gone') forget(state);
         if (typeof sent === 'string') break;
         const admission = sent.refused;
         if (admission.reason === 'circuit_open') {
@@ -234,7 +242,8 @@ export class LaneSteps {
 
   /**
    * One attempt of the head: `finished` once it has (succeeded or dead-lettered), `again` when it
-   * is to be retried or was not sent, `refused` when the endpoint's guards did not admit it now. A
+   * is to be retried or was not sent, `refused` when the endpoint's guards did not admit it now,
+   * `gone` when its payload, read in the slot (the head came without it), is no longer stored. A
    * success is stored while the next head is sent (ADR 9): the lane waits a round trip to the
    * receiver per message, not that plus a write. A crash before the write lands sends that head
    * again before the next, so first deliveries stay in order.
@@ -244,13 +253,14 @@ export class LaneSteps {
    * other messages could use meanwhile. When the endpoint's read has aged past
    * ENDPOINT_READ_REUSE_MS by the time the slot comes, it is read again in the slot; if the
    * endpoint may no longer be delivered to (paused, deleted, changed so), nothing is sent or
-   * admitted and the lane's next step goes by the new read.
+   * admitted and the lane's next step goes by the new read. A head that came without its payload
+   * reads it in the slot too, before admission, and holds it only while its attempt is under way.
    */
   private async deliverHead(
     read: EndpointRead,
     head: QueuedMessage,
     state: LaneProgress,
-  ): Promise<'finished' | 'again' | { refused: Refusal }> {
+  ): Promise<'finished' | 'again' | 'gone' | { refused: Refusal }> {
     const endpointId = read.endpoint!.id;
     // Shown in the log as being delivered once the attempt has taken IN_FLIGHT_SHOWN_AFTER_MS
     // (counted from when it holds its dispatch slot: a wait for one is not an attempt under way):
@@ -270,6 +280,13 @@ export class LaneSteps {
           }
           ({ endpoint, secrets } = fresh);
         }
+        const payload = head.payload ?? (await this.payloads.read(head.eventId));
+        if (payload === undefined) {
+          this.logger.warn(
+            `lane ${endpointId}: the payload of event ${head.eventId} is no longer stored`,
+          );
+          return 'gone' as const;
+        }
         // The lane rule's circuit check only chose not to wait: the probe or token is taken by
         // admission alone, and only for an attempt that goes now.
         const admission = await this.guards.admit(endpoint!);
@@ -285,14 +302,14 @@ export class LaneSteps {
               .catch((error: Error) => this.logger.warn(error.message));
           }, IN_FLIGHT_SHOWN_AFTER_MS);
         }
-        return this.attempts.attempt(pending(head), endpoint!, secrets, {
+        return this.attempts.attempt({ ...pending(head), payload }, endpoint!, secrets, {
           deferSuccessRecord: true,
           recordSoon: true,
         });
       })
       .finally(() => clearTimeout(mark));
     if (!sent) return 'again';
-    if ('refused' in sent) return sent;
+    if (sent === 'gone' || 'refused' in sent) return sent;
     const { outcome, decision, recorded } = sent;
     // The previous head's write (long done: it had a whole round trip) before this one's starts.
     await settle(state);
@@ -326,7 +343,7 @@ function laneEndpoint(endpoint: EndpointEntity): LaneEndpoint {
   };
 }
 
-function pending(message: QueuedMessage): ReadyDelivery {
+function pending(message: QueuedMessage): PendingDelivery {
   return {
     messageId: message.messageId,
     webhookId: message.messageId,

@@ -715,14 +715,14 @@ describe('laneWindowBytes', () => {
     );
     expect(laneWindowBytes(1_000, 256 * KIB, 32 * 1024 * KIB)).toBe(33_554);
     expect(laneWindowBytes(10_000, 256 * KIB, 32 * 1024 * KIB)).toBe(3_355);
-    // However many lanes run, they hold at most the whole past their heads.
+    // However many lanes run, their windows hold at most the whole.
     for (const lanes of [129, 777, 5_000, 123_456])
       expect(lanes * laneWindowBytes(lanes, 256 * KIB, 32 * 1024 * KIB)).toBeLessThanOrEqual(
         32 * 1024 * KIB,
       );
   });
 
-  it('still reads the heads, and only them, when there is nothing to share', () => {
+  it('still reads the heads, alone and without their payloads, when there is nothing to share', () => {
     expect(laneWindowBytes(10, 256 * KIB, 0)).toBe(1);
     expect(laneWindowBytes(10, 0, 32 * 1024 * KIB)).toBe(1);
     expect(laneWindowBytes(64 * 1024 * 1024, 256 * KIB, 32 * 1024 * KIB)).toBe(1);

@@ -217,10 +217,11 @@ export function emptyWindowStep(input: {
 export const LANE_LINGER_MS = 500;
 
 /**
- * The bound a lane's window read takes: messages past the head come while the payloads before
- * them make fewer bytes than this. It is the lane's own bound, or its even part of what all the
- * process's `lanes` may hold past their heads, whichever is less, and at least 1: the head's
- * payload comes whatever its size, and with 1 nothing past it does (a payload is at least `{}`).
+ * The bound a lane's window read takes: its messages' payloads come to at most this many bytes
+ * (the head always comes, without its payload when that alone is larger: it is read when the head
+ * is about to be sent). It is the lane's own bound, or its even part of what all the process's
+ * `lanes` may hold, whichever is less, and at least 1 (then each head comes alone, without its
+ * payload: a payload is at least `{}`).
  */
 export function laneWindowBytes(lanes: number, perLane: number, allLanes: number): number {
   return Math.max(1, Math.min(perLane, Math.floor(allLanes / Math.max(1, lanes))));

@@ -90,7 +90,11 @@ export interface QueuedMessage {
   organizationId: string;
   endpointId: string;
   eventType: string;
-  payload: Record<string, unknown>;
+  /**
+   * The event's payload; absent for a head whose payload alone was larger than its window's
+   * bound (`FifoLaneRepository.queues`): it is read when the head is about to be sent.
+   */
+  payload?: Record<string, unknown>;
   acceptedAt: Date;
   status: MessageStatus;
   attempts: number;
@@ -356,9 +360,10 @@ export class FifoLaneRepository {
 
   /**
    * `queue` for many lanes in one statement: the first messages of each lane's queue, head first,
-   * at most `limit` of them and, past the head, only while the payloads before a message make
-   * fewer than `maxBytes` bytes of JSON (the head always comes, whatever its size). `whole` says
-   * the window is the lane's whole queue. A lane with nothing queued is absent from the map.
+   * at most `limit` of them, and only while their payloads come to at most `maxBytes` bytes of JSON
+   * in all. The head always comes: without its payload when that alone is larger (it is read when
+   * the head is about to be sent), and then alone. `whole` says the window is the lane's whole
+   * queue. A lane with nothing queued is absent from the map.
    */
   async queues(
     endpointIds: readonly string[],
@@ -367,17 +372,22 @@ export class FifoLaneRepository {
   ): Promise<Map<string, LaneWindow>> {
     const queues = new Map<string, LaneWindow>();
     if (endpointIds.length === 0) return queues;
-    const rows: (QueuedRow & { read: number })[] = await this.dataSource.query(
+    const rows: (Omit<QueuedRow, 'payload'> & {
+      payload: Record<string, unknown> | null;
+      read: number;
+    })[] = await this.dataSource.query(
       `SELECT m.id, m.event_id, m.organization_id, m.endpoint_id, m.event_type, m.status,
-              m.attempts, m.next_attempt_at, m.payload, m.accepted_at, o.plan, m.trace_parent,
-              m.read::int AS read
+              m.attempts, m.next_attempt_at,
+              CASE WHEN m.bytes_through <= $3 THEN m.payload END AS payload,
+              m.accepted_at, o.plan, m.trace_parent, m.read::int AS read
          FROM (SELECT DISTINCT id FROM unnest($1::text[]) AS u(id)) lane
          CROSS JOIN LATERAL (
            SELECT q.*, e.payload, e.accepted_at, e.trace_parent,
                   count(*) OVER () AS read,
-                  coalesce(sum(octet_length(e.payload::text)) OVER (
-                    ORDER BY q.fifo_seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
-                    AS bytes_before
+                  row_number() OVER (ORDER BY q.fifo_seq) AS place,
+                  sum(octet_length(e.payload::text)) OVER (
+                    ORDER BY q.fifo_seq ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+                    AS bytes_through
              FROM (SELECT q.id, q.event_id, q.organization_id, q.endpoint_id, q.event_type,
                           q.status, q.attempts, q.next_attempt_at, q.fifo_seq
                      FROM messages q
@@ -386,7 +396,7 @@ export class FifoLaneRepository {
                     LIMIT $2) q
              JOIN events e ON e.id = q.event_id) m
          JOIN organizations o ON o.id = m.organization_id
-        WHERE m.bytes_before < $3
+        WHERE m.place = 1 OR m.bytes_through <= $3
         ORDER BY m.endpoint_id, m.fifo_seq`,
       [[...endpointIds], limit, maxBytes],
     );
@@ -394,7 +404,9 @@ export class FifoLaneRepository {
     const readOf = new Map<string, number>();
     for (const row of rows) {
       const message: QueuedMessage = {
-        ...sendableOf(row),
+        ...sendableOf(row as QueuedRow),
+        // Null for a head whose payload is read when it is about to be sent.
+        payload: row.payload ?? undefined,
         status: row.status,
         nextAttemptAt: row.next_attempt_at,
         plan: row.plan,
