@@ -241,7 +241,7 @@ export const envSchema = z.object({
   HOOKBASE_DISPATCH_READ_AHEAD_PAYLOAD_BYTES: int(0, 1024 * 1024 * 1024)
     .default(32 * 1024 * 1024)
     .describe(
-      "Bytes of payloads (as JSON) a dispatcher may hold for the messages it has read and not yet sent; an event's payload counts once for all its messages. A message whose payload does not fit waits without it, and its payload is read from the event when its attempt is about to start, so the read-ahead's memory stays bounded whatever the payloads' size. `0` reads every payload at its attempt.",
+      "Bytes of payloads (as JSON) a dispatcher may hold for the messages it has read from the stream and not yet sent; an event's payload counts once for all its messages. A message whose payload does not fit waits without it, and its payload is read from the event when its attempt is about to start, so the read-ahead's memory stays bounded whatever the payloads' size. Each claim of retries reads its payloads within a quarter of it (two claims are under way at most). `0` reads every payload at its attempt.",
     ),
   // Percent of the dispatch pool any organization may always hold; beyond it an organization
   // borrows only while that much stays free for the others. 100 turns the sharing off.

@@ -11,10 +11,13 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
  * A scheduler over stand-ins: each claim answers the next of `claims` (then nothing), and each
  * pass of deliveries stays under way until the test finishes it.
  */
-function setUp(claims: number[]) {
+function setUp(claims: number[], env: Record<string, string> = {}) {
   let claimCalls = 0;
+  /** The payload bytes each claim was asked to stay within. */
+  const payloadBytes: number[] = [];
   const messages = {
-    claimForRetry: async (limit: number) => {
+    claimForRetry: async (limit: number, _leaseMs: number, bytes: number) => {
+      payloadBytes.push(bytes);
       const count = Math.min(limit, claims[claimCalls++] ?? 0);
       const due = Array.from({ length: count }, (_, i) => ({
         messageId: `msg_${claimCalls}_${i}`,
@@ -30,11 +33,11 @@ function setUp(claims: number[]) {
       ),
   } as unknown as DeliveryService;
   const scheduler = new RetryScheduler(
-    loadConfig({ HOOKBASE_RETRY_POLL_MS: '50' }),
+    loadConfig({ HOOKBASE_RETRY_POLL_MS: '50', ...env }),
     messages,
     delivery,
   );
-  return { scheduler, passes, claims: () => claimCalls };
+  return { scheduler, passes, claims: () => claimCalls, payloadBytes };
 }
 
 describe('RetryScheduler', () => {
@@ -65,6 +68,19 @@ describe('RetryScheduler', () => {
     for (const pass of passes.slice(2)) pass.finish();
     await drained;
     expect(claims()).toBe(4);
+  });
+
+  it("reads each claim's payloads within a quarter of the read-ahead's payload budget", async () => {
+    const { scheduler, passes, payloadBytes } = setUp([200, 200], {
+      HOOKBASE_DISPATCH_READ_AHEAD_PAYLOAD_BYTES: '1000003',
+    });
+    scheduler.onApplicationBootstrap();
+    await settle();
+    // Two claims under way hold at most half of the budget.
+    expect(payloadBytes).toEqual([250_000, 250_000]);
+    const stopped = scheduler.onApplicationShutdown();
+    passes.forEach((pass) => pass.finish());
+    await stopped;
   });
 
   it('waits for its poll interval once a claim comes back short, with nothing under way', async () => {

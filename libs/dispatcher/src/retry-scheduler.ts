@@ -17,11 +17,18 @@ const CLAIM_BATCH = 200;
  * the next one, and a backlog drained at half the pace the process allowed).
  */
 const CLAIMS_UNDER_WAY = 2;
+/**
+ * A claim reads its events' payloads while they come to at most this part of the read-ahead's
+ * payload budget (HOOKBASE_DISPATCH_READ_AHEAD_PAYLOAD_BYTES): the claims under way hold at most
+ * half of it. The others are read when their attempts are about to start.
+ */
+const CLAIM_PAYLOAD_PART = 1 / 4;
 
 /**
  * The retry path, off the partitions' critical path: messages waiting for a later attempt (or
  * held while their endpoint is paused) live in PostgreSQL with their due time; this loop claims
- * due ones under a lease and delivers them, at most CLAIMS_UNDER_WAY claims at once. A claim whose
+ * due ones under a lease and delivers them, at most CLAIMS_UNDER_WAY claims at once, each event's
+ * payload read once for a claim and within CLAIM_PAYLOAD_PART of the payload budget. A claim whose
  * worker died is claimed again once its lease has passed, so retries survive restarts.
  */
 @Injectable()
@@ -71,7 +78,11 @@ export class RetryScheduler implements OnApplicationBootstrap, OnApplicationShut
     while (this.running) {
       let claimed = 0;
       try {
-        const { messages: due } = await this.messages.claimForRetry(CLAIM_BATCH, this.leaseMs);
+        const { messages: due } = await this.messages.claimForRetry(
+          CLAIM_BATCH,
+          this.leaseMs,
+          Math.floor(this.config.delivery.readAheadPayloadBytes * CLAIM_PAYLOAD_PART),
+        );
         claimed = due.length;
         if (claimed > 0) {
           const pass = this.delivery

@@ -372,10 +372,7 @@ export class FifoLaneRepository {
   ): Promise<Map<string, LaneWindow>> {
     const queues = new Map<string, LaneWindow>();
     if (endpointIds.length === 0) return queues;
-    const rows: (Omit<QueuedRow, 'payload'> & {
-      payload: Record<string, unknown> | null;
-      read: number;
-    })[] = await this.dataSource.query(
+    const rows: (QueuedRow & { read: number })[] = await this.dataSource.query(
       `SELECT m.id, m.event_id, m.organization_id, m.endpoint_id, m.event_type, m.status,
               m.attempts, m.next_attempt_at,
               CASE WHEN m.bytes_through <= $3 THEN m.payload END AS payload,
@@ -404,9 +401,7 @@ export class FifoLaneRepository {
     const readOf = new Map<string, number>();
     for (const row of rows) {
       const message: QueuedMessage = {
-        ...sendableOf(row as QueuedRow),
-        // Null for a head whose payload is read when it is about to be sent.
-        payload: row.payload ?? undefined,
+        ...sendableOf(row),
         status: row.status,
         nextAttemptAt: row.next_attempt_at,
         plan: row.plan,

@@ -116,7 +116,11 @@ export interface ClaimedMessage {
   organizationId: string;
   endpointId: string;
   eventType: string;
-  payload: Record<string, unknown>;
+  /**
+   * The event's payload; absent when the claim's payloads came to its bound without it: it is
+   * read when the attempt is about to start.
+   */
+  payload?: Record<string, unknown>;
   acceptedAt: Date;
   attempts: number;
   /** The event's stored trace context (W3C `traceparent`), or null. */
@@ -130,7 +134,8 @@ export interface SendableRow {
   organization_id: string;
   endpoint_id: string;
   event_type: string;
-  payload: Record<string, unknown>;
+  /** Null when the read left the payload to be read when the attempt is about to start. */
+  payload: Record<string, unknown> | null;
   accepted_at: Date;
   attempts: number;
   trace_parent: string | null;
@@ -144,7 +149,7 @@ export function sendableOf(row: SendableRow) {
     organizationId: row.organization_id,
     endpointId: row.endpoint_id,
     eventType: row.event_type,
-    payload: row.payload,
+    payload: row.payload ?? undefined,
     acceptedAt: row.accepted_at,
     attempts: row.attempts,
     traceParent: row.trace_parent,
@@ -282,8 +287,15 @@ export class MessageRepository {
    * out: their worker died) for one attempt each, under a lease (`claim_until`). Only messages on
    * the `schedule` route are claimed (a FIFO lane sends its own). SKIP LOCKED lets several
    * dispatchers claim side by side; `idx_messages_schedule_due` serves the scan in due order.
+   * Each event's payload is read once for the claim's messages of that event, while the payloads
+   * come to at most `payloadBytes` bytes of JSON; the messages of the other events come without
+   * theirs (read when their attempts are about to start).
    */
-  async claimForRetry(limit: number, leaseMs: number): Promise<RetryClaims> {
+  async claimForRetry(
+    limit: number,
+    leaseMs: number,
+    payloadBytes = Number.MAX_SAFE_INTEGER,
+  ): Promise<RetryClaims> {
     // Every row `due` locked, with the claim's columns when the claim moved it (NULL when not).
     const rows: ({ due_id: string; webhook_id: string } & (SendableRow | { id: null }))[] =
       await this.dataSource.query(
@@ -300,15 +312,29 @@ export class MessageRepository {
            FROM due, events e
           WHERE m.id = due.id AND e.id = m.event_id AND ${CLAIMED_FOR_RETRY.allowed}
          RETURNING m.id, COALESCE(m.replay_of, m.id) AS webhook_id, m.event_id, m.organization_id,
-                   m.endpoint_id, m.event_type, m.attempts, e.payload, e.trace_parent,
+                   m.endpoint_id, m.event_type, m.attempts, e.trace_parent,
                    -- A copy's age (for maxAgeMs) counts from when it was made.
-                   CASE WHEN m.replay_of IS NULL THEN e.accepted_at ELSE m.created_at END AS accepted_at)
-       SELECT due.id AS due_id, c.* FROM due LEFT JOIN claimed c ON c.id = due.id`,
-        [limit, leaseMs],
+                   CASE WHEN m.replay_of IS NULL THEN e.accepted_at ELSE m.created_at END AS accepted_at),
+       -- One message of each event carries its payload, while they fit the bytes given.
+       payloads AS (
+         SELECT f.id, e.payload,
+                sum(octet_length(e.payload::text)) OVER (ORDER BY f.id) AS bytes_through
+           FROM (SELECT DISTINCT ON (event_id) id, event_id FROM claimed ORDER BY event_id, id) f
+           JOIN events e ON e.id = f.event_id)
+       SELECT due.id AS due_id, c.*,
+              CASE WHEN p.bytes_through <= $3 THEN p.payload END AS payload
+         FROM due LEFT JOIN claimed c ON c.id = due.id LEFT JOIN payloads p ON p.id = c.id`,
+        [limit, leaseMs, payloadBytes],
       );
-    const messages: ClaimedMessage[] = rows
-      .filter((row): row is typeof row & SendableRow => row.id !== null)
-      .map((row) => ({ ...sendableOf(row), webhookId: row.webhook_id }));
+    const claimed = rows.filter((row): row is typeof row & SendableRow => row.id !== null);
+    // The payload came with one message of its event: the others share it.
+    const payloads = new Map<string, Record<string, unknown>>();
+    for (const row of claimed) if (row.payload !== null) payloads.set(row.event_id, row.payload);
+    const messages: ClaimedMessage[] = claimed.map((row) => ({
+      ...sendableOf(row),
+      payload: payloads.get(row.event_id),
+      webhookId: row.webhook_id,
+    }));
     const report = await this.settle(
       asking(
         rows.map((row) => row.due_id),
