@@ -7,12 +7,24 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       port: 3000,
       maxPayloadBytes: 262144,
+      inFlightBodyBytes: 64 * 1024 * 1024,
       maxBatchEvents: 500,
       ackTimeoutMs: 5000,
     });
     expect(config.kafka.brokers).toEqual(['127.0.0.1:19092']);
     expect(config.kafka.topicPrefix).toBe('hookbase');
     expect(config.delivery.allowPrivateTargets).toBe(false);
+  });
+
+  it('reads the bytes of request bodies served at once, at least 1 KiB', () => {
+    expect(
+      loadConfig({ HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES: '1048576' }).http.inFlightBodyBytes,
+    ).toBe(1024 * 1024);
+    for (const bad of ['0', '1023', '-5', 'lots']) {
+      expect(() => loadConfig({ HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES: bad })).toThrow(
+        /HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES/,
+      );
+    }
   });
 
   it('reads the auto-disable period: five days by default, a duration, or off', () => {

@@ -158,6 +158,11 @@ export const envSchema = z.object({
   HOOKBASE_MAX_PAYLOAD_BYTES: int(1024, 4 * 1024 * 1024)
     .default(256 * 1024)
     .describe('Largest request body in bytes; larger is `413 PAYLOAD_TOO_LARGE`.'),
+  HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES: int(1024, 16 * 1024 * 1024 * 1024)
+    .default(64 * 1024 * 1024)
+    .describe(
+      'Bytes of request bodies a process serves at once, each counted by its `Content-Length` (the largest body allowed when it declares none) from its arrival to its answer. A request beyond it is answered `503 SERVICE_UNAVAILABLE` with `Retry-After: 1` before its body is read, so that a burst of large requests cannot exhaust the memory; one request is always served when no other body is. The process holds a few times these bytes while it parses, checks and produces them.',
+    ),
   HOOKBASE_DELIVERY_TIMEOUT_MS: int(100, 300_000)
     .default(15_000)
     .describe('Total time for one HTTP attempt (response headers and body).'),
@@ -422,6 +427,8 @@ export interface HookbaseConfig {
     host: string;
     port: number;
     maxPayloadBytes: number;
+    /** Bytes of request bodies served at once; beyond them a request is answered 503. */
+    inFlightBodyBytes: number;
     maxBatchEvents: number;
     /** Where users reach Hookbase, for portal links; undefined: the requesting address. */
     publicUrl: string | undefined;
@@ -579,6 +586,7 @@ export function loadConfig(env: Record<string, string | undefined>): HookbaseCon
       host: e.HOST,
       port: e.PORT,
       maxPayloadBytes: e.HOOKBASE_MAX_PAYLOAD_BYTES,
+      inFlightBodyBytes: e.HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES,
       maxBatchEvents: e.HOOKBASE_MAX_BATCH_EVENTS,
       publicUrl: e.HOOKBASE_PUBLIC_URL,
       ackTimeoutMs: e.HOOKBASE_INGEST_ACK_TIMEOUT_MS,

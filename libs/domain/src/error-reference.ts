@@ -134,7 +134,7 @@ export const ERROR_EXPLANATIONS: Readonly<Record<ErrorCode, { cause: string; act
   },
   SERVICE_UNAVAILABLE: {
     cause:
-      'Kafka or PostgreSQL did not answer in time (or `/health/ready` found a failing check, listed in `details.checks`).',
+      'Kafka or PostgreSQL did not answer in time; the instance is stopping (`details.reason`: `shutting_down`) or serves as many request bodies as `HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES` allows (`request_bodies_in_flight`); or `/health/ready` found a failing check, listed in `details.checks`.',
     action:
       'Retry after `Retry-After`, with the same idempotency key for events: the event may already be stored.',
   },

@@ -23,6 +23,7 @@ export * from './quick-parse';
 export * from './model';
 export * from './offset-watermark';
 export * from './payload-budget';
+export * from './in-flight-bytes';
 export * from './json-limits';
 export * from './poll-log';
 export * from './recipients';

@@ -5,13 +5,15 @@ import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import {
+  declaredBodyBytes,
   DomainError,
+  InFlightBytes,
   jsonShapeProblem,
   jsonTextMayHoldUnstorable,
   unstorableTextAt,
 } from '@hookbase/domain';
 import { HookbaseConfig } from '@hookbase/config';
-import { ShutdownCoordinator } from '@hookbase/runtime';
+import { HookbaseMetrics, ShutdownCoordinator } from '@hookbase/runtime';
 import { HttpExceptionFilter } from './http-exception.filter';
 import { MAX_PATH_PARAM_LENGTH, toHttpError } from './error-mapping';
 
@@ -44,7 +46,61 @@ export async function createHttpApp(
   acceptOnlyJson(app, config.http.maxPayloadBytes);
   refuseUnstorableText(app);
   refuseWhileStopping(app);
+  refuseBeyondBodyBudget(app, config);
   return app;
+}
+
+/**
+ * The request bodies a process serves at once stay within HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES: each
+ * is counted by its declared length from its arrival to its answer (`InFlightBytes`), and a
+ * request beyond the budget is answered 503 SERVICE_UNAVAILABLE with `Retry-After: 1` before its
+ * body is read. Nothing of it was accepted, so the client sends it again; requests in flight go on.
+ */
+function refuseBeyondBodyBudget(app: NestFastifyApplication, config: HookbaseConfig): void {
+  const inFlight = new InFlightBytes(config.http.inFlightBodyBytes);
+  const metrics = optionalProvider(app, HookbaseMetrics);
+  metrics?.addScrapeSource({
+    collect: async (catalog) => void catalog.httpInFlightBodyBytes.set(inFlight.heldBytes),
+  });
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRequest', async (request, reply) => {
+      const bytes = declaredBodyBytes(request.headers, config.http.maxPayloadBytes);
+      if (bytes === 0) return;
+      if (inFlight.take(bytes)) {
+        // Emitted once the answer is sent, or the connection is gone before it.
+        reply.raw.once('close', () => inFlight.give(bytes));
+        return;
+      }
+      metrics?.httpBodiesRefusedTotal.inc();
+      return sendAgainLater(
+        reply,
+        'request_bodies_in_flight',
+        'This instance is serving as many request bodies as it may: send it again',
+      );
+    });
+}
+
+/**
+ * A provider of the ops module, or undefined in an application built without it (a script
+ * rendering the OpenAPI document) or with metrics off.
+ */
+function optionalProvider<T>(app: NestFastifyApplication, token: new (...args: never[]) => T) {
+  try {
+    return app.get(token, { strict: false }) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Answers 503 SERVICE_UNAVAILABLE with `Retry-After: 1`: the request is to be sent again. */
+function sendAgainLater(reply: FastifyReply, reason: string, message: string): FastifyReply {
+  void reply
+    .code(503)
+    .header('retry-after', '1')
+    .send({ error: { code: 'SERVICE_UNAVAILABLE', message, details: { reason } } });
+  return reply;
 }
 
 /**
@@ -54,13 +110,8 @@ export async function createHttpApp(
  * Signals are handled by bootstrapService, which closes the application in order.
  */
 function refuseWhileStopping(app: NestFastifyApplication): void {
-  let coordinator: ShutdownCoordinator;
-  try {
-    coordinator = app.get(ShutdownCoordinator, { strict: false });
-  } catch {
-    // An application built without the ops module (a script rendering the OpenAPI document).
-    return;
-  }
+  const coordinator = optionalProvider(app, ShutdownCoordinator);
+  if (!coordinator) return;
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onClose', async () => new Logger('HttpServer').log('closed'));
   // A request accepted before the stop is answered with `Connection: close`: its keep-alive
@@ -72,18 +123,12 @@ function refuseWhileStopping(app: NestFastifyApplication): void {
   });
   fastify.addHook('onRequest', async (request, reply) => {
     if (!coordinator.draining || request.url.startsWith('/health')) return;
-    void reply
-      .code(503)
-      .header('retry-after', '1')
-      .header('connection', 'close')
-      .send({
-        error: {
-          code: 'SERVICE_UNAVAILABLE',
-          message: 'This instance is shutting down: send the request again',
-          details: { reason: 'shutting_down' },
-        },
-      });
-    return reply;
+    void reply.header('connection', 'close');
+    return sendAgainLater(
+      reply,
+      'shutting_down',
+      'This instance is shutting down: send the request again',
+    );
   });
 }
 
