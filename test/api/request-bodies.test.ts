@@ -1,5 +1,13 @@
+import { Metadata, ServiceError, status } from '@grpc/grpc-js';
 import { connect, Socket } from 'node:net';
-import { createTenant, pollUntil, RunningStack, startStack } from '@hookbase/testing';
+import {
+  connectGrpcIngest,
+  createTenant,
+  GrpcIngestClient,
+  pollUntil,
+  RunningStack,
+  startStack,
+} from '@hookbase/testing';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- responses are read loosely, asserted by value */
 
@@ -14,23 +22,42 @@ function eventBody(bytes: number, name: string): string {
 }
 
 /**
- * A process serves at most HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES of request bodies at once: a request
- * beyond them is answered 503 with Retry-After before its body is read, and the ones in flight go
- * on. Here a client holds a 60 KB request open (headers and most of its body sent, the rest
+ * A process serves at most HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES of request bodies at once, over HTTP
+ * and gRPC together: a request beyond them is answered 503 with Retry-After before its body is
+ * read (a gRPC call UNAVAILABLE with a retry-after trailer), and the ones in flight go on. Here a client holds a 60 KB request open (headers and most of its body sent, the rest
  * later), so that a second one of 50 KB would pass the budget.
  */
 describe('request bodies in flight', () => {
   let stack: RunningStack;
+  let grpc: GrpcIngestClient;
   let held: Socket | undefined;
 
   beforeAll(async () => {
-    stack = await startStack({ HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES: String(IN_FLIGHT_BODY_BYTES) });
+    stack = await startStack({
+      HOOKBASE_GRPC_PORT: '0',
+      HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES: String(IN_FLIGHT_BODY_BYTES),
+    });
+    grpc = await connectGrpcIngest(stack.process);
   });
 
   afterAll(async () => {
     held?.destroy();
+    grpc?.close();
     await stack?.stop();
   });
+
+  /** A gRPC PublishBatch of one event: its answer, or the error it ended with. */
+  const publishBatchOverGrpc = (apiKey: string, payloadJson: string) =>
+    new Promise<{ value?: any; error?: ServiceError }>((resolve) => {
+      const metadata = new Metadata();
+      metadata.set('authorization', `Bearer ${apiKey}`);
+      grpc.PublishBatch(
+        { events: [{ event_type: 'body.budget', payload_json: payloadJson }] },
+        metadata,
+        { deadline: Date.now() + 20_000 },
+        (error: ServiceError | null, value: any) => resolve(error ? { error } : { value }),
+      );
+    });
 
   it('answers 503 with Retry-After to a body beyond the budget, and takes it once the others are answered', async () => {
     const { organizationId, apiKey, client } = await createTenant(
@@ -78,6 +105,13 @@ describe('request bodies in flight', () => {
     });
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(await metric('hookbase_http_bodies_refused_total')).toBe(1);
+    // A gRPC call counts with them, by its message's size.
+    const largeJson = JSON.stringify({ name: 'grpc', pad: 'y'.repeat(50_000) });
+    const grpcRefused = await publishBatchOverGrpc(apiKey, largeJson);
+    expect(grpcRefused.error?.code).toBe(status.UNAVAILABLE);
+    expect(grpcRefused.error?.metadata.get('hookbase-error-code')).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(grpcRefused.error?.metadata.get('retry-after')).toEqual(['1']);
+    expect(await metric('hookbase_http_bodies_refused_total')).toBe(2);
     // A request without a body, and a small one that fits beside it, are served meanwhile.
     expect((await client.get(org)).status).toBe(200);
     const small = await client.post('/v1/events', { eventType: 'body.budget', payload: {} });
@@ -92,6 +126,10 @@ describe('request bodies in flight', () => {
     });
     const again = await publishRaw(second);
     expect(again.status).toBe(202);
+    const grpcAgain = await publishBatchOverGrpc(apiKey, largeJson);
+    expect(grpcAgain.value?.results).toEqual([
+      { result: 'event', event: expect.objectContaining({ duplicate: false }) },
+    ]);
     await pollUntil(async () => (await metric('hookbase_http_in_flight_body_bytes')) === 0, {
       timeoutMs: 10_000,
       description: 'every body given back after its answer',

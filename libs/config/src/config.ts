@@ -161,7 +161,7 @@ export const envSchema = z.object({
   HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES: int(1024, 16 * 1024 * 1024 * 1024)
     .default(64 * 1024 * 1024)
     .describe(
-      'Bytes of request bodies a process serves at once, each counted by its `Content-Length` (the largest body allowed when it declares none) from its arrival to its answer. A request beyond it is answered `503 SERVICE_UNAVAILABLE` with `Retry-After: 1` before its body is read, so that a burst of large requests cannot exhaust the memory; one request is always served when no other body is. The process holds a few times these bytes while it parses, checks and produces them.',
+      'Bytes of request bodies a process serves at once, HTTP and gRPC together: each HTTP request counted by its `Content-Length` (the largest body allowed when it declares none) from its arrival to its answer, each gRPC call by its message. A request beyond it is answered `503 SERVICE_UNAVAILABLE` with `Retry-After: 1` before its body is read (gRPC: `UNAVAILABLE`, `retry-after` 1), so that a burst of large requests cannot exhaust the memory; one request is always served when no other body is. The process holds a few times these bytes while it parses, checks and produces them.',
     ),
   HOOKBASE_DELIVERY_TIMEOUT_MS: int(100, 300_000)
     .default(15_000)

@@ -13,7 +13,7 @@ export function grpcStatusFor(code: ErrorCode): GrpcStatus {
 
 export const ERROR_CODE_METADATA = 'hookbase-error-code';
 export const ERROR_DETAILS_METADATA = 'hookbase-error-details';
-/** Seconds to wait before trying again, on RESOURCE_EXHAUSTED from a rate limit (as HTTP's). */
+/** Seconds to wait before trying again, on RESOURCE_EXHAUSTED (a rate limit) and UNAVAILABLE. */
 export const RETRY_AFTER_METADATA = 'retry-after';
 
 /**
@@ -37,6 +37,9 @@ export function toGrpcError(error: unknown): {
   }
   if (error instanceof RateLimitedError) {
     metadata.set(RETRY_AFTER_METADATA, String(error.retryAfterSeconds));
+  } else if (code === 'SERVICE_UNAVAILABLE') {
+    // As HTTP's 503: try again in a second.
+    metadata.set(RETRY_AFTER_METADATA, '1');
   }
   return {
     status: { code: grpcStatusFor(code), details: message, metadata },

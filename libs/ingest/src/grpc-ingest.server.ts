@@ -30,7 +30,7 @@ import {
   ValidationIssue,
 } from '@hookbase/domain';
 import { ApiKeyPrincipal, AuthService, RequestLimits } from '@hookbase/auth';
-import { IngestMetrics, METRICS, NO_METRICS } from '@hookbase/runtime';
+import { IngestMetrics, METRICS, NO_METRICS, RequestBodies } from '@hookbase/runtime';
 import { countedBatch, countedPublish } from './ingest-counting';
 import { toGrpcError } from './grpc-errors';
 import { openReceiveWindows, receiveWindowsFor } from './grpc-receive-windows';
@@ -118,6 +118,8 @@ export class GrpcIngestServer
     private readonly auth: AuthService,
     private readonly limits: RequestLimits,
     @Optional() @Inject(METRICS) private readonly metrics: IngestMetrics = NO_METRICS,
+    /** The request bodies served at once, shared with HTTP (absent: none counted). */
+    @Optional() private readonly bodies?: RequestBodies,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -135,7 +137,7 @@ export class GrpcIngestServer
         call: ServerUnaryCall<GrpcPublishRequest, GrpcPublishResponse>,
         callback: sendUnaryData<GrpcPublishResponse>,
       ) =>
-        void this.serve(call, callback, (key) =>
+        void this.serve(call, callback, grpcEventBytes(call.request), (key) =>
           countedPublish(this.metrics, 'grpc', async () => {
             await this.limits.takeIngest(key, 1);
             return this.publishOne(key.organizationId, call.request);
@@ -144,7 +146,13 @@ export class GrpcIngestServer
       PublishBatch: (
         call: ServerUnaryCall<{ events?: GrpcPublishRequest[] }, unknown>,
         callback: sendUnaryData<{ results: GrpcBatchResult[] }>,
-      ) => void this.serve(call, callback, (key) => this.publishBatch(key, call.request)),
+      ) =>
+        void this.serve(
+          call,
+          callback,
+          (call.request.events ?? []).reduce((sum, event) => sum + grpcEventBytes(event), 0),
+          (key) => this.publishBatch(key, call.request),
+        ),
     });
     const host = this.config.http.host.includes(':')
       ? `[${this.config.http.host}]`
@@ -185,11 +193,30 @@ export class GrpcIngestServer
     this.server = undefined;
   }
 
+  /**
+   * Serves one call: its message's bytes (`bytes`) are counted with the process's request bodies
+   * in flight until it is answered, and a call beyond their budget is answered UNAVAILABLE
+   * (`SERVICE_UNAVAILABLE`, `retry-after` 1) without being served.
+   */
   private async serve<T>(
     call: { metadata: Metadata; getPeer(): string },
     callback: sendUnaryData<T>,
+    bytes: number,
     run: (key: ApiKeyPrincipal) => Promise<T>,
   ): Promise<void> {
+    const giveBack = this.bodies ? this.bodies.take(bytes) : () => undefined;
+    if (!giveBack) {
+      callback(
+        this.failure(
+          new DomainError(
+            'SERVICE_UNAVAILABLE',
+            'This instance is serving as many request bodies as it may: send it again',
+            { reason: 'request_bodies_in_flight' },
+          ),
+        ).status,
+      );
+      return;
+    }
     try {
       const [authorization] = call.metadata.get('authorization');
       const key = await this.auth.authenticateApiKey(
@@ -201,6 +228,8 @@ export class GrpcIngestServer
       callback(null, await context.with(traced, () => run(key)));
     } catch (error) {
       callback(this.failure(error).status);
+    } finally {
+      giveBack();
     }
   }
 
@@ -239,6 +268,23 @@ export class GrpcIngestServer
     if (failure.unexpected) this.logger.error(error instanceof Error ? error.stack : error);
     return failure;
   }
+}
+
+/**
+ * What an event of a gRPC call counts for among the request bodies in flight: the length of its
+ * text fields (the message as received is about that size).
+ */
+export function grpcEventBytes(request: Partial<GrpcPublishRequest> | undefined): number {
+  if (!request) return 0;
+  const texts = [
+    request.event_type,
+    request.payload_json,
+    request.idempotency_key,
+    request.application_id,
+    ...(request.endpoint_ids ?? []),
+    ...(request.channels ?? []),
+  ];
+  return texts.reduce((sum, text) => sum + (typeof text === 'string' ? text.length : 0), 0);
 }
 
 /** The client's address from a gRPC peer (`ipv4:127.0.0.1:5000`, `ipv6:[::1]:5000`). */

@@ -2,7 +2,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { existsSync } from 'node:fs';
 import { DomainError } from '@hookbase/domain';
 import { grpcStatusFor, toGrpcError } from './grpc-errors';
-import { ingestProtoPath, peerAddress, toInput } from './grpc-ingest.server';
+import { grpcEventBytes, ingestProtoPath, peerAddress, toInput } from './grpc-ingest.server';
 import { PAYLOAD_JSON } from './publish-event.use-case';
 
 const request = (fields: Partial<Parameters<typeof toInput>[0]> = {}) => ({
@@ -84,12 +84,30 @@ describe('gRPC ingest', () => {
     const unavailable = toGrpcError({ name: 'QueryFailedError', driverError: { code: '57P01' } });
     expect(unavailable).toMatchObject({ unexpected: false, code: 'SERVICE_UNAVAILABLE' });
     expect(unavailable.status.code).toBe(GrpcStatus.UNAVAILABLE);
+    // As HTTP's 503, with a second to wait; other codes say nothing of when to try again.
+    expect(unavailable.status.metadata?.get('retry-after')).toEqual(['1']);
+    expect(conflict.status.metadata?.get('retry-after')).toEqual([]);
 
     const unexpected = toGrpcError(new Error('secret detail'));
     expect(unexpected).toMatchObject({ unexpected: true, code: 'INTERNAL' });
     expect(unexpected.status.code).toBe(GrpcStatus.INTERNAL);
     expect(unexpected.status.details).not.toContain('secret');
     expect(unexpected.status.metadata?.get('hookbase-error-details')).toEqual([]);
+  });
+
+  it("counts an event of a call by its text fields' length", () => {
+    expect(grpcEventBytes(undefined)).toBe(0);
+    expect(grpcEventBytes({})).toBe(0);
+    expect(
+      grpcEventBytes({
+        event_type: 'order.created',
+        payload_json: '{"id":1}',
+        idempotency_key: 'k-1',
+        application_id: '',
+        endpoint_ids: ['ep_a', 'ep_bb'],
+        channels: ['eu'],
+      }),
+    ).toBe(13 + 8 + 3 + 0 + 4 + 5 + 2);
   });
 
   it('finds the .proto from the source folder', () => {

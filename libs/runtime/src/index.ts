@@ -9,3 +9,4 @@ export * from './readiness.service';
 export * from './metrics';
 export * from './coded-error';
 export * from './shutdown-coordinator';
+export * from './request-bodies';

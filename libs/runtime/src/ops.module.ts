@@ -5,6 +5,7 @@ import { HookbaseMetrics } from './metrics/hookbase-metrics';
 import { METRICS, NO_METRICS } from './metrics/metric-recorders';
 import { OpsServer } from './ops-server';
 import { ReadinessService } from './readiness.service';
+import { RequestBodies } from './request-bodies';
 import { ShutdownCoordinator } from './shutdown-coordinator';
 
 /**
@@ -41,9 +42,10 @@ export class OpsModule {
           useFactory: (metrics: HookbaseMetrics | null) => metrics ?? NO_METRICS,
           inject: [HookbaseMetrics],
         },
+        RequestBodies,
         ...(options.ownServer ? [OpsServer] : []),
       ],
-      exports: [ReadinessService, ShutdownCoordinator, HookbaseMetrics, METRICS],
+      exports: [ReadinessService, ShutdownCoordinator, HookbaseMetrics, METRICS, RequestBodies],
     };
   }
 }

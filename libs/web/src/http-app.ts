@@ -7,13 +7,12 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import {
   declaredBodyBytes,
   DomainError,
-  InFlightBytes,
   jsonShapeProblem,
   jsonTextMayHoldUnstorable,
   unstorableTextAt,
 } from '@hookbase/domain';
 import { HookbaseConfig } from '@hookbase/config';
-import { HookbaseMetrics, ShutdownCoordinator } from '@hookbase/runtime';
+import { RequestBodies, ShutdownCoordinator } from '@hookbase/runtime';
 import { HttpExceptionFilter } from './http-exception.filter';
 import { MAX_PATH_PARAM_LENGTH, toHttpError } from './error-mapping';
 
@@ -52,28 +51,23 @@ export async function createHttpApp(
 
 /**
  * The request bodies a process serves at once stay within HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES: each
- * is counted by its declared length from its arrival to its answer (`InFlightBytes`), and a
- * request beyond the budget is answered 503 SERVICE_UNAVAILABLE with `Retry-After: 1` before its
- * body is read. Nothing of it was accepted, so the client sends it again; requests in flight go on.
+ * is counted by its declared length from its arrival to its answer (`RequestBodies`, shared with
+ * gRPC), and a request beyond the budget is answered 503 SERVICE_UNAVAILABLE with
+ * `Retry-After: 1` before its body is read. Nothing of it was accepted, so the client sends it
+ * again; requests in flight go on.
  */
 function refuseBeyondBodyBudget(app: NestFastifyApplication, config: HookbaseConfig): void {
-  const inFlight = new InFlightBytes(config.http.inFlightBodyBytes);
-  const metrics = optionalProvider(app, HookbaseMetrics);
-  metrics?.addScrapeSource({
-    collect: async (catalog) => void catalog.httpInFlightBodyBytes.set(inFlight.heldBytes),
-  });
+  const bodies = optionalProvider(app, RequestBodies);
+  if (!bodies) return;
   app
     .getHttpAdapter()
     .getInstance()
     .addHook('onRequest', async (request, reply) => {
       const bytes = declaredBodyBytes(request.headers, config.http.maxPayloadBytes);
       if (bytes === 0) return;
-      if (inFlight.take(bytes)) {
-        // Emitted once the answer is sent, or the connection is gone before it.
-        reply.raw.once('close', () => inFlight.give(bytes));
-        return;
-      }
-      metrics?.httpBodiesRefusedTotal.inc();
+      const giveBack = bodies.take(bytes);
+      // 'close': the answer is sent, or the connection is gone before it.
+      if (giveBack) return void reply.raw.once('close', giveBack);
       return sendAgainLater(
         reply,
         'request_bodies_in_flight',
@@ -84,7 +78,7 @@ function refuseBeyondBodyBudget(app: NestFastifyApplication, config: HookbaseCon
 
 /**
  * A provider of the ops module, or undefined in an application built without it (a script
- * rendering the OpenAPI document) or with metrics off.
+ * rendering the OpenAPI document).
  */
 function optionalProvider<T>(app: NestFastifyApplication, token: new (...args: never[]) => T) {
   try {

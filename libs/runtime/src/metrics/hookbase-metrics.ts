@@ -36,12 +36,12 @@ export class HookbaseMetrics implements MetricRecorders {
   });
   readonly httpInFlightBodyBytes = new Gauge({
     name: 'hookbase_http_in_flight_body_bytes',
-    help: 'Bytes of request bodies this process serves now, each counted by its declared length from its arrival to its answer; at most HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES, or one request alone.',
+    help: 'Bytes of request bodies this process serves now (HTTP bodies by their declared length, gRPC messages by their size), each from its arrival to its answer; at most HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES, or one request alone.',
     registers: [this.registry],
   });
   readonly httpBodiesRefusedTotal = new Counter({
     name: 'hookbase_http_bodies_refused_total',
-    help: 'Requests answered 503 before their bodies were read, because the bodies in flight would have passed HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES.',
+    help: 'Requests answered 503 (gRPC: UNAVAILABLE) without being served, because the bodies in flight would have passed HOOKBASE_HTTP_IN_FLIGHT_BODY_BYTES.',
     registers: [this.registry],
   });
   readonly publishDurationSeconds = new Histogram({
