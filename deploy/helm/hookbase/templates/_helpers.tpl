@@ -57,3 +57,13 @@ helm.sh/hook: pre-install,pre-upgrade
 helm.sh/hook-weight: {{ . | quote }}
 helm.sh/hook-delete-policy: before-hook-creation
 {{- end -}}
+
+{{/* A memory quantity (512Mi, 1Gi, 600M, 536870912) in MiB; nothing when absent or in another form. */}}
+{{- define "hookbase.memoryMiB" -}}
+{{- $quantity := toString . -}}
+{{- $mib := dict "" (divf 1.0 1048576) "k" (divf 1000.0 1048576) "M" (divf 1000000.0 1048576) "G" (divf 1000000000.0 1048576) "T" (divf 1000000000000.0 1048576) "Ki" (divf 1.0 1024) "Mi" 1.0 "Gi" 1024.0 "Ti" 1048576.0 -}}
+{{- if regexMatch "^[0-9]+(\\.[0-9]+)?(k|M|G|T|Ki|Mi|Gi|Ti)?$" $quantity -}}
+{{- $number := regexFind "^[0-9]+(\\.[0-9]+)?" $quantity -}}
+{{- mulf (float64 $number) (index $mib (trimPrefix $number $quantity)) -}}
+{{- end -}}
+{{- end -}}
