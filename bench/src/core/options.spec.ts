@@ -82,6 +82,8 @@ describe('parseCommandLine', () => {
         '50',
         '--stack-env',
         'HOOKBASE_ENDPOINT_CONCURRENCY=4',
+        '--memory-limit',
+        '512',
       ],
       env,
     );
@@ -90,7 +92,9 @@ describe('parseCommandLine', () => {
       failWith: 503,
       endpoints: 50,
       stackEnv: { HOOKBASE_ENDPOINT_CONCURRENCY: '4' },
+      memoryLimitMiB: 512,
     });
+    expect(parseCommandLine(['e2e'], env).optionsFor('e2e').memoryLimitMiB).toBeNull();
     expect(parseCommandLine(['e2e', '--fail-status', 'drop'], env).optionsFor('e2e').failWith).toBe(
       'drop',
     );
@@ -153,6 +157,8 @@ describe('parseCommandLine', () => {
     refuses(['e2e', '--bogus'], /bogus/);
     refuses(['e2e', '--topology', 'mesh'], /one of standalone, split/);
     refuses(['e2e', '--stack-env', 'lower=1'], /KEY=VALUE/);
+    refuses(['e2e', '--memory-limit', '10'], /--memory-limit must be an integer from 64/);
+    refuses(['e2e', '--memory-limit', '1Gi'], /--memory-limit must be an integer/);
     refuses(['isolation', '--tenants', '--non-fifo'], /plain endpoints/);
     refuses(['e2e', '--tenants'], /goes with the isolation scenario/);
     refuses(['isolation', '--neighbours', '3'], /--tenants/);

@@ -68,6 +68,8 @@ export interface BenchOptions extends Tunable {
   brokers: string;
   databaseUrl: string;
   stackEnv: Record<string, string>;
+  /** Each started service inside a memory cgroup of this many MiB (a container's limit), or null. */
+  memoryLimitMiB: number | null;
   resultsDir: string;
 }
 
@@ -184,6 +186,8 @@ export interface CommandLine {
 
 const STACK_USAGE = `options of every scenario
   --stack-env KEY=VALUE         extra environment for the started services (repeatable)
+  --memory-limit MIB            each started service inside a memory cgroup of MIB, as a
+                                container's memory limit (needs root and a cgroup memory controller)
   --brokers B --database-url U  infrastructure (default: what scripts/bench.mjs ensured)
   --results-dir DIR             where the JSON results go (bench/results)`;
 
@@ -253,6 +257,7 @@ export function parseCommandLine(
         ),
         help: { type: 'boolean', short: 'h' },
         'stack-env': { type: 'string', multiple: true },
+        'memory-limit': text,
         brokers: text,
         'database-url': text,
         'results-dir': text,
@@ -293,6 +298,8 @@ export function parseCommandLine(
     given.set(name as FlagName, { [f.key]: f.parse(value as string, name) });
   }
   const stackEnv = parseStackEnv(values['stack-env'] ?? []);
+  const limit = values['memory-limit'];
+  const memoryLimitMiB = limit === undefined ? null : number('memory-limit', limit, 64, 1_048_576);
   const brokers = values.brokers ?? env.HOOKBASE_BENCH_KAFKA_BROKERS ?? env.KAFKA_BROKERS ?? '';
   const databaseUrl =
     values['database-url'] ?? env.HOOKBASE_BENCH_DATABASE_URL ?? env.DATABASE_URL ?? '';
@@ -309,6 +316,7 @@ export function parseCommandLine(
       brokers,
       databaseUrl,
       stackEnv: { ...refined.stackEnv, ...stackEnv },
+      memoryLimitMiB,
       resultsDir: values['results-dir'] ?? 'bench/results',
     };
   };

@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import { dropDatabase, HookbaseProcess, pollUntil } from '@hookbase/testing';
 import { freeLoopbackPort, now, serviceEntry, sleep } from './util';
 import { BenchOptions } from './options';
+import { inMemoryCgroup, makeMemoryCgroup, MemoryCgroup } from './memory-cgroup';
 import { ServiceLogWatch } from './service-logs';
 
 export interface ServiceHandle {
@@ -128,11 +129,13 @@ export async function startBenchStack(
   await onPostgres(options.databaseUrl, (client) => client.query(`CREATE DATABASE ${database}`));
   const logs = new ServiceLogWatch();
   const started: { name: string; process: HookbaseProcess; child: ChildProcess }[] = [];
+  const groups: MemoryCgroup[] = [];
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
     await Promise.all(started.map((s) => s.process.stop(15_000)));
+    for (const group of groups) group.remove();
     await onPostgres(options.databaseUrl, (client) => dropDatabase(client, database)).catch(
       (error: Error) => log(`could not drop ${database}: ${error.message}`),
     );
@@ -157,7 +160,14 @@ export async function startBenchStack(
   };
   const launch = async (name: string, port?: number) => {
     const env = port === undefined ? baseEnv : { ...baseEnv, PORT: String(port) };
-    const child = spawn(process.execPath, [serviceEntry(name)], {
+    // As in a container with a memory limit: Node.js sizes its heap from the group's limit.
+    let start = { command: process.execPath, args: [serviceEntry(name)] };
+    if (options.memoryLimitMiB !== null) {
+      const group = makeMemoryCgroup(`hookbase-bench-${id}-${name}`, options.memoryLimitMiB);
+      groups.push(group);
+      start = inMemoryCgroup(group.procs, start.command, start.args);
+    }
+    const child = spawn(start.command, start.args, {
       env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
