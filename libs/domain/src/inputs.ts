@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { applicationRefSchema } from './applications';
+import { applicationRefSchema, isApplicationId, isApplicationUid } from './applications';
 import { portalSettingsSchema } from './portal-access';
 import { DomainError } from './errors';
 import {
@@ -12,7 +12,7 @@ import { OPERATIONAL_EVENT_TYPES } from './operational-events';
 import { receiverOptionFields } from './receiver-options';
 import { EVENT_TYPE_SUBSCRIPTION_PATTERN } from './recipients';
 import { isJsonObject, jsonObject } from './json-object';
-import { FieldTest, Parser, textTest, withQuickPath } from './quick-parse';
+import { FieldTest, listTest, Parser, textTest, withQuickPath } from './quick-parse';
 import { isStorableText, unstorableTextAt } from './storable-text';
 
 /**
@@ -70,16 +70,36 @@ export const publishEventSchema = z.strictObject({
 });
 export type PublishEventInput = z.infer<typeof publishEventSchema>;
 
-/** The rules of the two fields every event has, as `withQuickPath` tests them. */
-export const eventFieldTests: Readonly<Record<'eventType' | 'payload', FieldTest>> = {
+/** The optional fields of an event, which `eventFieldTests` may find absent. */
+export const OPTIONAL_EVENT_FIELDS = [
+  'channels',
+  'idempotencyKey',
+  'endpointIds',
+  'applicationId',
+] as const;
+
+/** The rules of an event's fields, as `withQuickPath` tests them (the last four optional). */
+export const eventFieldTests: Readonly<
+  Record<'eventType' | 'payload' | (typeof OPTIONAL_EVENT_FIELDS)[number], FieldTest>
+> = {
   eventType: textTest(EVENT_TYPE_PATTERN, 1, EVENT_TYPE_MAX),
   payload: (value) => isJsonObject(value) && unstorableTextAt(value) === null,
+  channels: listTest(textTest(CHANNEL_PATTERN, 1, 128), 1, 10),
+  idempotencyKey: (value) =>
+    typeof value === 'string' && value.length >= 1 && value.length <= 256 && isStorableText(value),
+  endpointIds: listTest(textTest(idPattern('ep')), 1, 100),
+  applicationId: (value) =>
+    typeof value === 'string' &&
+    value.length >= 1 &&
+    value.length <= 256 &&
+    (isApplicationId(value) || isApplicationUid(value)),
 };
 
-/** `publishEventSchema`, quick for an event of only a type and a payload (the usual one). */
+/** `publishEventSchema`, quick for an event as producers send it (see withQuickPath). */
 export const publishEventParser: Parser<PublishEventInput> = withQuickPath(
   publishEventSchema,
   eventFieldTests,
+  OPTIONAL_EVENT_FIELDS,
 );
 
 /**

@@ -7,7 +7,17 @@ import {
   eventEnvelopeParser,
   eventEnvelopeSchema,
 } from './records';
-import { Parser, rememberedTextTest, textTest, withQuickPath } from './quick-parse';
+import { listTest, Parser, rememberedTextTest, textTest, withQuickPath } from './quick-parse';
+
+/** An array of another class, which zod reads as any array. */
+class Tagged extends Array<unknown> {}
+
+/** An array with a hole before `value`. */
+function sparse(value: unknown): unknown[] {
+  const list: unknown[] = [];
+  list[1] = value;
+  return list;
+}
 
 describe('withQuickPath', () => {
   const schema = z.strictObject({ name: z.string().min(1), size: z.number().int() });
@@ -108,6 +118,27 @@ describe('rememberedTextTest', () => {
   });
 });
 
+describe('listTest', () => {
+  const test = listTest(textTest(/^[a-z]+$/), 1, 2);
+
+  it('takes a plain array of min to max items, each passing', () => {
+    expect(test(['a'])).toBe(true);
+    expect(test(['a', 'b'])).toBe(true);
+    expect(test([])).toBe(false);
+    expect(test(['a', 'b', 'c'])).toBe(false);
+    expect(test(['a', 'B'])).toBe(false);
+    expect(test('a')).toBe(false);
+  });
+
+  it('reads a hole as undefined, as zod does', () => {
+    expect(test(sparse('a'))).toBe(false);
+  });
+
+  it('leaves an array of another class to the schema', () => {
+    expect(test(Tagged.of('a'))).toBe(false);
+  });
+});
+
 /**
  * Each quick parser against its schema: for every input, the same verdict and the same value, and
  * the form Hookbase writes takes the quick path. The inputs are the usual form with one or two
@@ -162,6 +193,27 @@ const edges: unknown[] = [
   '2024-02-29T10:00:00.000Z',
   '2026-12-05T24:00:00.000Z',
   'yesterday',
+  // Lists, application references and keys, for the optional fields of an event.
+  ['billing'],
+  ['billing', 'orders.eu/v1'],
+  Array(10).fill('c'),
+  Array(11).fill('c'),
+  ['bad channel'],
+  [''],
+  ['A'.repeat(128)],
+  ['A'.repeat(129)],
+  [newId('ep')],
+  Array(100).fill(newId('ep')),
+  Array(101).fill(newId('ep')),
+  [newId('evt')],
+  [newId('ep'), undefined],
+  sparse(newId('ep')),
+  Tagged.of('billing'),
+  newId('app'),
+  'acme-customer_1.eu:x',
+  'app_notanid',
+  '_acme',
+  'order-1',
 ];
 
 function cases(usual: () => Case, seed: number): Case[] {
@@ -217,12 +269,45 @@ const payload = () => ({
   note: 'x'.repeat(300),
 });
 
+/** An event with channels, an idempotency key and the endpoints it is for. */
+const usualEvent = (): Case => ({
+  eventType: 'order.created',
+  payload: payload(),
+  channels: ['billing', 'orders.eu'],
+  idempotencyKey: 'order-1 \u00e9\uD83D\uDE00',
+  endpointIds: [newId('ep'), newId('ep')],
+});
+
 describe.each([
   {
     name: 'publishEventParser',
     parser: publishEventParser as Parser<unknown>,
     schema: publishEventSchema as z.ZodType<unknown>,
     usual: (): Case => ({ eventType: 'order.created', payload: payload() }),
+  },
+  {
+    name: 'publishEventParser, an event with every optional field',
+    parser: publishEventParser as Parser<unknown>,
+    schema: publishEventSchema as z.ZodType<unknown>,
+    usual: (): Case => ({ ...usualEvent(), applicationId: 'acme-customer-1' }),
+  },
+  {
+    name: 'publishEventParser, an event for an application named by its id',
+    parser: publishEventParser as Parser<unknown>,
+    schema: publishEventSchema as z.ZodType<unknown>,
+    usual: (): Case => ({ ...usualEvent(), applicationId: newId('app') }),
+  },
+  {
+    name: 'eventEnvelopeParser, an envelope with every optional field',
+    parser: eventEnvelopeParser as Parser<unknown>,
+    schema: eventEnvelopeSchema as z.ZodType<unknown>,
+    usual: (): Case => ({
+      id: newId('evt'),
+      organizationId: newId('org'),
+      ...usualEvent(),
+      applicationId: newId('app'),
+      acceptedAt: new Date().toISOString(),
+    }),
   },
   {
     name: 'eventEnvelopeParser',

@@ -71,3 +71,19 @@ export function rememberedTextTest(schema: z.ZodType<string>): FieldTest {
     return true;
   };
 }
+
+/**
+ * A plain array of `min` to `max` items, each passing `item`, as zod's checks of a `z.array` of
+ * that item. Holes count as `undefined` (zod reads each index), and an array of another class or
+ * realm is left to the schema.
+ */
+export function listTest(item: FieldTest, min: number, max: number): FieldTest {
+  return (value) => {
+    if (!Array.isArray(value) || Object.getPrototypeOf(value) !== Array.prototype) return false;
+    if (value.length < min || value.length > max) return false;
+    for (let i = 0; i < value.length; i++) {
+      if (!item(value[i])) return false;
+    }
+    return true;
+  };
+}

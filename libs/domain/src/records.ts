@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { eventFieldTests, idPattern, publishEventSchema } from './inputs';
+import { eventFieldTests, idPattern, OPTIONAL_EVENT_FIELDS, publishEventSchema } from './inputs';
 import { isJsonObject, jsonObject } from './json-object';
 import { DLQ_REASONS, DeliveryRecord, DlqRecord, EventEnvelope } from './model';
 import { Parser, rememberedTextTest, textTest, withQuickPath } from './quick-parse';
@@ -20,16 +20,17 @@ export const eventEnvelopeSchema = publishEventSchema.extend({
   acceptedAt: instant(),
 }) satisfies z.ZodType<EventEnvelope>;
 
-/**
- * `eventEnvelopeSchema`, quick for the envelope ingest writes for an event of only a type and a
- * payload (see withQuickPath).
- */
-export const eventEnvelopeParser: Parser<EventEnvelope> = withQuickPath(eventEnvelopeSchema, {
-  id: idTest('evt'),
-  organizationId: idTest('org'),
-  ...eventFieldTests,
-  acceptedAt: rememberedTextTest(instant()),
-});
+/** `eventEnvelopeSchema`, quick for the envelopes ingest writes (see withQuickPath). */
+export const eventEnvelopeParser: Parser<EventEnvelope> = withQuickPath(
+  eventEnvelopeSchema,
+  {
+    id: idTest('evt'),
+    organizationId: idTest('org'),
+    ...eventFieldTests,
+    acceptedAt: rememberedTextTest(instant()),
+  },
+  OPTIONAL_EVENT_FIELDS,
+);
 
 export const deliveryRecordSchema = z.object({
   messageId: id('msg'),
