@@ -333,6 +333,56 @@ describe('DeliveryService', () => {
       expect(attempted).toEqual(['msg_1:whsec_x', 'msg_2:whsec_x']);
     });
 
+    it('goes by a newer read of its endpoint, made meanwhile for other messages, without reading it again', async () => {
+      const secrets = ['whsec_old'];
+      const { deliveries, attempted, reads } = service({
+        secrets,
+        guards: {
+          ...waitingGuards(0),
+          withinConcurrency: async (_delivery, task) => {
+            jest.setSystemTime(Date.now() + 300);
+            // Another intake reads the endpoint, with its secret rotated meanwhile.
+            secrets.splice(0, 1, 'whsec_new');
+            await deliveries.readEndpoints(['ep_1']);
+            jest.setSystemTime(Date.now() + 200);
+            return task();
+          },
+        },
+      });
+      await deliveries.deliver([deliveryOf()]);
+      expect(reads).toEqual([['ep_1'], ['ep_1']]);
+      expect(attempted).toEqual(['msg_1:whsec_new']);
+    });
+
+    it('reads it again when the newer read is older than 250 ms too', async () => {
+      const { deliveries, attempted, reads } = service({
+        guards: {
+          ...waitingGuards(0),
+          withinConcurrency: async (_delivery, task) => {
+            jest.setSystemTime(Date.now() + 300);
+            await deliveries.readEndpoints(['ep_1']);
+            jest.setSystemTime(Date.now() + 251);
+            return task();
+          },
+        },
+      });
+      await deliveries.deliver([deliveryOf()]);
+      expect(reads).toEqual([['ep_1'], ['ep_1'], ['ep_1']]);
+      expect(attempted).toEqual(['msg_1:whsec_x']);
+    });
+
+    it('counts a read given versions from the time those were read', async () => {
+      const { deliveries, reads } = service({ guards: waitingGuards(0) });
+      const versionsAt = new Date(Date.now() - 300);
+      const sends = await deliveries.start(
+        [deliveryOf()],
+        deliveries.readEndpoints(['ep_1'], [], versionsAt),
+      );
+      await Promise.all(sends.values());
+      // The versions were 300 ms old: the endpoint is read again before the attempt.
+      expect(reads).toEqual([['ep_1'], ['ep_1']]);
+    });
+
     it('is not read again when its slot came within 250 ms', async () => {
       const { deliveries, attempted, reads } = service({ guards: waitingGuards(250) });
       await deliveries.deliver([deliveryOf()]);

@@ -12,6 +12,7 @@ import { DeadLetters, DeadLetterService } from './dead-letter.service';
 import { DeliveryGuards, EndpointGuards } from './endpoint-guards';
 import { EventPayloads, PayloadReads } from './event-payloads';
 import { PendingDelivery, ReadyDelivery } from './pending-delivery';
+import { RecentEndpointReads } from './recent-endpoint-reads';
 import { AttemptMarks, StreamAttemptMarks } from './stream-attempt-marks';
 
 export type { PendingDelivery } from './pending-delivery';
@@ -45,6 +46,8 @@ export class DeliveryService {
   private readonly guardHolds: GroupedWork<{ messageId: string; until: Date }, void>;
   /** Endpoints read again before an attempt: the reads asked for together go in one. */
   private readonly freshReads: GroupedWork<string, EndpointReads>;
+  /** The newest read of each endpoint, by any path, within FRESH_READ_MS. */
+  private readonly recentReads = new RecentEndpointReads<EndpointReads>(FRESH_READ_MS);
 
   constructor(
     @Inject(HOOKBASE_CONFIG) private readonly config: HookbaseConfig,
@@ -82,21 +85,23 @@ export class DeliveryService {
 
   /**
    * The endpoints and their signing secrets, read now: with `versions` (the configuration
-   * versions and health the caller read in a statement of its own), only those that changed. A
-   * caller that knows which endpoints it will deliver to can start this early and hand it to
-   * `start`.
+   * versions and health the caller read in a statement of its own, started at `versionsAt`), only
+   * those that changed. A caller that knows which endpoints it will deliver to can start this
+   * early and hand it to `start`. Every read is kept for the messages of its endpoints that wait
+   * for a slot meanwhile (`sendOne`).
    */
   async readEndpoints(
     endpointIds: readonly string[],
     versions?: readonly EndpointVersion[],
+    versionsAt?: Date,
   ): Promise<EndpointReads> {
-    const at = new Date();
-    const { endpoints, secrets } = await this.endpoints.forDelivery(
-      [...new Set(endpointIds)],
-      at,
-      versions,
-    );
-    return { endpoints, secrets, at };
+    const asked = new Date();
+    const ids = [...new Set(endpointIds)];
+    const { endpoints, secrets } = await this.endpoints.forDelivery(ids, asked, versions);
+    // The state it shows is as recent as the statement that read the versions, no more.
+    const read = { endpoints, secrets, at: (versions && versionsAt) || asked };
+    this.recentReads.note(ids, read);
+    return read;
   }
 
   /**
@@ -183,13 +188,16 @@ export class DeliveryService {
    * attempt. A message that may not go now is held on the retry schedule without using an
    * attempt; a new message meeting an open circuit is skipped into the DLQ (circuit_open). When
    * the endpoint's read is older than FRESH_READ_MS (the message waited for its slot), the
-   * endpoint is read again first and the message goes by what it is now: a pause, a delete, a new
-   * URL or secret take effect at the next attempt, not at the next read.
+   * message goes by a newer read of its endpoint, one made within FRESH_READ_MS for other messages
+   * or read now: a pause, a delete, a new URL or secret take effect at the next attempt, not at
+   * the next read.
    */
   private async sendOne(delivery: PendingDelivery, read: EndpointReads) {
     let { endpoints, secrets } = read;
     if (Date.now() - read.at.getTime() > FRESH_READ_MS) {
-      const [fresh] = await this.freshReads.run([delivery.endpointId]);
+      const fresh =
+        this.recentReads.newest(delivery.endpointId) ??
+        (await this.freshReads.run([delivery.endpointId]))[0];
       ({ endpoints, secrets } = fresh);
       if ((await this.sendable([delivery], endpoints, fresh.at)).length === 0) return;
     }

@@ -136,6 +136,7 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> implements S
     // health, so that only endpoints that changed are read after it, and the payloads of events
     // whose records came without them (once per event, unless already held, and only as many as
     // the payload budget has room for).
+    const intakeAt = new Date();
     const { states, parking, endpoints, payloads } = await this.lanes.intake(
       records.map(({ record, offset }) => ({ messageId: record.messageId, seq: offset })),
       records
@@ -203,6 +204,7 @@ export class DispatcherConsumer extends TopicWorker<DeliveryRecord> implements S
         this.delivery.readEndpoints(
           pending.map((delivery) => delivery.endpointId),
           endpoints,
+          intakeAt,
         ),
       );
     } catch (error) {
